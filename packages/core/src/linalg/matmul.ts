@@ -1,0 +1,218 @@
+/**
+ * Matrix products on flat row-major Float64Arrays. These are the hot kernels of every exact and
+ * randomized attention path (QKᵀ, PV, φ(K)ᵀV, sketches), so they are register-tiled rather than
+ * the naive i-j-k loop:
+ *  - `matmul`   C = A B     : i-k-j order, 4 rows of C updated per pass over a row of B
+ *                             (B's row is streamed once per 4 output rows), blocked over k.
+ *  - `matmulTransB` C = A Bᵀ: 4×4 tile of dot products of contiguous rows (QKᵀ's shape).
+ *  - `matmulTransA` C = Aᵀ B: rank-1 updates over the shared row index (φ(K)ᵀV's shape).
+ * Each kernel also has a form writing into a caller-supplied output (`…Into`) so streaming code can
+ * reuse buffers. The WebAssembly SIMD fast path (issue #5) plugs in behind these same signatures.
+ */
+import { Matrix } from "./matrix.js";
+import { assertMatrix } from "../validate.js";
+import { ShapeError } from "../errors.js";
+
+const KB = 256; // k-block: keeps a 4×KB panel of A and KB rows of B's current column block hot.
+
+function checkInner(a: Matrix, b: Matrix, aName: string, bName: string, aDim: number, bDim: number, what: string): void {
+  if (aDim !== bDim) throw new ShapeError(bName, `${what} = ${aDim} (from ${aName} ${a.shape})`, b.shape);
+}
+
+/** C = A B. A is m×k, B is k×n. */
+export function matmul(a: Matrix, b: Matrix): Matrix {
+  assertMatrix(a, "a");
+  assertMatrix(b, "b");
+  checkInner(a, b, "a", "b", a.cols, b.rows, "rows");
+  const out = new Matrix(a.rows, b.cols);
+  matmulInto(a.data, b.data, out.data, a.rows, a.cols, b.cols, false);
+  return out;
+}
+
+/**
+ * Raw kernel: C (m×n) (+)= A (m×k) · B (k×n), all row-major. With `accumulate = false` C is overwritten.
+ */
+export function matmulInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number, accumulate: boolean): void {
+  if (!accumulate) C.fill(0, 0, m * n);
+  for (let k0 = 0; k0 < k; k0 += KB) {
+    const k1 = Math.min(k, k0 + KB);
+    let i = 0;
+    for (; i + 3 < m; i += 4) {
+      const c0 = i * n;
+      const c1 = c0 + n;
+      const c2 = c1 + n;
+      const c3 = c2 + n;
+      for (let p = k0; p < k1; p++) {
+        const a0 = A[i * k + p];
+        const a1 = A[(i + 1) * k + p];
+        const a2 = A[(i + 2) * k + p];
+        const a3 = A[(i + 3) * k + p];
+        const bo = p * n;
+        for (let j = 0; j < n; j++) {
+          const bv = B[bo + j];
+          C[c0 + j] += a0 * bv;
+          C[c1 + j] += a1 * bv;
+          C[c2 + j] += a2 * bv;
+          C[c3 + j] += a3 * bv;
+        }
+      }
+    }
+    for (; i < m; i++) {
+      const c0 = i * n;
+      for (let p = k0; p < k1; p++) {
+        const a0 = A[i * k + p];
+        const bo = p * n;
+        for (let j = 0; j < n; j++) C[c0 + j] += a0 * B[bo + j];
+      }
+    }
+  }
+}
+
+/** C = A Bᵀ. A is m×k, B is n×k (e.g. Q Kᵀ with Q N_Q×d and K N_KV×d). */
+export function matmulTransB(a: Matrix, b: Matrix): Matrix {
+  assertMatrix(a, "a");
+  assertMatrix(b, "b");
+  checkInner(a, b, "a", "b", a.cols, b.cols, "cols");
+  const out = new Matrix(a.rows, b.rows);
+  matmulTransBInto(a.data, b.data, out.data, a.rows, a.cols, b.rows);
+  return out;
+}
+
+/** Raw kernel: C (m×n) = A (m×k) · Bᵀ where B is n×k, all row-major. Overwrites C. */
+export function matmulTransBInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number): void {
+  let i = 0;
+  for (; i + 3 < m; i += 4) {
+    const a0 = i * k;
+    const a1 = a0 + k;
+    const a2 = a1 + k;
+    const a3 = a2 + k;
+    let j = 0;
+    for (; j + 1 < n; j += 2) {
+      const b0 = j * k;
+      const b1 = b0 + k;
+      let s00 = 0,
+        s01 = 0,
+        s10 = 0,
+        s11 = 0,
+        s20 = 0,
+        s21 = 0,
+        s30 = 0,
+        s31 = 0;
+      for (let p = 0; p < k; p++) {
+        const x0 = B[b0 + p];
+        const x1 = B[b1 + p];
+        const y0 = A[a0 + p];
+        const y1 = A[a1 + p];
+        const y2 = A[a2 + p];
+        const y3 = A[a3 + p];
+        s00 += y0 * x0;
+        s01 += y0 * x1;
+        s10 += y1 * x0;
+        s11 += y1 * x1;
+        s20 += y2 * x0;
+        s21 += y2 * x1;
+        s30 += y3 * x0;
+        s31 += y3 * x1;
+      }
+      C[i * n + j] = s00;
+      C[i * n + j + 1] = s01;
+      C[(i + 1) * n + j] = s10;
+      C[(i + 1) * n + j + 1] = s11;
+      C[(i + 2) * n + j] = s20;
+      C[(i + 2) * n + j + 1] = s21;
+      C[(i + 3) * n + j] = s30;
+      C[(i + 3) * n + j + 1] = s31;
+    }
+    for (; j < n; j++) {
+      const b0 = j * k;
+      let s0 = 0,
+        s1 = 0,
+        s2 = 0,
+        s3 = 0;
+      for (let p = 0; p < k; p++) {
+        const x = B[b0 + p];
+        s0 += A[a0 + p] * x;
+        s1 += A[a1 + p] * x;
+        s2 += A[a2 + p] * x;
+        s3 += A[a3 + p] * x;
+      }
+      C[i * n + j] = s0;
+      C[(i + 1) * n + j] = s1;
+      C[(i + 2) * n + j] = s2;
+      C[(i + 3) * n + j] = s3;
+    }
+  }
+  for (; i < m; i++) {
+    const a0 = i * k;
+    for (let j = 0; j < n; j++) {
+      const b0 = j * k;
+      let s = 0;
+      for (let p = 0; p < k; p++) s += A[a0 + p] * B[b0 + p];
+      C[i * n + j] = s;
+    }
+  }
+}
+
+/** C = Aᵀ B. A is k×m, B is k×n (e.g. φ(K)ᵀ V). */
+export function matmulTransA(a: Matrix, b: Matrix): Matrix {
+  assertMatrix(a, "a");
+  assertMatrix(b, "b");
+  checkInner(a, b, "a", "b", a.rows, b.rows, "rows");
+  const out = new Matrix(a.cols, b.cols);
+  matmulTransAInto(a.data, b.data, out.data, a.rows, a.cols, b.cols, false);
+  return out;
+}
+
+/** Raw kernel: C (m×n) (+)= Aᵀ B where A is k×m and B is k×n, row-major. */
+export function matmulTransAInto(
+  A: Float64Array,
+  B: Float64Array,
+  C: Float64Array,
+  k: number,
+  m: number,
+  n: number,
+  accumulate: boolean,
+): void {
+  if (!accumulate) C.fill(0, 0, m * n);
+  for (let p = 0; p < k; p++) {
+    const ao = p * m;
+    const bo = p * n;
+    let i = 0;
+    for (; i + 3 < m; i += 4) {
+      const a0 = A[ao + i],
+        a1 = A[ao + i + 1],
+        a2 = A[ao + i + 2],
+        a3 = A[ao + i + 3];
+      const c0 = i * n,
+        c1 = c0 + n,
+        c2 = c1 + n,
+        c3 = c2 + n;
+      for (let j = 0; j < n; j++) {
+        const bv = B[bo + j];
+        C[c0 + j] += a0 * bv;
+        C[c1 + j] += a1 * bv;
+        C[c2 + j] += a2 * bv;
+        C[c3 + j] += a3 * bv;
+      }
+    }
+    for (; i < m; i++) {
+      const av = A[ao + i];
+      const c0 = i * n;
+      for (let j = 0; j < n; j++) C[c0 + j] += av * B[bo + j];
+    }
+  }
+}
+
+/** y = A x for a vector x (length A.cols). */
+export function matvec(a: Matrix, x: ArrayLike<number>): Float64Array {
+  assertMatrix(a, "a");
+  if (x.length !== a.cols) throw new ShapeError("x", `length ${a.cols} (a.cols)`, `length ${x.length}`);
+  const y = new Float64Array(a.rows);
+  for (let i = 0; i < a.rows; i++) {
+    let s = 0;
+    const o = i * a.cols;
+    for (let j = 0; j < a.cols; j++) s += a.data[o + j] * x[j];
+    y[i] = s;
+  }
+  return y;
+}

@@ -1,0 +1,49 @@
+/**
+ * Seeded random matrices and weight initialisation. Each matrix is drawn from its own stream
+ * `(root seed, ...purpose)`, so adding a weight to a model never changes the others.
+ */
+import { Matrix } from "../linalg/matrix.js";
+import { assertInteger, assertNumber } from "../validate.js";
+import { type SeedKey, RandomStream } from "./stream.js";
+
+/** How the entries of a random matrix are drawn. */
+export type EntryDistribution = "gaussian" | "uniform" | "rademacher";
+
+export interface RandomMatrixOptions {
+  /** Entry distribution. @default "gaussian" */
+  distribution?: EntryDistribution;
+  /** Standard deviation (gaussian), half-width (uniform on [−scale, scale]) or magnitude (rademacher). @default 1 */
+  scale?: number;
+}
+
+/** A rows × cols matrix with i.i.d. entries from the stream for `key`. */
+export function randomMatrix(rows: number, cols: number, key: SeedKey, options: RandomMatrixOptions = {}): Matrix {
+  assertInteger(rows, "rows", 0);
+  assertInteger(cols, "cols", 0);
+  const scale = options.scale ?? 1;
+  assertNumber(scale, "scale");
+  const rng = new RandomStream(key);
+  const m = new Matrix(rows, cols);
+  const d = m.data;
+  switch (options.distribution ?? "gaussian") {
+    case "gaussian":
+      for (let i = 0; i < d.length; i++) d[i] = scale * rng.gaussian();
+      break;
+    case "uniform":
+      for (let i = 0; i < d.length; i++) d[i] = scale * (2 * rng.uniform() - 1);
+      break;
+    case "rademacher":
+      for (let i = 0; i < d.length; i++) d[i] = scale * rng.sign();
+      break;
+  }
+  return m;
+}
+
+/**
+ * A weight matrix W ∈ R^{fanIn×fanOut} with entries N(0, 1/fanIn) (LeCun normal), so x W keeps
+ * unit variance for unit-variance x — the regime §2.1's 1/√d_QK scaling assumes.
+ */
+export function initWeight(fanIn: number, fanOut: number, key: SeedKey, gain = 1): Matrix {
+  assertInteger(fanIn, "fanIn");
+  return randomMatrix(fanIn, fanOut, key, { scale: gain / Math.sqrt(fanIn) });
+}

@@ -1,0 +1,79 @@
+/**
+ * Argument checks shared by every public function. Each throws a typed error naming the
+ * argument, the expected and the actual value (see errors.ts).
+ */
+import { NonFiniteError, ShapeError, ValueError } from "./errors.js";
+import { Matrix } from "./linalg/matrix.js";
+
+/** Throws unless `m` is a `Matrix`. */
+export function assertMatrix(m: unknown, argument: string): asserts m is Matrix {
+  if (!(m instanceof Matrix)) {
+    const actual = m === null ? "null" : Array.isArray(m) ? "an array (wrap it with Matrix.fromArray)" : typeof m;
+    throw new ShapeError(argument, "a Matrix", actual);
+  }
+}
+
+/**
+ * Checks `m` is a Matrix with the given rows and/or cols (undefined = any).
+ * `why` is appended to the expectation, e.g. `"cols = queries.cols"`.
+ */
+export function assertShape(m: unknown, argument: string, rows?: number, cols?: number, why?: string): asserts m is Matrix {
+  assertMatrix(m, argument);
+  if ((rows !== undefined && m.rows !== rows) || (cols !== undefined && m.cols !== cols)) {
+    const exp = `${rows ?? "*"}×${cols ?? "*"}${why ? ` (${why})` : ""}`;
+    throw new ShapeError(argument, exp, m.shape);
+  }
+}
+
+/** Throws `ShapeError` when the matrix has no rows or no columns. */
+export function assertNonEmpty(m: Matrix, argument: string): void {
+  if (m.rows === 0 || m.cols === 0) throw new ShapeError(argument, "at least 1 row and 1 column", m.shape);
+}
+
+/** Throws `NonFiniteError` naming the first NaN/±Inf entry. */
+export function assertFinite(m: Matrix | ArrayLike<number>, argument: string): void {
+  const data = m instanceof Matrix ? m.data : m;
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i];
+    if (!Number.isFinite(v)) {
+      const where = m instanceof Matrix && m.cols > 0 ? `[${Math.floor(i / m.cols)}, ${i % m.cols}]` : `[${i}]`;
+      throw new NonFiniteError(argument, "finite entries", `${v} at ${where}`);
+    }
+  }
+}
+
+/** Integer ≥ `min` (default 1). */
+export function assertInteger(value: unknown, argument: string, min = 1, max = Number.MAX_SAFE_INTEGER): asserts value is number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `an integer ≥ ${min}` : `an integer in [${min}, ${max}]`;
+    throw new ValueError(argument, range, describe(value));
+  }
+}
+
+/** Finite real number, optionally > 0. */
+export function assertNumber(
+  value: unknown,
+  argument: string,
+  opts: { positive?: boolean; min?: number; max?: number } = {},
+): asserts value is number {
+  if (typeof value !== "number" || !Number.isFinite(value)) throw new ValueError(argument, "a finite number", describe(value));
+  if (opts.positive && !(value > 0)) throw new ValueError(argument, "a number > 0", describe(value));
+  if (opts.min !== undefined && value < opts.min) throw new ValueError(argument, `a number ≥ ${opts.min}`, describe(value));
+  if (opts.max !== undefined && value > opts.max) throw new ValueError(argument, `a number ≤ ${opts.max}`, describe(value));
+}
+
+/** `value` is one of `allowed`. */
+export function assertOneOf<T extends string>(value: unknown, argument: string, allowed: readonly T[]): asserts value is T {
+  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
+    throw new ValueError(argument, `one of ${allowed.map((a) => `"${a}"`).join(", ")}`, describe(value));
+  }
+}
+
+/** Short description of a value for error messages. */
+export function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "number" || typeof value === "boolean" || value === undefined || value === null) return String(value);
+  if (value instanceof Matrix) return `Matrix ${value.shape}`;
+  if (Array.isArray(value)) return `array of length ${value.length}`;
+  return typeof value;
+}
