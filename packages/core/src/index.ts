@@ -1,10 +1,6 @@
 /**
  * @randattn/core — exact attention in every variant of Serret (2026) and the study notes.
- * Folder layout = architecture: linalg/ (matrix type and kernels), random/ (seeded streams),
- * attention/ (kernel attention, masks, multi-head, GQA, streaming), latent/ (MLA), position/
- * (RoPE, positional encodings), cache/ (KV caches and decoding), layers/ and model/ (norms, FFN,
- * encoder/decoder stacks), tokens/ (vocabulary, tokenizers, embeddings), accounting/ (Tables 1–3),
- * io/ (.npy).
+ * Folder layout = architecture (see docs/ARCHITECTURE.md).
  */
 export * from "./errors.js";
 export * from "./validate.js";
@@ -13,3 +9,13 @@ export * from "./linalg/matmul.js";
 export * from "./linalg/ops.js";
 export * from "./random/stream.js";
 export * from "./random/init.js";
+export * from "./attention/index.js";
+export * from "./position/index.js";
+export * from "./latent/index.js";
+export * from "./cache/index.js";
+export * from "./layers/index.js";
+export * from "./model/index.js";
+export * from "./tokens/index.js";
+export * from "./accounting/index.js";
+export * from "./io/index.js";
+export * from "./fast/index.js";

@@ -1,1 +1,8 @@
-export {};
+/**
+ * @randattn/sketch — randomized operators for attention (see docs/ARCHITECTURE.md).
+ */
+export * from "./random/index.js";
+export * from "./operators/index.js";
+export * from "./sampling/index.js";
+export * from "./features/index.js";
+export * from "./lowrank/index.js";
