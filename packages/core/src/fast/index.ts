@@ -1,1 +1,42 @@
-export {};
+/**
+ * fast/ — WebAssembly SIMD128 kernels behind the linalg signatures (issue #5): backend selection,
+ * float32 products, float32/float64 exact attention on the fast kernels, and multi-head attention
+ * over worker threads. The float64 `matmul*` functions of linalg/ dispatch here automatically.
+ */
+export {
+  AUTO_MIN_WORK,
+  type DenseArray,
+  type GemmPrecision,
+  type GemmProfile,
+  gemmProfile,
+  setGemmProfiling,
+  KERNEL_BACKEND_ENV,
+  type KernelBackend,
+  gemmWasm,
+  getKernelBackend,
+  kernelBackendFor,
+  setKernelBackend,
+  wasmKernelBytes,
+  wasmMemoryBytes,
+  wasmSimdAvailable,
+} from "./gemm.js";
+export { matmul32, matmul32Into, matmulTransA32, matmulTransA32Into, matmulTransB32, matmulTransB32Into } from "./matmul32.js";
+export {
+  type AttentionMode,
+  type AttentionPrecision,
+  type FastAttentionFullOptions,
+  type FastAttentionOptions,
+  type PrefixMask,
+  attention32,
+  fastAttention,
+  float32AttentionErrorBound,
+  streamingAttention32,
+} from "./attention32.js";
+export type { HeadWeights } from "./heads.js";
+export {
+  type ParallelMultiHeadOptions,
+  closeAttentionWorkers,
+  multiHeadAttentionFast,
+  parallelMultiHeadAttention,
+} from "./parallel.js";
+export { kernelWat } from "./wat.js";

@@ -7,11 +7,15 @@
  *  - `matmulTransB` C = A Bᵀ: 4×4 tile of dot products of contiguous rows (QKᵀ's shape).
  *  - `matmulTransA` C = Aᵀ B: rank-1 updates over the shared row index (φ(K)ᵀV's shape).
  * Each kernel also has a form writing into a caller-supplied output (`…Into`) so streaming code can
- * reuse buffers. The WebAssembly SIMD fast path (issue #5) plugs in behind these same signatures.
+ * reuse buffers. Behind these same signatures the WebAssembly SIMD128 kernels of `fast/gemm.ts`
+ * (issue #5) take over when they win: `kernelBackendFor(m, k, n)` decides per call (scalar for tiny
+ * or single-row/column products, or when SIMD is unavailable; `setKernelBackend` forces either).
+ * The scalar kernels below stay the reference the fast path is tested against (≤ 1e-12 relative).
  */
 import { Matrix } from "./matrix.js";
 import { assertMatrix } from "../validate.js";
 import { ShapeError } from "../errors.js";
+import { gemmWasm, kernelBackendFor } from "../fast/gemm.js";
 
 const KB = 256; // k-block: keeps a 4×KB panel of A and KB rows of B's current column block hot.
 
@@ -33,6 +37,11 @@ export function matmul(a: Matrix, b: Matrix): Matrix {
  * Raw kernel: C (m×n) (+)= A (m×k) · B (k×n), all row-major. With `accumulate = false` C is overwritten.
  */
 export function matmulInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number, accumulate: boolean): void {
+  if (kernelBackendFor(m, k, n) === "wasm") gemmWasm("float64", false, false, A, B, C, m, k, n, accumulate);
+  else scalarMatmulInto(A, B, C, m, k, n, accumulate);
+}
+
+function scalarMatmulInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number, accumulate: boolean): void {
   if (!accumulate) C.fill(0, 0, m * n);
   for (let k0 = 0; k0 < k; k0 += KB) {
     const k1 = Math.min(k, k0 + KB);
@@ -80,6 +89,11 @@ export function matmulTransB(a: Matrix, b: Matrix): Matrix {
 
 /** Raw kernel: C (m×n) = A (m×k) · Bᵀ where B is n×k, all row-major. Overwrites C. */
 export function matmulTransBInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number): void {
+  if (kernelBackendFor(m, k, n) === "wasm") gemmWasm("float64", false, true, A, B, C, m, k, n, false);
+  else scalarMatmulTransBInto(A, B, C, m, k, n);
+}
+
+function scalarMatmulTransBInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number): void {
   let i = 0;
   for (; i + 3 < m; i += 4) {
     const a0 = i * k;
@@ -173,6 +187,11 @@ export function matmulTransAInto(
   n: number,
   accumulate: boolean,
 ): void {
+  if (kernelBackendFor(m, k, n) === "wasm") gemmWasm("float64", true, false, A, B, C, m, k, n, accumulate);
+  else scalarMatmulTransAInto(A, B, C, k, m, n, accumulate);
+}
+
+function scalarMatmulTransAInto(A: Float64Array, B: Float64Array, C: Float64Array, k: number, m: number, n: number, accumulate: boolean): void {
   if (!accumulate) C.fill(0, 0, m * n);
   for (let p = 0; p < k; p++) {
     const ao = p * m;

@@ -1,1 +1,31 @@
-export {};
+/**
+ * Randomized low-rank approximation (docs/lowrank.md): range finder, QB (fixed rank and blocked
+ * fixed accuracy), randomized SVD; MLA latent compression, latent-rank reduction, MHA → MLA conversion.
+ */
+export { type ThinQr, householderQr, luLowerFactor, orthonormalize } from "./householder.js";
+export {
+  type Orthonormalization,
+  type RangeFinderOptions,
+  type RangeFinderResult,
+  type TestMatrixFactory,
+  type TestMatrixKind,
+  rangeFinder,
+} from "./rangefinder.js";
+export { type BlockedQbOptions, type BlockedQbResult, type QbResult, blockedQb, qb } from "./qb.js";
+export { type RandomizedSvdResult, type SvdFactors, exactSvd, randomizedSvd } from "./svd.js";
+export {
+  type CompressedLatent,
+  type CompressedMlaAttentionOptions,
+  type CompressedMlaAttentionResult,
+  type LatentRankReductionOptions,
+  type LatentRankReductionReport,
+  type LowRankOptions,
+  type MultiHeadToMlaOptions,
+  type MultiHeadToMlaReport,
+  type SvdMethod,
+  compressLatent,
+  compressedMlaAttention,
+  foldLatentBasis,
+  multiHeadToMla,
+  reduceLatentRank,
+} from "./mla.js";

@@ -1,0 +1,13 @@
+import * as core from "../dist/index.js";
+const n = 4096, d = 64;
+const q = core.randomMatrix(n, d, [1, "q"]), k = core.randomMatrix(n, d, [1, "k"]), v = core.randomMatrix(n, d, [1, "v"]);
+const S = new Float64Array(n * n);
+const T = (label, f) => { f(); const t = performance.now(); f(); console.log(label, ((performance.now() - t) / 1000).toFixed(3)); };
+T("QK^T", () => core.matmulTransBInto(q.data, k.data, S, n, d, n));
+T("exp loop", () => { for (let i = 0; i < n; i++) { const o = i * n; let mx = -Infinity; for (let j = 0; j < n; j++) { const t = S[o + j]; if (t > mx) mx = t; } let z = 0; for (let j = 0; j < n; j++) { const e = Math.exp(S[o + j] - mx); S[o + j] = e; z += e; } } });
+const Y = new Float64Array(n * d);
+T("PV", () => core.matmulInto(S, v.data, Y, n, n, d, false));
+T("fast64", () => core.fastAttention(q, k, v, { precision: "float64" }));
+T("fast32", () => core.attention32(q, k, v));
+core.setGemmProfiling(true); core.matmulInto(S, v.data, Y, n, n, d, false); console.log(core.gemmProfile());
+core.setGemmProfiling(true); core.matmulTransBInto(q.data, k.data, S, n, d, n); console.log(core.gemmProfile());

@@ -1,0 +1,152 @@
+/**
+ * Single-head exact attention, materialized (Serret 2026, §2.1 and §3.2):
+ *   A[i,j] = 1_{j∈S_i} κ(Q[i,:], K[j,:]),   Z = diag(A·1),   Y = Z⁻¹ A V.
+ * Fast path: S = (scale·Q) Kᵀ with the register-tiled `matmulTransBInto` (the scale folded into a
+ * copy of Q: N_Q·d_QK multiplications instead of N_Q·N_KV), κ applied row by row in place (for
+ * softmax with the row max subtracted — a per-row constant that cancels in Z⁻¹A — so logits of ±1e4
+ * stay finite), then Y = Z⁻¹(A V) with `matmulInto`. Queries and keys/values may come from
+ * different sources (cross-attention, N_Q ≠ N_KV) and d_QK ≠ d_V is allowed.
+ */
+import { Matrix } from "../linalg/matrix.js";
+import { matmulInto, matmulTransBInto } from "../linalg/matmul.js";
+import { kernelValueError } from "./kernel.js";
+import { TILE_NONE, TILE_PARTIAL } from "./mask.js";
+import {
+  type AttentionOptions,
+  type ResolvedAttention,
+  checkQueriesKeys,
+  checkValues,
+  emptyRow,
+  overflowError,
+  resolveAttention,
+  scaledQueries,
+} from "./options.js";
+import { allowedRowMax, dotRow, expRow, firstNonFinite } from "./rows.js";
+
+/**
+ * The kernel matrix in a overflow-safe factored form: the true A[i,j] = scores[i,j]·exp(rowShift[i])
+ * and Z[i,i] = normalizer[i]·exp(rowShift[i]).
+ */
+export interface AttentionScores {
+  /** A with row i divided by exp(rowShift[i]); masked entries exactly 0. N_Q×N_KV. */
+  scores: Matrix;
+  /** Row sums of `scores` (Z[i,i]·exp(−rowShift[i])); 0 for an empty row under onEmptyRow "zero". */
+  normalizer: Float64Array;
+  /** Max allowed logit scale·⟨Q[i,:],K[j,:]⟩ of row i for softmax; 0 for other kernels and empty rows. */
+  rowShift: Float64Array;
+}
+
+/** Shared core: the shifted kernel matrix, its row sums and shifts. Inputs already validated. */
+export function computeScores(queries: Matrix, keys: Matrix, r: ResolvedAttention): AttentionScores {
+  const nQ = queries.rows;
+  const nKV = keys.rows;
+  const d = queries.cols;
+  const scores = new Matrix(nQ, nKV);
+  const s = scores.data;
+  const normalizer = new Float64Array(nQ);
+  const rowShift = new Float64Array(nQ);
+  const k = r.kernel;
+  const mk = r.mask ? new Uint8Array(nKV) : null;
+  if (k.kind !== "pairwise") matmulTransBInto(scaledQueries(queries, k.scale), keys.data, s, nQ, d, nKV);
+  const keyRows = k.kind === "pairwise" ? Array.from({ length: nKV }, (_, j) => keys.rowView(j)) : [];
+  for (let i = 0; i < nQ; i++) {
+    const o = i * nKV;
+    const status = r.mask ? r.mask.tile(i, i + 1, 0, nKV, mk!) : 1;
+    if (status === TILE_NONE) {
+      emptyRow(r, i); // throws unless onEmptyRow = "zero"
+      s.fill(0, o, o + nKV);
+      continue;
+    }
+    const row = status === TILE_PARTIAL ? mk : null;
+    let sum = 0;
+    if (k.kind === "softmax") {
+      const mx = allowedRowMax(s, o, nKV, row, 0, r.form);
+      sum = expRow(s, o, nKV, mx, row, 0, r.form);
+      if (!Number.isFinite(sum)) throw overflowError(r, i, firstNonFinite(s, o, nKV), "logits scale·⟨Q[i,:], K[j,:]⟩");
+      rowShift[i] = mx;
+    } else if (k.kind === "dot") {
+      sum = dotRow(k, s, o, nKV, row, 0, r.form, i, 0);
+    } else {
+      const q = queries.rowView(i);
+      const fn = k.fn!;
+      for (let j = 0; j < nKV; j++) {
+        if (row !== null && row[j] === 0) continue; // 1_{j∉S_i}·κ = 0: κ not needed (scores start at 0)
+        const v = fn(q, keyRows[j]);
+        if (!(v >= 0 && v < Number.POSITIVE_INFINITY)) throw kernelValueError(k, v, i, j);
+        s[o + j] = v;
+        sum += v;
+      }
+    }
+    if (!Number.isFinite(sum)) throw overflowError(r, i, -1, `normalizer Z[${i},${i}]`);
+    if (sum === 0) {
+      emptyRow(r, i);
+      s.fill(0, o, o + nKV);
+      continue;
+    }
+    normalizer[i] = sum;
+  }
+  return { scores, normalizer, rowShift };
+}
+
+/**
+ * The kernel matrix A = (1_{j∈S_i} κ(Q[i,:], K[j,:])) in overflow-safe factored form:
+ * true A[i,j] = scores[i,j]·exp(rowShift[i]), Z[i,i] = normalizer[i]·exp(rowShift[i]).
+ * @param queries Q, N_Q×d_QK, finite, non-empty.
+ * @param keys K, N_KV×d_QK, finite, non-empty.
+ * @throws ShapeError / NonFiniteError on bad inputs; ValueError on bad options; NumericalError on a
+ *   row with Z = 0 (onEmptyRow "error"), a kernel value that is not finite and ≥ 0, or an overflow.
+ */
+export function attentionScores(queries: Matrix, keys: Matrix, options?: AttentionOptions): AttentionScores {
+  checkQueriesKeys(queries, keys);
+  return computeScores(queries, keys, resolveAttention(options, queries.rows, keys.rows, queries.cols));
+}
+
+/**
+ * The attention weights P = Z⁻¹A (row-stochastic: each row sums to 1; a zero row for an empty row
+ * under onEmptyRow "zero"). For softmax, P[i,:] = σ(scale·Q[i,:]Kᵀ) (§2.1).
+ * @param queries Q, N_Q×d_QK. @param keys K, N_KV×d_QK.
+ * @throws as `attentionScores`.
+ */
+export function attentionWeights(queries: Matrix, keys: Matrix, options?: AttentionOptions): Matrix {
+  const { scores, normalizer } = attentionScores(queries, keys, options);
+  const nKV = scores.cols;
+  const s = scores.data;
+  for (let i = 0; i < scores.rows; i++) {
+    if (normalizer[i] === 0) continue; // already a zero row
+    const inv = 1 / normalizer[i];
+    for (let p = i * nKV; p < (i + 1) * nKV; p++) s[p] *= inv;
+  }
+  return scores;
+}
+
+/**
+ * Exact attention Y = Z⁻¹ A V (§2.1), materializing the N_Q×N_KV kernel matrix. For sequences whose
+ * score matrix does not fit in memory use `streamingAttention` (same result).
+ * @param queries Q, N_Q×d_QK, finite, non-empty.
+ * @param keys K, N_KV×d_QK, finite, non-empty.
+ * @param values V, N_KV×d_V, finite (d_V may differ from d_QK).
+ * @returns Y, N_Q×d_V.
+ * @throws ShapeError / NonFiniteError on bad inputs; ValueError on bad options; NumericalError on a
+ *   fully masked row (unless onEmptyRow "zero"), an invalid kernel value, or an overflow.
+ */
+export function attention(queries: Matrix, keys: Matrix, values: Matrix, options?: AttentionOptions): Matrix {
+  checkQueriesKeys(queries, keys);
+  checkValues(values, keys);
+  const r = resolveAttention(options, queries.rows, keys.rows, queries.cols);
+  const { scores, normalizer } = computeScores(queries, keys, r);
+  return normalizedProduct(scores, normalizer, values);
+}
+
+/** Z⁻¹(AV): one N_Q·N_KV·d_V product, then N_Q·d_V divisions (cheaper than normalizing A first). */
+function normalizedProduct(scores: Matrix, normalizer: Float64Array, values: Matrix): Matrix {
+  const nQ = scores.rows;
+  const dV = values.cols;
+  const out = new Matrix(nQ, dV);
+  const y = out.data;
+  matmulInto(scores.data, values.data, y, nQ, scores.cols, dV, false);
+  for (let i = 0; i < nQ; i++) {
+    const inv = normalizer[i] === 0 ? 0 : 1 / normalizer[i];
+    for (let p = i * dV; p < (i + 1) * dV; p++) y[p] *= inv;
+  }
+  return out;
+}

@@ -1,0 +1,44 @@
+/**
+ * An append-only block of fixed-width rows with amortized O(1) appends: capacity doubles when
+ * full, so N appends copy O(N) floats in total. Internal to the caches.
+ */
+import { Matrix } from "../linalg/matrix.js";
+
+export class RowBuffer {
+  readonly width: number;
+  private data: Float64Array;
+  private rows = 0;
+
+  constructor(width: number, initialCapacity: number) {
+    this.width = width;
+    this.data = new Float64Array(width * initialCapacity);
+  }
+
+  get length(): number {
+    return this.rows;
+  }
+
+  /** Rows the current allocation holds. */
+  get capacity(): number {
+    return this.width === 0 ? Number.POSITIVE_INFINITY : this.data.length / this.width;
+  }
+
+  /** Appends the rows of `m` (m.cols = width, checked by the caller). */
+  append(m: Matrix): void {
+    const need = (this.rows + m.rows) * this.width;
+    if (need > this.data.length) {
+      let cap = Math.max(1, this.data.length / this.width);
+      while (cap * this.width < need) cap *= 2;
+      const grown = new Float64Array(cap * this.width);
+      grown.set(this.data.subarray(0, this.rows * this.width));
+      this.data = grown;
+    }
+    this.data.set(m.data, this.rows * this.width);
+    this.rows += m.rows;
+  }
+
+  /** The stored rows as a Matrix view (no copy); valid until the next append that grows the buffer. */
+  view(): Matrix {
+    return new Matrix(this.rows, this.width, this.data.subarray(0, this.rows * this.width));
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * Assembles the kernel WAT (`wat.ts`) into a WebAssembly binary with the `wabt` npm package.
+ * Used by the drift test (the embedded bytes in `kernelBytes.ts` must equal a fresh assembly)
+ * and by `packages/core/bench/gen-wasm.mjs`, which rewrites `kernelBytes.ts`. Not used at run
+ * time: wabt's initialisation is asynchronous, while the matmul API is synchronous, so the
+ * library instantiates the pre-assembled bytes instead.
+ */
+import wabtInit from "wabt";
+import { kernelWat } from "./wat.js";
+
+/**
+ * Assembles `kernelWat()` with only the SIMD128 feature enabled — relaxed-SIMD is left off so an
+ * accidental relaxed instruction fails here rather than on a Node 20 without the flag.
+ */
+export async function assembleKernels(): Promise<Uint8Array> {
+  const wabt = await wabtInit();
+  const mod = wabt.parseWat("randattn-kernels.wat", kernelWat(), { simd: true, relaxed_simd: false });
+  try {
+    mod.validate();
+    return mod.toBinary({ canonicalize_lebs: true }).buffer.slice();
+  } finally {
+    mod.destroy();
+  }
+}
+
+/** Base64 of a byte array (the form embedded in `kernelBytes.ts`). */
+export function toBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}

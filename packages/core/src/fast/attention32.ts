@@ -1,0 +1,328 @@
+/**
+ * Exact softmax attention Y = Z⁻¹ A V with A = exp(scale · Q Kᵀ) (paper §2.1), on the fast kernels,
+ * in float32 (f32x4, twice the SIMD width) or float64 — materialized (S = Q Kᵀ, row softmax with the
+ * max subtracted, P V) or streaming (online softmax, FlashAttention-style: never N_Q × N_KV; key
+ * blocks update a running row max m, normalizer l and unnormalized output, each rescaled by
+ * exp(m_old − m_new) when the max grows).
+ *
+ * Precision: in float32 the inputs are rounded to float32 in the kernels' packing, Q Kᵀ and P V are
+ * float32 products, the row max, exp and the normalizer Z are float64 and the result is a float64
+ * `Matrix`. Error bound (u = 2⁻²⁴, Higham Thm 3.5 for the dot products):
+ *   |Y₃₂ − Y| ≤ max|V| · u · (2·scale·(d_QK + 2)·max_ij Σ_p |Q_ip K_jp| + N_KV + 2·⌈N_KV/blockSize⌉ + 4),
+ * logit error → relative error of the weights (×2 through the normalization) plus the float32
+ * accumulation of P V; `float32AttentionErrorBound` computes it. Typical errors are far smaller
+ * (≈ √N_KV·u rather than N_KV·u): see docs/performance.md.
+ *
+ * Masks: the row-prefix masks — causal (query i sees keys j ≤ offset + i, offset default N_KV − N_Q,
+ * ERRATA) and padding (keys j < keyLength) — with the same semantics as `attention/`.
+ */
+import { NumericalError, ValueError } from "../errors.js";
+import { matmulInto, matmulTransBInto } from "../linalg/matmul.js";
+import { Matrix } from "../linalg/matrix.js";
+import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertNumber, assertOneOf, assertShape } from "../validate.js";
+import type { DenseArray } from "./gemm.js";
+import { matmul32Into, matmulTransB32Into } from "./matmul32.js";
+
+/** Arithmetic of the two products: `"float32"` (f32x4 kernels) or `"float64"`. */
+export type AttentionPrecision = "float32" | "float64";
+/** `"materialized"` forms the N_Q × N_KV weights; `"streaming"` uses the online softmax in blocks. */
+export type AttentionMode = "materialized" | "streaming";
+
+/** The masks the fast path supports: both allow a prefix of the keys to each query row. */
+export type PrefixMask = { kind: "causal"; offset?: number } | { kind: "padding"; keyLength: number };
+
+/** Options of `attention32`, `streamingAttention32` and `fastAttention`. */
+export interface FastAttentionOptions {
+  /** Logit scale in exp(scale·⟨q, k⟩). @default 1/√d_QK */
+  scale?: number;
+  /** Causal or padding mask. @default none */
+  mask?: PrefixMask;
+  /** A query row with no allowed key: `"error"` throws NumericalError, `"zero"` gives a zero row. @default "error" */
+  onEmptyRow?: "error" | "zero";
+  /** Keys per block in streaming mode. @default 256 */
+  blockSize?: number;
+  /** Queries per block in streaming mode (bounds the block of scores at queryBlockSize × blockSize). @default 512 */
+  queryBlockSize?: number;
+}
+
+/** Options of `fastAttention`. */
+export interface FastAttentionFullOptions extends FastAttentionOptions {
+  /** Arithmetic of Q Kᵀ and P V. @default "float64" */
+  precision?: AttentionPrecision;
+  /** @default "materialized" */
+  mode?: AttentionMode;
+}
+
+/** Validated, plain-data parameters of one attention call (what a worker receives). */
+export interface AttentionPlan {
+  precision: AttentionPrecision;
+  mode: AttentionMode;
+  scale: number;
+  mask: PrefixMask | undefined;
+  onEmptyRow: "error" | "zero";
+  blockSize: number;
+  queryBlockSize: number;
+}
+
+/** Validates options into a plan (shape-independent parts; `scale` NaN means "1/√d_QK"). */
+export function attentionPlan(options: FastAttentionFullOptions = {}, argument = "options"): AttentionPlan {
+  if (options === null || typeof options !== "object") throw new ValueError(argument, "an options object", String(options));
+  const precision = options.precision ?? "float64";
+  assertOneOf(precision, `${argument}.precision`, ["float32", "float64"] as const);
+  const mode = options.mode ?? "materialized";
+  assertOneOf(mode, `${argument}.mode`, ["materialized", "streaming"] as const);
+  const onEmptyRow = options.onEmptyRow ?? "error";
+  assertOneOf(onEmptyRow, `${argument}.onEmptyRow`, ["error", "zero"] as const);
+  if (options.scale !== undefined) assertNumber(options.scale, `${argument}.scale`);
+  const blockSize = options.blockSize ?? 256;
+  assertInteger(blockSize, `${argument}.blockSize`, 1);
+  const queryBlockSize = options.queryBlockSize ?? 512;
+  assertInteger(queryBlockSize, `${argument}.queryBlockSize`, 1);
+  const mask = options.mask;
+  if (mask !== undefined) {
+    if (mask === null || typeof mask !== "object") throw new ValueError(`${argument}.mask`, "a causal or padding mask", String(mask));
+    assertOneOf(mask.kind, `${argument}.mask.kind`, ["causal", "padding"] as const);
+    if (mask.kind === "causal" && mask.offset !== undefined) assertInteger(mask.offset, `${argument}.mask.offset`, Number.MIN_SAFE_INTEGER);
+    if (mask.kind === "padding") assertInteger(mask.keyLength, `${argument}.mask.keyLength`, 0);
+  }
+  return { precision, mode, scale: options.scale ?? Number.NaN, mask, onEmptyRow, blockSize, queryBlockSize };
+}
+
+/** Per-query count of allowed keys (keys 0…limit−1), or undefined when unmasked. */
+function rowLimits(mask: PrefixMask | undefined, nQ: number, nKV: number): Int32Array | undefined {
+  if (!mask) return undefined;
+  const limit = new Int32Array(nQ);
+  if (mask.kind === "causal") {
+    // ERRATA: query i sits at absolute position offset + i, offset = N_KV − N_Q by default.
+    const offset = mask.offset ?? nKV - nQ;
+    for (let i = 0; i < nQ; i++) limit[i] = Math.max(0, Math.min(nKV, offset + i + 1));
+  } else {
+    if (mask.keyLength > nKV) throw new ValueError("options.mask.keyLength", `an integer in [0, ${nKV}] (keys.rows)`, String(mask.keyLength));
+    limit.fill(mask.keyLength);
+  }
+  return limit;
+}
+
+function emptyRow(plan: AttentionPlan, i: number): void {
+  if (plan.onEmptyRow === "error") {
+    throw new NumericalError(`mask (query row ${i})`, "at least one allowed key per query row", "no allowed key (use onEmptyRow: \"zero\")");
+  }
+}
+
+/**
+ * Raw attention on flat row-major arrays: writes Y (nQ × dV) into `out`. Q is nQ × dQK, K nKV × dQK,
+ * V nKV × dV. No argument checks beyond the plan; used per head by `fastAttention` and the workers.
+ */
+export function attentionInto(
+  plan: AttentionPlan,
+  Q: Float64Array,
+  K: Float64Array,
+  V: Float64Array,
+  out: Float64Array,
+  nQ: number,
+  nKV: number,
+  dQK: number,
+  dV: number,
+): void {
+  const scale = Number.isNaN(plan.scale) ? 1 / Math.sqrt(dQK) : plan.scale;
+  const limit = rowLimits(plan.mask, nQ, nKV);
+  if (plan.mode === "materialized") materialized(plan, scale, limit, Q, K, V, out, nQ, nKV, dQK, dV);
+  else streaming(plan, scale, limit, Q, K, V, out, nQ, nKV, dQK, dV);
+}
+
+function kernels(precision: AttentionPrecision) {
+  return precision === "float32"
+    ? { Arr: Float32Array, transB: matmulTransB32Into, mul: matmul32Into }
+    : {
+        Arr: Float64Array,
+        transB: matmulTransBInto as (A: DenseArray, B: DenseArray, C: DenseArray, m: number, k: number, n: number) => void,
+        mul: matmulInto as (A: DenseArray, B: DenseArray, C: DenseArray, m: number, k: number, n: number, acc: boolean) => void,
+      };
+}
+
+function materialized(
+  plan: AttentionPlan,
+  scale: number,
+  limit: Int32Array | undefined,
+  Q: Float64Array,
+  K: Float64Array,
+  V: Float64Array,
+  out: Float64Array,
+  nQ: number,
+  nKV: number,
+  dQK: number,
+  dV: number,
+): void {
+  const { Arr, transB, mul } = kernels(plan.precision);
+  const S: DenseArray = new Arr(nQ * nKV);
+  transB(Q, K, S, nQ, dQK, nKV); // S = Q Kᵀ
+  const zInv = new Float64Array(nQ);
+  for (let i = 0; i < nQ; i++) {
+    const o = i * nKV;
+    const lim = limit ? limit[i] : nKV;
+    if (lim === 0) {
+      emptyRow(plan, i);
+      S.fill(0, o, o + nKV);
+      continue;
+    }
+    // Row max of the scaled logits: exp(t − max) ≤ 1, so logits of ±1e4 stay finite (§2.1).
+    let mx = Number.NEGATIVE_INFINITY;
+    for (let j = 0; j < lim; j++) {
+      const t = scale * S[o + j];
+      if (t > mx) mx = t;
+    }
+    let z = 0;
+    for (let j = 0; j < lim; j++) {
+      const e = Math.exp(scale * S[o + j] - mx);
+      S[o + j] = e;
+      z += e;
+    }
+    if (lim < nKV) S.fill(0, o + lim, o + nKV);
+    zInv[i] = 1 / z;
+  }
+  const Y: DenseArray = plan.precision === "float64" ? out : new Arr(nQ * dV);
+  mul(S, V, Y, nQ, nKV, dV, false); // A V, then Z⁻¹ row by row
+  for (let i = 0; i < nQ; i++) {
+    const zi = zInv[i];
+    for (let c = i * dV, e = c + dV; c < e; c++) out[c] = Y[c] * zi;
+  }
+}
+
+function streaming(
+  plan: AttentionPlan,
+  scale: number,
+  limit: Int32Array | undefined,
+  Q: Float64Array,
+  K: Float64Array,
+  V: Float64Array,
+  out: Float64Array,
+  nQ: number,
+  nKV: number,
+  dQK: number,
+  dV: number,
+): void {
+  const { Arr, transB, mul } = kernels(plan.precision);
+  const qb = Math.min(plan.queryBlockSize, nQ);
+  const kb = Math.min(plan.blockSize, nKV);
+  const S: DenseArray = new Arr(qb * kb);
+  const acc: DenseArray = new Arr(qb * dV);
+  const m = new Float64Array(qb);
+  const l = new Float64Array(qb);
+  for (let q0 = 0; q0 < nQ; q0 += qb) {
+    const rows = Math.min(qb, nQ - q0);
+    m.fill(Number.NEGATIVE_INFINITY);
+    l.fill(0);
+    acc.fill(0);
+    let kEnd = nKV;
+    if (limit) {
+      kEnd = 0;
+      for (let r = 0; r < rows; r++) kEnd = Math.max(kEnd, limit[q0 + r]);
+    }
+    const Qb = Q.subarray(q0 * dQK, (q0 + rows) * dQK);
+    for (let k0 = 0; k0 < kEnd; k0 += kb) {
+      const cols = Math.min(kb, kEnd - k0);
+      transB(Qb, K.subarray(k0 * dQK, (k0 + cols) * dQK), S, rows, dQK, cols);
+      for (let r = 0; r < rows; r++) {
+        const o = r * cols;
+        const lim = limit ? Math.min(cols, limit[q0 + r] - k0) : cols;
+        if (lim <= 0) {
+          S.fill(0, o, o + cols);
+          continue;
+        }
+        let mx = m[r];
+        for (let j = 0; j < lim; j++) {
+          const t = scale * S[o + j];
+          if (t > mx) mx = t;
+        }
+        // Online softmax: rescale what was accumulated under the old max (exp(−∞) = 0 on the first block).
+        const alpha = Math.exp(m[r] - mx);
+        let sum = 0;
+        for (let j = 0; j < lim; j++) {
+          const e = Math.exp(scale * S[o + j] - mx);
+          S[o + j] = e;
+          sum += e;
+        }
+        if (lim < cols) S.fill(0, o + lim, o + cols);
+        l[r] = l[r] * alpha + sum;
+        m[r] = mx;
+        if (alpha !== 1) for (let c = r * dV, e = c + dV; c < e; c++) acc[c] *= alpha;
+      }
+      mul(S, V.subarray(k0 * dV, (k0 + cols) * dV), acc, rows, cols, dV, true);
+    }
+    for (let r = 0; r < rows; r++) {
+      const oo = (q0 + r) * dV;
+      if (l[r] === 0) {
+        emptyRow(plan, q0 + r);
+        out.fill(0, oo, oo + dV);
+        continue;
+      }
+      const li = 1 / l[r];
+      for (let c = 0; c < dV; c++) out[oo + c] = acc[r * dV + c] * li;
+    }
+  }
+}
+
+/** Checks queries/keys/values and returns their dimensions. */
+export function checkQKV(queries: Matrix, keys: Matrix, values: Matrix): { nQ: number; nKV: number; dQK: number; dV: number } {
+  assertMatrix(queries, "queries");
+  assertNonEmpty(queries, "queries");
+  assertShape(keys, "keys", undefined, queries.cols, `cols = queries.cols = ${queries.cols}`);
+  assertNonEmpty(keys, "keys");
+  assertShape(values, "values", keys.rows, undefined, `rows = keys.rows = ${keys.rows}`);
+  assertNonEmpty(values, "values");
+  assertFinite(queries, "queries");
+  assertFinite(keys, "keys");
+  assertFinite(values, "values");
+  return { nQ: queries.rows, nKV: keys.rows, dQK: queries.cols, dV: values.cols };
+}
+
+/**
+ * Exact softmax attention on the fast kernels, in the chosen precision and mode.
+ * @throws ShapeError on mismatched or empty inputs, NonFiniteError on NaN/±Inf, ValueError on bad
+ * options, NumericalError on a query row with no allowed key (unless `onEmptyRow: "zero"`).
+ */
+export function fastAttention(queries: Matrix, keys: Matrix, values: Matrix, options: FastAttentionFullOptions = {}): Matrix {
+  const plan = attentionPlan(options);
+  const { nQ, nKV, dQK, dV } = checkQKV(queries, keys, values);
+  const out = new Matrix(nQ, dV);
+  attentionInto(plan, queries.data, keys.data, values.data, out.data, nQ, nKV, dQK, dV);
+  return out;
+}
+
+/**
+ * Exact softmax attention computed in float32 (Q Kᵀ and P V on the f32x4 kernels), materialized;
+ * returns a float64 `Matrix`. See `float32AttentionErrorBound` for its accuracy.
+ */
+export function attention32(queries: Matrix, keys: Matrix, values: Matrix, options: FastAttentionOptions = {}): Matrix {
+  return fastAttention(queries, keys, values, { ...options, precision: "float32", mode: "materialized" });
+}
+
+/**
+ * Exact softmax attention in float32 with the online softmax over key blocks: memory
+ * O((queryBlockSize + N_Q)·d + queryBlockSize·blockSize), never N_Q × N_KV.
+ */
+export function streamingAttention32(queries: Matrix, keys: Matrix, values: Matrix, options: FastAttentionOptions = {}): Matrix {
+  return fastAttention(queries, keys, values, { ...options, precision: "float32", mode: "streaming" });
+}
+
+/**
+ * The a-priori bound on max_ij |Y₃₂ − Y₆₄| of `attention32` / `streamingAttention32` (module doc):
+ * max|V|·u·(2·scale·(d_QK + 2)·max_ij Σ_p |Q_ip K_jp| + N_KV + 2·⌈N_KV/blockSize⌉ + 4), u = 2⁻²⁴.
+ */
+export function float32AttentionErrorBound(queries: Matrix, keys: Matrix, values: Matrix, options: FastAttentionOptions = {}): number {
+  const { nKV, dQK } = checkQKV(queries, keys, values);
+  const plan = attentionPlan(options);
+  const scale = Number.isNaN(plan.scale) ? 1 / Math.sqrt(dQK) : plan.scale;
+  let qk = 0;
+  for (let i = 0; i < queries.rows; i++) {
+    for (let j = 0; j < nKV; j++) {
+      let s = 0;
+      for (let p = 0; p < dQK; p++) s += Math.abs(queries.data[i * dQK + p] * keys.data[j * dQK + p]);
+      if (s > qk) qk = s;
+    }
+  }
+  let vmax = 0;
+  for (const v of values.data) vmax = Math.max(vmax, Math.abs(v));
+  const u = 2 ** -24;
+  return vmax * u * (2 * Math.abs(scale) * (dQK + 2) * qk + nKV + 2 * Math.ceil(nKV / plan.blockSize) + 4);
+}

@@ -1,0 +1,366 @@
+/**
+ * WebAssembly SIMD128 GEMM driver: C (+)= op(A) · op(B) for the three shapes of `linalg/matmul.ts`
+ * (A B, A Bᵀ, Aᵀ B), in float64 (f64x2) or float32 (f32x4).
+ *
+ * Blocking (GotoBLAS / BLIS): for each row chunk of C (so the C buffer in WebAssembly memory stays
+ * ≤ `C_CHUNK` elements whatever m·n is), for each NC-column block and KC-deep slice, op(B) is packed
+ * into NR-column panels (KC × NR, 8 KiB in f64: stays in L1 across the row loop), then for each
+ * MC-row block op(A) is packed into MR-row panels (MC × KC, 256 KiB: L2) and the macro-kernel of
+ * `wat.ts` adds the block product into C. Packing from the caller's arrays *is* the copy into
+ * WebAssembly memory, so operands are copied once; C is copied in (only when accumulating) and out
+ * once per row chunk. Transposes cost nothing extra: they only change the packing's strides.
+ *
+ * One `WebAssembly.Memory` per thread (each worker instantiates its own), grown on demand and never
+ * shrunk; with the chunking its size is bounded by ≈ 8 MiB (C) + 2 MiB (B panels) + 256 KiB (A) + a
+ * little per precision, independent of the problem size.
+ */
+import { ValueError } from "../errors.js";
+import { KERNEL_WASM_BASE64 } from "./kernelBytes.js";
+import { F32_MR, F32_NR, F64_MR, F64_NR, SCRATCH_BYTES } from "./wat.js";
+import { type WasmMemory, type WasmModule, wasmApi } from "./wasmApi.js";
+
+/** Depth of a packed slice (shared index p). */
+const KC = 256;
+/** Rows of op(A) packed per block (multiple of both MRs). */
+const MC = 128;
+/** Columns of op(B) packed per block (multiple of both NRs). */
+const NC = 1024;
+/** Largest C buffer in WebAssembly memory, in elements (8 MiB in float64). */
+const C_CHUNK = 1 << 20;
+
+/** Float64 or float32 arithmetic inside the kernel. */
+export type GemmPrecision = "float64" | "float32";
+
+/** A dense operand: float64 or float32 storage, row-major. */
+export type DenseArray = Float64Array | Float32Array;
+
+interface Kernels {
+  memory: WasmMemory;
+  gemm_f64: (ap: number, bp: number, cp: number, ldc: number, mc: number, nc: number, kc: number) => void;
+  gemm_f32: (ap: number, bp: number, cp: number, ldc: number, mc: number, nc: number, kc: number) => void;
+  f64: Float64Array;
+  f32: Float32Array;
+}
+
+let kernelBytes: Uint8Array | undefined;
+let compiled: WasmModule | undefined;
+let kernels: Kernels | undefined;
+let simdChecked: boolean | undefined;
+
+/** The pre-assembled kernel module's bytes (decoded once from `kernelBytes.ts`). */
+export function wasmKernelBytes(): Uint8Array {
+  if (!kernelBytes) {
+    const bin = atob(KERNEL_WASM_BASE64);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    kernelBytes = bytes;
+  }
+  return kernelBytes;
+}
+
+/**
+ * Whether this runtime can run the SIMD128 kernels (WebAssembly present and the module validates:
+ * Node ≥ 16.4, every current browser). Checked once.
+ */
+export function wasmSimdAvailable(): boolean {
+  if (simdChecked === undefined) {
+    try {
+      const api = wasmApi();
+      simdChecked = api !== undefined && api.validate(wasmKernelBytes());
+    } catch {
+      simdChecked = false;
+    }
+  }
+  return simdChecked === true;
+}
+
+/**
+ * The compiled kernel module, compiled synchronously at first use and cached. Synchronous
+ * compilation is fine in Node and in workers; browsers refuse it on the main thread only for
+ * modules over 4 KiB, and this one is ≈ 2 KiB.
+ */
+export function wasmKernelModule(): WasmModule {
+  const api = wasmApi();
+  if (!api) throw new ValueError("WebAssembly", "a runtime with WebAssembly", "none");
+  if (!compiled) compiled = new api.Module(wasmKernelBytes());
+  return compiled;
+}
+
+function getKernels(): Kernels {
+  if (!kernels) {
+    const inst = new (wasmApi()!.Instance)(wasmKernelModule(), {});
+    const ex = inst.exports as unknown as Omit<Kernels, "f64" | "f32">;
+    kernels = { ...ex, f64: new Float64Array(ex.memory.buffer), f32: new Float32Array(ex.memory.buffer) };
+  }
+  return kernels;
+}
+
+/** Grows the memory to at least `bytes` and refreshes the views (growth detaches the old buffer). */
+function ensureMemory(k: Kernels, bytes: number): void {
+  const have = k.memory.buffer.byteLength;
+  if (have < bytes) k.memory.grow(Math.ceil((bytes - have) / 65536));
+  if (k.f64.buffer !== k.memory.buffer) {
+    k.f64 = new Float64Array(k.memory.buffer);
+    k.f32 = new Float32Array(k.memory.buffer);
+  }
+}
+
+/** Current size of this thread's kernel memory in bytes (0 before first use). */
+export function wasmMemoryBytes(): number {
+  return kernels ? kernels.memory.buffer.byteLength : 0;
+}
+
+const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
+
+/** Time split of `gemmWasm` calls while profiling is on (milliseconds). */
+export interface GemmProfile {
+  /** Calls profiled. */
+  calls: number;
+  /** Packing op(A) and op(B) into WebAssembly memory (this is the operand copy-in). */
+  packMs: number;
+  /** Copying C in (accumulate) and out, and zeroing it. */
+  copyMs: number;
+  /** Inside the SIMD macro-kernel. */
+  kernelMs: number;
+}
+
+const profile: GemmProfile = { calls: 0, packMs: 0, copyMs: 0, kernelMs: 0 };
+let profiling = false;
+
+/**
+ * Turns the time split of `gemmWasm` on or off and resets it; `gemmProfile()` reads it. For the
+ * bench's copy-cost measurement (a `performance.now()` per block when on, nothing when off).
+ */
+export function setGemmProfiling(on: boolean): void {
+  profiling = on;
+  profile.calls = 0;
+  profile.packMs = 0;
+  profile.copyMs = 0;
+  profile.kernelMs = 0;
+}
+
+/** A copy of the accumulated profile (see `setGemmProfiling`). */
+export function gemmProfile(): GemmProfile {
+  return { ...profile };
+}
+
+/**
+ * Packs rows i0…i0+mcur−1, depth p0…p0+kcur−1 of op(A) into MR-row panels at `dst[off…]`
+ * (panel-major, `p·MR + ii` inside a panel), zero-padding the last panel.
+ * op(A)(i, p) = A[i·k + p] (`transA` false, A is m×k) or A[p·m + i] (`transA` true, A is k×m).
+ */
+function packA(
+  A: DenseArray,
+  transA: boolean,
+  m: number,
+  k: number,
+  dst: DenseArray,
+  off: number,
+  i0: number,
+  mcur: number,
+  p0: number,
+  kcur: number,
+  MR: number,
+): void {
+  for (let ip = 0; ip < mcur; ip += MR) {
+    const base = off + ip * kcur;
+    const rows = Math.min(MR, mcur - ip);
+    if (!transA) {
+      for (let ii = 0; ii < rows; ii++) {
+        const src = (i0 + ip + ii) * k + p0;
+        let d = base + ii;
+        for (let p = 0; p < kcur; p++, d += MR) dst[d] = A[src + p];
+      }
+    } else {
+      for (let p = 0; p < kcur; p++) {
+        const src = (p0 + p) * m + i0 + ip;
+        const d = base + p * MR;
+        for (let ii = 0; ii < rows; ii++) dst[d + ii] = A[src + ii];
+      }
+    }
+    if (rows < MR) {
+      for (let ii = rows; ii < MR; ii++) {
+        let d = base + ii;
+        for (let p = 0; p < kcur; p++, d += MR) dst[d] = 0;
+      }
+    }
+  }
+}
+
+/**
+ * Packs depth p0…p0+kcur−1, columns j0…j0+ncur−1 of op(B) into NR-column panels at `dst[off…]`
+ * (`p·NR + jj` inside a panel), zero-padding the last panel.
+ * op(B)(p, j) = B[p·n + j] (`transB` false, B is k×n) or B[j·k + p] (`transB` true, B is n×k).
+ */
+function packB(
+  B: DenseArray,
+  transB: boolean,
+  k: number,
+  n: number,
+  dst: DenseArray,
+  off: number,
+  p0: number,
+  kcur: number,
+  j0: number,
+  ncur: number,
+  NR: number,
+): void {
+  for (let jp = 0; jp < ncur; jp += NR) {
+    const base = off + jp * kcur;
+    const cols = Math.min(NR, ncur - jp);
+    if (!transB) {
+      for (let p = 0; p < kcur; p++) {
+        const src = (p0 + p) * n + j0 + jp;
+        const d = base + p * NR;
+        for (let jj = 0; jj < cols; jj++) dst[d + jj] = B[src + jj];
+      }
+    } else {
+      for (let jj = 0; jj < cols; jj++) {
+        const src = (j0 + jp + jj) * k + p0;
+        let d = base + jj;
+        for (let p = 0; p < kcur; p++, d += NR) dst[d] = B[src + p];
+      }
+    }
+    if (cols < NR) {
+      for (let p = 0; p < kcur; p++) {
+        const d = base + p * NR;
+        for (let jj = cols; jj < NR; jj++) dst[d + jj] = 0;
+      }
+    }
+  }
+}
+
+/**
+ * C (m×n, row-major) (+)= op(A) · op(B) on the WebAssembly SIMD kernels. op(A) is m×k (A stored m×k,
+ * or k×m when `transA`), op(B) is k×n (B stored k×n, or n×k when `transB`). With `accumulate`
+ * false C is overwritten. Operands may be float64 or float32 arrays whatever the precision; in
+ * float32 they are rounded to float32 while packing and every product and sum is float32.
+ * Raw kernel: no argument checks (the public wrappers check shapes).
+ */
+export function gemmWasm(
+  precision: GemmPrecision,
+  transA: boolean,
+  transB: boolean,
+  A: DenseArray,
+  B: DenseArray,
+  C: DenseArray,
+  m: number,
+  k: number,
+  n: number,
+  accumulate: boolean,
+): void {
+  if (m === 0 || n === 0) return;
+  if (k === 0) {
+    if (!accumulate) C.fill(0, 0, m * n);
+    return;
+  }
+  const f64 = precision === "float64";
+  const MR = f64 ? F64_MR : F32_MR;
+  const NR = f64 ? F64_NR : F32_NR;
+  const es = f64 ? 8 : 4;
+  const kcMax = Math.min(KC, k);
+  const mcMax = Math.min(MC, roundUp(m, MR));
+  const ncMax = Math.min(NC, roundUp(n, NR));
+  const chunkRows = Math.min(m, Math.max(MR, Math.floor(C_CHUNK / n)));
+  // Byte layout: [scratch | A panels | B panels | C chunk], each 16-byte aligned.
+  const aAddr = SCRATCH_BYTES;
+  const bAddr = aAddr + roundUp(mcMax * kcMax * es, 16);
+  const cAddr = bAddr + roundUp(ncMax * kcMax * es, 16);
+  const end = cAddr + chunkRows * n * es;
+  const K = getKernels();
+  ensureMemory(K, end);
+  const view: DenseArray = f64 ? K.f64 : K.f32;
+  const kernel = f64 ? K.gemm_f64 : K.gemm_f32;
+  const aOff = aAddr / es;
+  const bOff = bAddr / es;
+  const cOff = cAddr / es;
+  if (profiling) profile.calls++;
+  let t = profiling ? performance.now() : 0;
+  const lap = (field: "packMs" | "copyMs" | "kernelMs") => {
+    const now = performance.now();
+    profile[field] += now - t;
+    t = now;
+  };
+  for (let r0 = 0; r0 < m; r0 += chunkRows) {
+    const rows = Math.min(chunkRows, m - r0);
+    const cView = view.subarray(cOff, cOff + rows * n);
+    if (accumulate) cView.set(C.subarray(r0 * n, (r0 + rows) * n));
+    else cView.fill(0);
+    if (profiling) lap("copyMs");
+    for (let j0 = 0; j0 < n; j0 += NC) {
+      const ncur = Math.min(NC, n - j0);
+      for (let p0 = 0; p0 < k; p0 += KC) {
+        const kcur = Math.min(KC, k - p0);
+        packB(B, transB, k, n, view, bOff, p0, kcur, j0, ncur, NR);
+        for (let i0 = 0; i0 < rows; i0 += MC) {
+          const mcur = Math.min(MC, rows - i0);
+          packA(A, transA, m, k, view, aOff, r0 + i0, mcur, p0, kcur, MR);
+          if (profiling) lap("packMs");
+          kernel(aAddr, bAddr, cAddr + (i0 * n + j0) * es, n, mcur, ncur, kcur);
+          if (profiling) lap("kernelMs");
+        }
+      }
+    }
+    C.set(cView, r0 * n);
+    if (profiling) lap("copyMs");
+  }
+}
+
+/** Which kernels the `matmul*` functions use: `"auto"` picks per call (see `kernelBackendFor`). */
+export type KernelBackend = "scalar" | "wasm" | "auto";
+
+const BACKENDS: readonly KernelBackend[] = ["scalar", "wasm", "auto"];
+/** Environment variable read once to set the initial backend (`scalar`, `wasm` or `auto`). */
+export const KERNEL_BACKEND_ENV = "RANDATTN_KERNEL_BACKEND";
+
+let backend: KernelBackend | undefined;
+
+/**
+ * Below this many multiply-adds (m·k·n) the scalar kernel wins: packing and the JS→WebAssembly
+ * call cost a few microseconds, the size of a 16³ product (measured; see docs/performance.md).
+ */
+export const AUTO_MIN_WORK = 16 * 16 * 16;
+
+/**
+ * Selects the matmul kernels for this thread: `"scalar"` (the register-tiled JavaScript kernels of
+ * `linalg/matmul.ts`), `"wasm"` (always the SIMD128 kernels) or `"auto"` (WebAssembly when SIMD is
+ * available and the product is large enough to amortize packing). The initial value comes from the
+ * `RANDATTN_KERNEL_BACKEND` environment variable, else `"auto"`. Returns the previous setting.
+ * @throws ValueError for an unknown backend, or `"wasm"` when WebAssembly SIMD is unavailable.
+ */
+export function setKernelBackend(value: KernelBackend): KernelBackend {
+  if (typeof value !== "string" || !BACKENDS.includes(value)) {
+    throw new ValueError("backend", `one of ${BACKENDS.map((b) => `"${b}"`).join(", ")}`, String(value));
+  }
+  if (value === "wasm" && !wasmSimdAvailable()) {
+    throw new ValueError("backend", '"scalar" or "auto" (WebAssembly SIMD128 is unavailable in this runtime)', '"wasm"');
+  }
+  const previous = getKernelBackend();
+  backend = value;
+  return previous;
+}
+
+/**
+ * The current backend setting (see `setKernelBackend`).
+ * @throws ValueError when `RANDATTN_KERNEL_BACKEND` holds an unknown value.
+ */
+export function getKernelBackend(): KernelBackend {
+  if (backend === undefined) {
+    const env = typeof process === "object" ? process.env?.[KERNEL_BACKEND_ENV] : undefined;
+    if (env === undefined || env === "") backend = "auto";
+    else if ((BACKENDS as readonly string[]).includes(env)) backend = env as KernelBackend;
+    else throw new ValueError(KERNEL_BACKEND_ENV, `one of ${BACKENDS.map((b) => `"${b}"`).join(", ")}`, JSON.stringify(env));
+  }
+  return backend;
+}
+
+/** The kernel a product of an m×k by a k×n matrix runs on under the current setting. */
+export function kernelBackendFor(m: number, k: number, n: number): "scalar" | "wasm" {
+  const b = getKernelBackend();
+  if (b === "scalar") return "scalar";
+  if (b === "wasm") return "wasm";
+  // A single output row or column is a matrix-vector product: packing the whole other operand
+  // costs as much as the product itself, so the scalar kernel is as fast.
+  if (m < 2 || n < 2 || m * k * n < AUTO_MIN_WORK) return "scalar";
+  return wasmSimdAvailable() ? "wasm" : "scalar";
+}

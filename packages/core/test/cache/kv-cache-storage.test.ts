@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { KVCache, LatentCache, Matrix, concatRows, randomMatrix } from "@randattn/core";
+
+describe("caches are append-only and grow by doubling", () => {
+  it("KVCache keeps every appended row, per KV head, in order", () => {
+    const cache = new KVCache({ numKvHeads: 2, keyDim: 3, valueDim: 2, initialCapacity: 2 });
+    const chunks = [1, 3, 1, 4].map((t, c) => ({
+      keys: [0, 1].map((g) => randomMatrix(t, 3, [21, "k", c, g])),
+      values: [0, 1].map((g) => randomMatrix(t, 2, [21, "v", c, g])),
+    }));
+    const capacities: number[] = [];
+    for (const { keys, values } of chunks) {
+      cache.append(keys, values);
+      capacities.push(cache.capacity);
+    }
+    expect(cache.length).toBe(9);
+    // doubling rule: the smallest initialCapacity·2^k holding the running length
+    let cap = 2;
+    let len = 0;
+    const expected = [1, 3, 1, 4].map((t) => {
+      len += t;
+      while (cap < len) cap *= 2;
+      return cap;
+    });
+    expect(capacities).toEqual(expected);
+    for (const g of [0, 1]) {
+      expect(Array.from(cache.keys(g).data)).toEqual(Array.from(concatRows(chunks.map((c) => c.keys[g])).data));
+      expect(Array.from(cache.values(g).data)).toEqual(Array.from(concatRows(chunks.map((c) => c.values[g])).data));
+    }
+  });
+
+  it("the cache copies what it is given (later edits of the inputs do not leak in)", () => {
+    const cache = new KVCache({ numKvHeads: 1, keyDim: 2, valueDim: 2 });
+    const k = Matrix.fromArray([[1, 2]]);
+    const v = Matrix.fromArray([[3, 4]]);
+    cache.append([k], [v]);
+    k.set(0, 0, 99);
+    expect(cache.keys(0).toArray()).toEqual([[1, 2]]);
+  });
+
+  it("LatentCache stores latent rows and rotary key rows side by side", () => {
+    const cache = new LatentCache({ latentDim: 3, ropeDim: 2, initialCapacity: 1 });
+    const ls = [2, 1, 5].map((t, c) => randomMatrix(t, 3, [21, "l", c]));
+    const rs = [2, 1, 5].map((t, c) => randomMatrix(t, 2, [21, "r", c]));
+    for (const [c, l] of ls.entries()) cache.append(l, rs[c]);
+    expect(cache.length).toBe(8);
+    expect(cache.capacity).toBe(8);
+    expect(Array.from(cache.latent().data)).toEqual(Array.from(concatRows(ls).data));
+    expect(Array.from(cache.rotaryKeys()!.data)).toEqual(Array.from(concatRows(rs).data));
+    expect(new LatentCache({ latentDim: 3 }).rotaryKeys()).toBeUndefined();
+  });
+});

@@ -1,0 +1,322 @@
+/**
+ * Loading a config: read (bounded), parse YAML or JSON (bounded aliases, no custom tags, no merge
+ * keys, unique keys), validate against CONFIG_SCHEMA, then check what the schema cannot: that the
+ * generator, methods and sweep targets exist, labels are unique, the kernel formula is in the
+ * restricted language. Nothing runs before all of this passes; every problem found is reported.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { dirname, extname, resolve } from "node:path";
+import { describe, FormatError } from "@randattn/core";
+import { type ErrorObject, Ajv, type ValidateFunction } from "ajv";
+import { parseDocument } from "yaml";
+import { getMethod, listMethods } from "../registry/methods.js";
+import { fileSha256, getProblem, listProblems, resolveDataPath } from "../registry/problems.js";
+import type { KernelSpec, MaskSpec, ParamsSchema } from "../registry/types.js";
+import { canonicalJson, sha256 } from "./canonical.js";
+import { ConfigError, type ConfigIssue, formatPath } from "./errors.js";
+import { compileKernelFormula } from "./expressions.js";
+import { CONFIG_SCHEMA, type ExperimentConfig, METRIC_NAMES, type MetricName } from "./schema.js";
+
+/** Largest config file accepted (bytes). */
+export const MAX_CONFIG_BYTES = 256 * 1024;
+/** Most YAML alias expansions accepted (yaml's maxAliasCount; guards against "billion laughs"). */
+export const MAX_YAML_ALIASES = 64;
+
+/** A validated config with everything needed to plan it. */
+export interface LoadedConfig {
+  readonly config: ExperimentConfig;
+  /** Canonical JSON of the config (+ sha256 of referenced data files). */
+  readonly canonical: string;
+  /** sha256 of `canonical`: the config's identity for resume, shards and manifests. */
+  readonly hash: string;
+  /** Folder against which relative data paths resolve. */
+  readonly baseDir: string;
+  /** Where it was read from (for messages), or `<inline>`. */
+  readonly source: string;
+  readonly kernel: KernelSpec;
+  readonly mask: MaskSpec | null;
+  readonly metrics: readonly MetricName[];
+}
+
+let ajvInstance: Ajv | undefined;
+const validators = new Map<string, ValidateFunction>();
+
+/** The shared ajv instance (strict; all errors; defaults filled in for params). */
+export function ajv(): Ajv {
+  ajvInstance ??= new Ajv({ allErrors: true, strict: true, verbose: true, discriminator: true, allowUnionTypes: true, useDefaults: true });
+  return ajvInstance;
+}
+
+/** A compiled validator for a schema, cached by its canonical text. */
+export function validatorFor(schema: object): ValidateFunction {
+  const key = canonicalJson(schema);
+  let v = validators.get(key);
+  if (!v) {
+    v = ajv().compile(schema);
+    validators.set(key, v);
+  }
+  return v;
+}
+
+const NAME_PATTERN = "^[a-z0-9][a-z0-9-]{0,63}$";
+
+function pointerSegments(pointer: string): string[] {
+  if (pointer === "") return [];
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+/** Turns ajv errors into readable issues (path of the bad key, expected, actual). */
+export function ajvIssues(errors: readonly ErrorObject[], prefix: readonly (string | number)[] = []): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const seen = new Set<string>();
+  const add = (segments: (string | number)[], expected: string, actual: string) => {
+    const issue = { path: formatPath([...prefix, ...segments]), expected, actual };
+    const k = `${issue.path}|${issue.expected}|${issue.actual}`;
+    if (!seen.has(k)) {
+      seen.add(k);
+      issues.push(issue);
+    }
+  };
+  // Errors inside anyOf branches only say why each alternative failed; the anyOf error itself
+  // (kept) names the alternatives, which is what a person needs.
+  const kept = errors.filter((e) => !/\/anyOf\/\d+\//.test(e.schemaPath));
+  for (const e of kept) {
+    const seg = pointerSegments(e.instancePath);
+    const p = e.params as Record<string, unknown>;
+    switch (e.keyword) {
+      case "additionalProperties": {
+        const props = Object.keys(((e.parentSchema as { properties?: object })?.properties ?? {}) as object);
+        add([...seg, String(p.additionalProperty)], props.length ? `one of the keys ${props.join(", ")}` : "no such key", "an unknown key");
+        break;
+      }
+      case "required":
+        add([...seg, String(p.missingProperty)], "a value (this key is required)", "nothing");
+        break;
+      case "type":
+        add(seg, String(p.type).replace(/,/g, " or "), describe(e.data));
+        break;
+      case "enum":
+        add(seg, `one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`, describe(e.data));
+        break;
+      case "const":
+        add(seg, JSON.stringify(p.allowedValue), describe(e.data));
+        break;
+      case "pattern":
+        add(seg, p.pattern === NAME_PATTERN ? "a kebab-case name (a-z, 0-9, -; at most 64 characters)" : `a string matching ${p.pattern}`, describe(e.data));
+        break;
+      case "propertyNames":
+        add(
+          [...seg, String(p.propertyName)],
+          "a sweep axis name `problem.<param>` or `<method label>.<param>`",
+          `the axis name ${JSON.stringify(p.propertyName)}`,
+        );
+        break;
+      case "minimum":
+      case "maximum":
+      case "exclusiveMinimum":
+      case "exclusiveMaximum":
+        add(seg, `a number ${p.comparison} ${p.limit}`, describe(e.data));
+        break;
+      case "minItems":
+      case "maxItems":
+        add(seg, `${e.keyword === "minItems" ? "at least" : "at most"} ${p.limit} item(s)`, describe(e.data));
+        break;
+      case "minLength":
+      case "maxLength":
+        add(seg, `${e.keyword === "minLength" ? "at least" : "at most"} ${p.limit} character(s)`, `${String(e.data).length} characters`);
+        break;
+      case "maxProperties":
+        add(seg, `at most ${p.limit} keys`, `${Object.keys(e.data as object).length} keys`);
+        break;
+      case "uniqueItems":
+        add(seg, "no repeated items", `items ${p.j} and ${p.i} equal`);
+        break;
+      case "anyOf":
+        add(seg, "a list of values, a range or expression string (e.g. \"2^k for k in 6..9\"), or {from, to, step | count}", describe(e.data));
+        break;
+      case "discriminator":
+        add([...seg, "kind"], "one of \"softmax\", \"dot\"", describe((e.data as Record<string, unknown>)?.kind));
+        break;
+      default:
+        add(seg, e.message ?? e.keyword, describe(e.data));
+    }
+  }
+  return issues;
+}
+
+/**
+ * Parses config text. YAML: one document, core schema (no custom tags such as `!!js/function`),
+ * no `<<` merge keys, unique keys, at most MAX_YAML_ALIASES alias expansions.
+ * @param format "yaml" or "json".
+ * @throws FormatError for unparseable text, ConfigError for an alias bomb.
+ */
+export function parseConfigText(text: string, format: "yaml" | "json", source = "<inline>"): unknown {
+  if (text.length > MAX_CONFIG_BYTES) throw new FormatError(source, `a config of at most ${MAX_CONFIG_BYTES} bytes`, `${text.length} bytes`);
+  if (format === "json") {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      throw new FormatError(source, "valid JSON", (e as Error).message);
+    }
+  }
+  const doc = parseDocument(text, { schema: "core", merge: false, uniqueKeys: true, prettyErrors: true, strict: true });
+  if (doc.errors.length > 0) {
+    throw new FormatError(source, "valid YAML", doc.errors.map((e) => e.message.split("\n")[0]).join("; "));
+  }
+  try {
+    return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+  } catch (e) {
+    const msg = (e as Error).message;
+    if (/alias/i.test(msg)) {
+      throw new ConfigError(source, [
+        { path: "config", expected: `at most ${MAX_YAML_ALIASES} YAML alias expansions (anchors/aliases are bounded)`, actual: msg },
+      ]);
+    }
+    throw new FormatError(source, "valid YAML", msg);
+  }
+}
+
+/** Validates a parsed config object; returns it typed, or throws ConfigError listing every issue. */
+export function validateConfigObject(raw: unknown, source = "<inline>"): ExperimentConfig {
+  const validate = validatorFor(CONFIG_SCHEMA);
+  // Validate a structured clone: ajv's useDefaults must never write into the caller's object.
+  const copy = raw === undefined ? undefined : structuredClone(raw);
+  if (!validate(copy)) throw new ConfigError(source, ajvIssues(validate.errors ?? []));
+  return copy as ExperimentConfig;
+}
+
+/** Param-schema property names of the target of a sweep axis (`problem` or a method label). */
+function targetSchema(config: ExperimentConfig, target: string): { schema: ParamsSchema; path: (string | number)[] } | undefined {
+  if (target === "problem") return { schema: getProblem(config.problem.generator).paramsSchema, path: ["problem", "params"] };
+  const i = config.methods.findIndex((m) => (m.label ?? m.method) === target);
+  if (i < 0) return undefined;
+  return { schema: getMethod(config.methods[i].method).paramsSchema, path: ["methods", i, "params"] };
+}
+
+/**
+ * The checks beyond the schema. Returns the issues (empty when the config is sound).
+ */
+export function semanticIssues(config: ExperimentConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const problemNames = listProblems().map((p) => p.name);
+  if (!problemNames.includes(config.problem.generator)) {
+    issues.push({ path: "problem.generator", expected: `one of ${problemNames.join(", ")}`, actual: JSON.stringify(config.problem.generator) });
+  }
+  const methodNames = listMethods().map((m) => m.name);
+  const labels = new Map<string, number>();
+  config.methods.forEach((m, i) => {
+    if (!methodNames.includes(m.method)) {
+      issues.push({ path: `methods[${i}].method`, expected: `one of ${methodNames.join(", ")}`, actual: JSON.stringify(m.method) });
+    }
+    const label = m.label ?? m.method;
+    if (label === "problem") issues.push({ path: `methods[${i}].label`, expected: "a label other than \"problem\"", actual: "\"problem\"" });
+    const prev = labels.get(label);
+    if (prev !== undefined) {
+      issues.push({
+        path: `methods[${i}].label`,
+        expected: `a label unique among methods (methods[${prev}] is already "${label}"; add \`label:\`)`,
+        actual: JSON.stringify(label),
+      });
+    } else labels.set(label, i);
+  });
+  if (issues.length > 0) return issues;
+  for (const [axis] of Object.entries(config.sweep ?? {})) {
+    const dot = axis.indexOf(".");
+    const target = axis.slice(0, dot);
+    const param = axis.slice(dot + 1);
+    const t = targetSchema(config, target);
+    const path = formatPath(["sweep", axis]);
+    if (!t) {
+      issues.push({ path, expected: `an axis on "problem" or a method label (${[...labels.keys()].join(", ")})`, actual: JSON.stringify(target) });
+      continue;
+    }
+    if (!Object.hasOwn(t.schema.properties, param)) {
+      const allowed = Object.keys(t.schema.properties);
+      issues.push({ path, expected: `a parameter of ${target}: ${allowed.length ? allowed.join(", ") : "(it has none)"}`, actual: JSON.stringify(param) });
+      continue;
+    }
+    const fixed = target === "problem" ? config.problem.params : config.methods[t.path[1] as number].params;
+    if (fixed && Object.hasOwn(fixed, param)) {
+      issues.push({ path, expected: `${param} given once (either in ${formatPath([...t.path])} or in the sweep)`, actual: "both" });
+    }
+  }
+  const generator = getProblem(config.problem.generator);
+  if (!generator.producesTensors && config.problem.kernel) {
+    issues.push({ path: "problem.kernel", expected: "no kernel (this generator produces no tensors)", actual: "a kernel" });
+  }
+  return issues;
+}
+
+function kernelSpec(config: ExperimentConfig): KernelSpec {
+  const k = config.problem.kernel;
+  if (!k || k.kind === "softmax") return k?.scale === undefined ? { kind: "softmax" } : { kind: "softmax", scale: k.scale };
+  const expression = compileKernelFormula(k.formula, "problem.kernel.formula");
+  return { kind: "dot", formula: k.formula, expression, ...(k.scale === undefined ? {} : { scale: k.scale }) };
+}
+
+/**
+ * Validates a parsed config completely (schema, semantics, kernel formula, data files).
+ * @param baseDir folder for relative data paths.
+ * @throws ConfigError listing every issue.
+ */
+export function loadConfigObject(raw: unknown, baseDir: string, source = "<inline>"): LoadedConfig {
+  const config = validateConfigObject(raw, source);
+  const issues = semanticIssues(config);
+  if (issues.length > 0) throw new ConfigError(source, issues);
+  let kernel: KernelSpec;
+  try {
+    kernel = kernelSpec(config);
+  } catch (e) {
+    const err = e as { argument?: string; expected?: string; actual?: string; message: string };
+    throw new ConfigError(source, [{ path: err.argument ?? "problem.kernel.formula", expected: err.expected ?? "a valid formula", actual: err.actual ?? err.message }]);
+  }
+  const mask: MaskSpec | null = config.problem.mask ? { kind: "causal", ...(config.problem.mask.offset === undefined ? {} : { offset: config.problem.mask.offset }) } : null;
+  // Data files are part of the identity: changed data must not resume or merge with old results.
+  const dataFiles: Record<string, string> = {};
+  if (config.problem.generator === "npy") {
+    const values = [config.problem.params ?? {}, ...Object.entries(config.sweep ?? {}).filter(([k]) => k.startsWith("problem.")).map(([, v]) => v)];
+    const paths = new Set<string>();
+    for (const v of values) for (const x of Object.values(Array.isArray(v) ? v : typeof v === "object" ? v : {})) if (typeof x === "string" && x.endsWith(".npy")) paths.add(x);
+    for (const p of [...paths].sort()) {
+      try {
+        dataFiles[p] = fileSha256(resolveDataPath(p, baseDir));
+      } catch (e) {
+        throw new ConfigError(source, [{ path: "problem.params", expected: "readable .npy files", actual: `${p} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` }]);
+      }
+    }
+  }
+  const canonical = canonicalJson({ config, dataFiles });
+  return {
+    config,
+    canonical,
+    hash: sha256(canonical),
+    baseDir,
+    source,
+    kernel,
+    mask,
+    metrics: config.metrics ?? [...METRIC_NAMES],
+  };
+}
+
+/**
+ * Reads, parses and validates a config file (`.yaml`, `.yml` or `.json`).
+ * @throws FormatError (unreadable / unparseable) or ConfigError (invalid), before anything runs.
+ */
+export function loadConfigFile(path: string): LoadedConfig {
+  const abs = resolve(path);
+  const ext = extname(abs).toLowerCase();
+  if (![".yaml", ".yml", ".json"].includes(ext)) throw new FormatError("config", "a .yaml, .yml or .json file", path);
+  let size: number;
+  try {
+    size = statSync(abs).size;
+  } catch (e) {
+    throw new FormatError("config", "an existing config file", `${path} (${(e as NodeJS.ErrnoException).code})`);
+  }
+  if (size > MAX_CONFIG_BYTES) throw new FormatError(path, `a config of at most ${MAX_CONFIG_BYTES} bytes`, `${size} bytes`);
+  const text = readFileSync(abs, "utf8");
+  const raw = parseConfigText(text, ext === ".json" ? "json" : "yaml", path);
+  return loadConfigObject(raw, dirname(abs), path);
+}

@@ -1,0 +1,111 @@
+/**
+ * manifest.json: what produced a results folder — the canonical config and its hash, the code
+ * (git commit + dirty flag, package versions, Node), the machine, the seed, the counts and the
+ * sha256 of every output file. `randattn reproduce` checks results.csv against `results_sha256`.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { arch, cpus, platform, totalmem } from "node:os";
+import type { Plan } from "../plan/expand.js";
+import type { Shard } from "../plan/shard.js";
+
+/** Version tag of the manifest format. */
+export const MANIFEST_SCHEMA = "randattn-manifest/1";
+
+/** The parsed manifest (fields used by merge and reproduce). */
+export interface Manifest {
+  schema: string;
+  experiment: string;
+  config_sha256: string;
+  config: unknown;
+  root_seed: number;
+  trials: number;
+  cell_count: number;
+  task_count: number;
+  shard: { index: number; count: number } | null;
+  complete: boolean;
+  status: { ok: number; failed: number };
+  results_sha256: string;
+  files: Record<string, { sha256: string; bytes: number }>;
+  git: { commit: string; dirty: boolean } | null;
+  versions: Record<string, string | null>;
+  machine: { platform: string; arch: string; cpus: number; cpu_model: string; total_memory_bytes: number };
+  created_at: string;
+}
+
+/** Current git commit and dirty flag of the repository containing `dir`, or null outside git. */
+export function gitInfo(dir: string): { commit: string; dirty: boolean } | null {
+  try {
+    const opts = { cwd: dir, encoding: "utf8" as const, timeout: 5000, stdio: ["ignore", "pipe", "ignore"] as ["ignore", "pipe", "ignore"] };
+    const commit = execFileSync("git", ["rev-parse", "HEAD"], opts).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], opts).trim() !== "";
+    return { commit, dirty };
+  } catch {
+    return null;
+  }
+}
+
+function packageVersion(name: string): string | null {
+  try {
+    const require = createRequire(import.meta.url);
+    const path = name === "@randattn/experiments" ? new URL("../../package.json", import.meta.url) : require.resolve(`${name}/package.json`);
+    return (JSON.parse(readFileSync(path, "utf8")) as { version?: string }).version ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Versions of the three packages, Node and V8 (V8's math library determines the last bits of exp/log). */
+export function versions(): Record<string, string | null> {
+  return {
+    "@randattn/experiments": packageVersion("@randattn/experiments"),
+    "@randattn/core": packageVersion("@randattn/core"),
+    "@randattn/sketch": packageVersion("@randattn/sketch"),
+    node: process.versions.node,
+    v8: process.versions.v8,
+  };
+}
+
+/** Machine facts (no host name: manifests are committed). */
+export function machine(): Manifest["machine"] {
+  const c = cpus();
+  return { platform: platform(), arch: arch(), cpus: c.length, cpu_model: c[0]?.model.trim() ?? "unknown", total_memory_bytes: totalmem() };
+}
+
+/** Builds a manifest object. */
+export function buildManifest(
+  plan: Plan,
+  info: {
+    shard: Shard | null;
+    taskCount: number;
+    complete: boolean;
+    ok: number;
+    failed: number;
+    files: Record<string, { sha256: string; bytes: number }>;
+    extra?: Record<string, unknown>;
+  },
+): Manifest & Record<string, unknown> {
+  const { loaded } = plan;
+  return {
+    schema: MANIFEST_SCHEMA,
+    experiment: loaded.config.experiment,
+    description: loaded.config.description ?? "",
+    config_sha256: loaded.hash,
+    config: JSON.parse(loaded.canonical),
+    root_seed: loaded.config.seed,
+    trials: loaded.config.trials,
+    cell_count: plan.cells.length,
+    task_count: info.taskCount,
+    shard: info.shard ? { index: info.shard.index, count: info.shard.count } : null,
+    complete: info.complete,
+    status: { ok: info.ok, failed: info.failed },
+    results_sha256: info.files["results.csv"]?.sha256 ?? "",
+    files: info.files,
+    git: gitInfo(loaded.baseDir),
+    versions: versions(),
+    machine: machine(),
+    created_at: new Date().toISOString(),
+    ...(info.extra ?? {}),
+  };
+}

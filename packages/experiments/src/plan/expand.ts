@@ -1,0 +1,229 @@
+/**
+ * Plan expansion: the config's grid becomes an ordered list of cells (problem point × method ×
+ * method-param point), each with resolved params, an id and seeds — before anything runs.
+ *
+ * Order (deterministic, a function of the canonical config only): problem axes sorted by name,
+ * each axis's values in the order listed; then methods in config order; then that method's axes
+ * sorted by name. Tasks are (cell, trial), cell-major. Reordering keys in the YAML changes
+ * neither the hash nor the order.
+ */
+import { type ConfigIssue, ConfigError, formatPath } from "../config/errors.js";
+import { expandSweepExpression, MAX_RANGE_VALUES } from "../config/expressions.js";
+import { type LoadedConfig, ajvIssues, validatorFor } from "../config/load.js";
+import type { ConfigValue, SweepAxisConfig } from "../config/schema.js";
+import { getMethod } from "../registry/methods.js";
+import { getProblem } from "../registry/problems.js";
+import type { ParamValue, Params, ParamsSchema } from "../registry/types.js";
+import { cellSeed } from "./seeds.js";
+
+/** Default most cells a plan may have (lift with `--max-cells`). */
+export const DEFAULT_MAX_CELLS = 10_000;
+/** Most (cell, trial) tasks a plan may have, whatever `--max-cells` says per cell. */
+export const DEFAULT_MAX_TASKS = 1_000_000;
+
+/** One cell of the grid. */
+export interface Cell {
+  /** Position in the sorted plan. */
+  readonly index: number;
+  /** 16 hex digits: hash of (root seed, cell identity). */
+  readonly id: string;
+  readonly problem: { readonly generator: string; readonly params: Params };
+  readonly method: { readonly name: string; readonly label: string; readonly params: Params };
+}
+
+/** One (cell, trial) unit of work. */
+export interface Task {
+  /** Position in the sorted task list (cell.index · trials + trial). */
+  readonly index: number;
+  readonly cell: number;
+  readonly trial: number;
+  /** `<cell id>/<trial>`: the journal key. */
+  readonly key: string;
+}
+
+/** The expanded, sorted plan. */
+export interface Plan {
+  readonly loaded: LoadedConfig;
+  readonly cells: readonly Cell[];
+  readonly trials: number;
+  /** Problem params that appear in results.csv as `problem_<name>`, sorted. */
+  readonly problemParams: readonly string[];
+  /** Method params that appear as `param_<name>`, sorted. */
+  readonly methodParams: readonly string[];
+}
+
+/** Options of `expandPlan`. */
+export interface ExpandOptions {
+  /** Cap on the number of cells. @default DEFAULT_MAX_CELLS */
+  maxCells?: number;
+}
+
+/** The values of one sweep axis (literal list, expression string or {from, to, step|count}). */
+export function axisValues(axis: SweepAxisConfig, path: string): ConfigValue[] {
+  let values: ConfigValue[];
+  if (Array.isArray(axis)) values = axis.map((v) => (v === 0 ? 0 : v));
+  else if (typeof axis === "string") values = expandSweepExpression(axis, path);
+  else {
+    const { from, to } = axis;
+    if (axis.step !== undefined && axis.count !== undefined) throw new ConfigError("sweep", [{ path, expected: "either step or count", actual: "both" }]);
+    if (axis.count !== undefined) {
+      const n = axis.count;
+      const log = axis.spacing === "log";
+      if (log && !(from > 0 && to > 0)) throw new ConfigError("sweep", [{ path, expected: "from > 0 and to > 0 for log spacing", actual: `${from}..${to}` }]);
+      values = Array.from({ length: n }, (_, i) => {
+        if (n === 1) return from;
+        const t = i / (n - 1);
+        // Endpoints exact; interior points from + t·(to − from) (or geometric) computed directly.
+        if (i === n - 1) return to;
+        return log ? from * (to / from) ** t : from + t * (to - from);
+      });
+    } else {
+      if (axis.spacing === "log") throw new ConfigError("sweep", [{ path, expected: "count with spacing: log", actual: "step" }]);
+      values = expandSweepExpression(`${from}..${to} step ${axis.step ?? 1}`, path);
+    }
+    if (axis.integer) values = values.map((v) => Math.round(v as number));
+  }
+  const seen = new Set<string>();
+  values.forEach((v, i) => {
+    const k = `${typeof v}:${v}`;
+    if (seen.has(k)) throw new ConfigError("sweep", [{ path: `${path}[${i}]`, expected: "values listed once (a repeated value would duplicate cells)", actual: `${JSON.stringify(v)} again` }]);
+    seen.add(k);
+  });
+  if (values.length > MAX_RANGE_VALUES) throw new ConfigError("sweep", [{ path, expected: `at most ${MAX_RANGE_VALUES} values`, actual: `${values.length}` }]);
+  return values;
+}
+
+interface Axis {
+  readonly name: string;
+  readonly param: string;
+  readonly values: ConfigValue[];
+}
+
+function product(axes: readonly Axis[]): Params[] {
+  let points: Params[] = [{}];
+  for (const a of axes) {
+    const next: Params[] = [];
+    for (const p of points) for (const v of a.values) next.push({ ...p, [a.param]: v });
+    points = next;
+  }
+  return points;
+}
+
+function checkAxisValues(axis: Axis, schema: ParamsSchema, issues: ConfigIssue[]): void {
+  // The property's own schema without its default (a default is not a constraint).
+  const { default: _default, ...prop } = schema.properties[axis.param];
+  const validate = validatorFor(prop);
+  axis.values.forEach((v, i) => {
+    if (!validate(v)) issues.push(...ajvIssues(validate.errors ?? [], ["sweep", axis.name, i]));
+  });
+}
+
+function resolveParams(schema: ParamsSchema, params: Params, path: (string | number)[], issues: ConfigIssue[]): Params | null {
+  const copy: Record<string, unknown> = { ...params };
+  const validate = validatorFor(schema);
+  if (!validate(copy)) {
+    issues.push(...ajvIssues(validate.errors ?? [], path));
+    return null;
+  }
+  return copy as Params;
+}
+
+/**
+ * Expands a loaded config into its sorted plan.
+ * @throws ConfigError for bad axis values, params rejected by a method's or generator's schema,
+ *   or a grid over the cap (`maxCells`), before any cell is built.
+ */
+export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): Plan {
+  const { config } = loaded;
+  const maxCells = options.maxCells ?? DEFAULT_MAX_CELLS;
+  const issues: ConfigIssue[] = [];
+  const axesByTarget = new Map<string, Axis[]>();
+  for (const name of Object.keys(config.sweep ?? {}).sort()) {
+    const dot = name.indexOf(".");
+    const target = name.slice(0, dot);
+    let values: ConfigValue[] = [];
+    try {
+      values = axisValues(config.sweep![name], formatPath(["sweep", name]));
+    } catch (e) {
+      if (e instanceof ConfigError) issues.push(...e.issues);
+      else {
+        const err = e as { argument?: string; expected?: string; actual?: string; message: string };
+        issues.push({ path: err.argument ?? formatPath(["sweep", name]), expected: err.expected ?? "a valid sweep", actual: err.actual ?? err.message });
+      }
+    }
+    const list = axesByTarget.get(target) ?? [];
+    list.push({ name, param: name.slice(dot + 1), values });
+    axesByTarget.set(target, list);
+  }
+  const generator = getProblem(config.problem.generator);
+  const problemAxes = axesByTarget.get("problem") ?? [];
+  for (const a of problemAxes) checkAxisValues(a, generator.paramsSchema, issues);
+  const methodAxes = config.methods.map((m) => axesByTarget.get(m.label ?? m.method) ?? []);
+  config.methods.forEach((m, i) => {
+    for (const a of methodAxes[i]) checkAxisValues(a, getMethod(m.method).paramsSchema, issues);
+  });
+  if (issues.length > 0) throw new ConfigError(loaded.source, issues);
+
+  // The cap is checked on the counts before any cell object exists, so a 10¹²-cell grid costs nothing.
+  const count = (axes: readonly Axis[]) => axes.reduce((n, a) => n * a.values.length, 1);
+  const cellCount = count(problemAxes) * methodAxes.reduce((n, axes) => n + count(axes), 0);
+  if (cellCount > maxCells) {
+    throw new ConfigError(loaded.source, [
+      { path: "sweep", expected: `a grid of at most ${maxCells} cells (raise the cap with --max-cells)`, actual: `${cellCount} cells` },
+    ]);
+  }
+  if (cellCount * config.trials > DEFAULT_MAX_TASKS) {
+    throw new ConfigError(loaded.source, [
+      { path: "trials", expected: `at most ${DEFAULT_MAX_TASKS} (cell, trial) tasks`, actual: `${cellCount} cells × ${config.trials} trials` },
+    ]);
+  }
+
+  const problemPoints: Params[] = [];
+  for (const point of product(problemAxes)) {
+    const resolved = resolveParams(generator.paramsSchema, { ...(config.problem.params ?? {}), ...point }, ["problem", "params"], issues);
+    if (resolved) problemPoints.push(resolved);
+  }
+  const methodPoints: Params[][] = config.methods.map((m, i) => {
+    const def = getMethod(m.method);
+    const out: Params[] = [];
+    for (const point of product(methodAxes[i])) {
+      const resolved = resolveParams(def.paramsSchema, { ...(m.params ?? {}), ...point }, ["methods", i, "params"], issues);
+      if (resolved) out.push(resolved);
+    }
+    return out;
+  });
+  if (issues.length > 0) throw new ConfigError(loaded.source, issues.slice(0, 20));
+
+  const cells: Cell[] = [];
+  const kernel = config.problem.kernel ?? { kind: "softmax" };
+  const ids = new Set<string>();
+  for (const pp of problemPoints) {
+    config.methods.forEach((m, i) => {
+      for (const mp of methodPoints[i]) {
+        const problem = { generator: generator.name, params: pp };
+        const method = { name: m.method, label: m.label ?? m.method, params: mp };
+        const id = cellSeed(config.seed, { problem, kernel, mask: config.problem.mask ?? null, method });
+        if (ids.has(id)) throw new ConfigError(loaded.source, [{ path: "sweep", expected: "distinct cells", actual: `a repeated cell ${id}` }]);
+        ids.add(id);
+        cells.push({ index: cells.length, id, problem, method });
+      }
+    });
+  }
+  const problemParams = Object.keys(generator.paramsSchema.properties).sort();
+  const methodParams = [...new Set(config.methods.flatMap((m) => Object.keys(getMethod(m.method).paramsSchema.properties)))].sort();
+  return { loaded, cells, trials: config.trials, problemParams, methodParams };
+}
+
+/** The tasks of a plan in order (cell-major, then trial). */
+export function planTasks(plan: Plan): Task[] {
+  const tasks: Task[] = [];
+  for (const c of plan.cells) {
+    for (let t = 0; t < plan.trials; t++) tasks.push({ index: c.index * plan.trials + t, cell: c.index, trial: t, key: `${c.id}/${t}` });
+  }
+  return tasks;
+}
+
+/** A value of a params object as written in the CSV (booleans as true/false). */
+export function paramText(v: ParamValue | undefined): string {
+  return v === undefined ? "" : String(v);
+}

@@ -1,0 +1,66 @@
+/**
+ * Fault-injection methods for the reliability tests (issue 6). Registered only when the
+ * environment variable RANDATTN_DEBUG_METHODS=1, so shipped configs can never name them.
+ */
+import { NumericalError } from "@randattn/core";
+import { exactAttention } from "./exact.js";
+import type { MethodDefinition } from "./types.js";
+
+/** Whether the debug methods are registered in this process (and its workers). */
+export function debugMethodsEnabled(): boolean {
+  return process.env.RANDATTN_DEBUG_METHODS === "1";
+}
+
+function sleep(ms: number): void {
+  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** The debug methods (empty unless enabled). */
+export function debugMethods(): MethodDefinition[] {
+  if (!debugMethodsEnabled()) return [];
+  return [
+    {
+      name: "debug-sleep",
+      description: "Exact attention after sleeping `ms` milliseconds (slow cells for kill tests).",
+      family: "debug",
+      paramsSchema: { type: "object", properties: { ms: { type: "integer", minimum: 0, maximum: 60_000, default: 20 } }, additionalProperties: false },
+      exposesWeights: true,
+      run(problem, params, _seed, context) {
+        sleep(params.ms as number);
+        return exactAttention(problem, context.wantWeights);
+      },
+    },
+    {
+      name: "debug-fail",
+      description: "Throws a NumericalError on the trials listed in `trials` (all when empty).",
+      family: "debug",
+      paramsSchema: {
+        type: "object",
+        properties: { onTrial: { type: "integer", minimum: -1, maximum: 1_000_000, default: -1, description: "-1: every trial" } },
+        additionalProperties: false,
+      },
+      exposesWeights: false,
+      run(problem, params, seed, context) {
+        const trial = seed[seed.length - 1];
+        if (params.onTrial === -1 || params.onTrial === trial) throw new NumericalError("debug-fail", "no failure", "an injected failure");
+        return exactAttention(problem, context.wantWeights);
+      },
+    },
+    {
+      name: "debug-crash",
+      description: "Kills its worker thread (process.exit inside the worker) on trial `onTrial` — a crash mid-cell.",
+      family: "debug",
+      paramsSchema: {
+        type: "object",
+        properties: { onTrial: { type: "integer", minimum: -1, maximum: 1_000_000, default: -1, description: "-1: every trial" } },
+        additionalProperties: false,
+      },
+      exposesWeights: false,
+      run(problem, params, seed, context) {
+        const trial = seed[seed.length - 1];
+        if (params.onTrial === -1 || params.onTrial === trial) process.exit(70);
+        return exactAttention(problem, context.wantWeights);
+      },
+    },
+  ];
+}

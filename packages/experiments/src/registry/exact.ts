@@ -1,0 +1,98 @@
+/**
+ * The exact methods: materialized and streaming (online-softmax) attention from core, with their
+ * analytic costs. Also the reference every other method is measured against.
+ */
+import { concatCols, type Matrix, matmul, ValueError } from "@randattn/core";
+import { attention, attentionWeights, streamingAttention } from "./core-bindings.js";
+import { attentionOptions } from "./kernel.js";
+import type { Cost, MethodDefinition, MethodResult, ProblemInstance } from "./types.js";
+/**
+ * Flops charged per score for the kernel and row statistics (scale, row max, subtract, exp, row
+ * sum) — the convention of core's accounting/flops.ts, so exact and sketch costs compare.
+ */
+export const SOFTMAX_FLOPS_PER_SCORE = 5;
+
+/**
+ * Analytic cost of exact materialized attention over all heads: per head QKᵀ (2·N_Q·N_KV·d_QK),
+ * the kernel (5 per score), A·V (2·N_Q·N_KV·d_V) and Z⁻¹ (N_Q·d_V); memory: the distinct K/V blocks
+ * (G of them for GQA) plus one N_Q×N_KV weight matrix (heads are processed one at a time).
+ */
+export function exactCost(problem: ProblemInstance, materialized: boolean, blockSize = 64): Cost {
+  let flops = 0;
+  let largest = 0;
+  const seen = new Set<Matrix>();
+  let kv = 0;
+  for (const h of problem.heads) {
+    const nQ = h.queries.rows;
+    const nK = h.keys.rows;
+    const d = h.queries.cols;
+    const dv = h.values.cols;
+    flops += 2 * nQ * nK * d + SOFTMAX_FLOPS_PER_SCORE * nQ * nK + 2 * nQ * nK * dv + nQ * dv;
+    if (!materialized) {
+      // Online softmax rescales the running output once per key block: N_Q·(d_V + 2) per block.
+      flops += Math.ceil(nK / blockSize) * nQ * (dv + 2);
+    }
+    for (const m of [h.keys, h.values]) {
+      if (!seen.has(m)) {
+        seen.add(m);
+        kv += m.data.length;
+      }
+    }
+    largest = Math.max(largest, materialized ? nQ * nK : nQ * (Math.min(blockSize, nK) + dv + 2));
+  }
+  return { flops, floatsStored: kv + largest };
+}
+
+function requireTensors(problem: ProblemInstance, method: string): void {
+  if (problem.heads.length === 0) throw new ValueError("problem", `a tensor problem for method "${method}"`, "an accounting-only problem");
+}
+
+/**
+ * Exact materialized attention per head; when weights are wanted P = Z⁻¹A is formed and Y = P·V
+ * (the same Y = Z⁻¹AV, §2.1), otherwise core's `attention` (Z⁻¹ applied after A·V).
+ */
+export function exactAttention(problem: ProblemInstance, wantWeights: boolean): MethodResult {
+  const opts = attentionOptions(problem.kernel, problem.mask);
+  const outputs: Matrix[] = [];
+  const weights: Matrix[] = [];
+  for (const h of problem.heads) {
+    if (wantWeights) {
+      const p = attentionWeights(h.queries, h.keys, opts);
+      weights.push(p);
+      outputs.push(matmul(p, h.values));
+    } else outputs.push(attention(h.queries, h.keys, h.values, opts));
+  }
+  return { output: concatCols(outputs), cost: exactCost(problem, true), ...(wantWeights ? { weights } : {}) };
+}
+
+export const exact: MethodDefinition = {
+  name: "exact",
+  description: "Exact attention Y = Z⁻¹AV with the N_Q×N_KV kernel matrix materialized (core `attention`).",
+  family: "exact",
+  paramsSchema: { type: "object", properties: {}, additionalProperties: false },
+  exposesWeights: true,
+  run(problem, _params, _seed, context) {
+    requireTensors(problem, "exact");
+    return exactAttention(problem, context.wantWeights);
+  },
+};
+
+export const exactStreaming: MethodDefinition = {
+  name: "exact-streaming",
+  description: "Exact attention by online softmax over key blocks, never forming N_Q×N_KV (core `streamingAttention`).",
+  family: "exact",
+  paramsSchema: {
+    type: "object",
+    properties: { blockSize: { type: "integer", minimum: 1, maximum: 1 << 20, default: 64, description: "keys per block" } },
+    additionalProperties: false,
+  },
+  exposesWeights: false,
+  run(problem, params) {
+    requireTensors(problem, "exact-streaming");
+    const blockSize = params.blockSize as number;
+    const opts = { ...attentionOptions(problem.kernel, problem.mask), blockSize };
+    const outputs = problem.heads.map((h) => streamingAttention(h.queries, h.keys, h.values, opts));
+    return { output: concatCols(outputs), cost: exactCost(problem, false, blockSize) };
+  },
+};
+

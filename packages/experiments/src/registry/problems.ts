@@ -1,0 +1,356 @@
+/**
+ * Problem generators: the attention inputs every method of a sweep is compared on.
+ *
+ * Each generator draws its tensors from streams keyed by (root seed, "inputs", generator,
+ * structural params, trial) — see plan/seeds.ts — so every method of a cell sees the same
+ * Q/K/V, and a non-structural param (the input `scale`) rescales the same draw.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import {
+  DEEPSEEK_V2,
+  FormatError,
+  GEMMA3_27B,
+  initMlaWeights,
+  initWeight,
+  LLAMA3_70B,
+  Matrix,
+  matmul,
+  type ModelPreset,
+  RandomStream,
+  randomMatrix,
+  type SeedKey,
+  ValueError,
+  derive,
+} from "@randattn/core";
+import { readNpyMatrices } from "./npy.js";
+import type { AttentionHead, KernelSpec, MaskSpec, Params, ParamsSchema, ProblemDefinition, ProblemInstance, RunContext } from "./types.js";
+
+/** Largest sequence length a generator accepts (keeps a typo from allocating terabytes). */
+export const MAX_SEQUENCE_LENGTH = 65_536;
+/** Largest head / model width a generator accepts. */
+export const MAX_WIDTH = 8_192;
+
+const int = (min: number, max: number, def?: number, description?: string) => ({
+  type: "integer",
+  minimum: min,
+  maximum: max,
+  ...(def === undefined ? {} : { default: def }),
+  ...(description ? { description } : {}),
+});
+const positive = (def: number, description: string, max = 1e6) => ({ type: "number", exclusiveMinimum: 0, maximum: max, default: def, description });
+
+const SIZE_PROPS = {
+  n: int(1, MAX_SEQUENCE_LENGTH, undefined, "sequence length N_KV (and N_Q unless nQueries is set)"),
+  nQueries: int(0, MAX_SEQUENCE_LENGTH, 0, "N_Q; 0 means N_Q = n"),
+  d: int(1, MAX_WIDTH, 16, "d_QK, the query/key width"),
+  dv: int(1, MAX_WIDTH, 16, "d_V, the value width"),
+  scale: positive(1, "multiplies queries and keys (input scale: logits scale by scale²)"),
+};
+const SIZE_STRUCTURAL = ["n", "nQueries", "d", "dv"] as const;
+
+function schema(properties: Record<string, Record<string, unknown>>, required: string[]): ParamsSchema {
+  return { type: "object", properties, required, additionalProperties: false };
+}
+
+function nq(p: Params): number {
+  return (p.nQueries as number) > 0 ? (p.nQueries as number) : (p.n as number);
+}
+
+function scaleInPlace(m: Matrix, s: number): Matrix {
+  if (s !== 1) for (let i = 0; i < m.data.length; i++) m.data[i] *= s;
+  return m;
+}
+
+function singleHead(queries: Matrix, keys: Matrix, values: Matrix, kernel: KernelSpec, mask: MaskSpec | null): ProblemInstance {
+  return { heads: [{ queries, keys, values }], kernel, mask, numKvHeads: 1 };
+}
+
+/** `rows × cols` Gaussian plus a low-rank part: G (rows×r) H (r×cols)/√r + noise·E. */
+function lowRankPlusNoise(rows: number, cols: number, rank: number, noise: number, key: SeedKey): Matrix {
+  const r = Math.min(rank, rows, cols);
+  const g = randomMatrix(rows, r, derive(key, "left"));
+  const h = randomMatrix(r, cols, derive(key, "right"), { scale: 1 / Math.sqrt(r) });
+  const out = matmul(g, h);
+  const e = randomMatrix(rows, cols, derive(key, "noise"));
+  for (let i = 0; i < out.data.length; i++) out.data[i] += noise * e.data[i];
+  return out;
+}
+
+/** Rows of a Gaussian matrix rescaled by Pareto(α) factors u^(−1/α) ≥ 1 (heavy-tailed row norms). */
+function heavyTailedRows(rows: number, cols: number, tailIndex: number, key: SeedKey): Matrix {
+  const m = randomMatrix(rows, cols, derive(key, "directions"));
+  const rng = new RandomStream(derive(key, "norms"));
+  for (let i = 0; i < rows; i++) {
+    // The same uniforms for every α (common random numbers across a tailIndex sweep).
+    const factor = rng.uniformOpen() ** (-1 / tailIndex);
+    for (let j = i * cols; j < (i + 1) * cols; j++) m.data[j] *= factor;
+  }
+  return m;
+}
+
+const gaussian: ProblemDefinition = {
+  name: "gaussian",
+  description: "Synthetic Q, K ~ N(0, scale²), V ~ N(0, 1), i.i.d. entries.",
+  paramsSchema: schema({ ...SIZE_PROPS }, ["n"]),
+  structuralParams: SIZE_STRUCTURAL,
+  producesTensors: true,
+  generate(p, seed, kernel, mask) {
+    const s = p.scale as number;
+    const q = randomMatrix(nq(p), p.d as number, derive(seed, "queries"), { scale: s });
+    const k = randomMatrix(p.n as number, p.d as number, derive(seed, "keys"), { scale: s });
+    const v = randomMatrix(p.n as number, p.dv as number, derive(seed, "values"));
+    return singleHead(q, k, v, kernel, mask);
+  },
+};
+
+const lowRank: ProblemDefinition = {
+  name: "low-rank",
+  description: "Q, K and V each rank-r Gaussian products plus Gaussian noise (scale multiplies Q and K).",
+  paramsSchema: schema(
+    { ...SIZE_PROPS, rank: int(1, MAX_WIDTH, 4, "rank r of the low-rank part"), noise: { type: "number", minimum: 0, maximum: 1e3, default: 0.1 } },
+    ["n"],
+  ),
+  structuralParams: [...SIZE_STRUCTURAL, "rank"],
+  producesTensors: true,
+  generate(p, seed, kernel, mask) {
+    const r = p.rank as number;
+    const noise = p.noise as number;
+    const q = scaleInPlace(lowRankPlusNoise(nq(p), p.d as number, r, noise, derive(seed, "queries")), p.scale as number);
+    const k = scaleInPlace(lowRankPlusNoise(p.n as number, p.d as number, r, noise, derive(seed, "keys")), p.scale as number);
+    const v = lowRankPlusNoise(p.n as number, p.dv as number, r, noise, derive(seed, "values"));
+    return singleHead(q, k, v, kernel, mask);
+  },
+};
+
+const heavyTailed: ProblemDefinition = {
+  name: "heavy-tailed",
+  description: "Gaussian directions with Pareto(tailIndex) row norms for keys and values; Gaussian queries.",
+  paramsSchema: schema({ ...SIZE_PROPS, tailIndex: positive(1.5, "Pareto tail index α (smaller = heavier tails)", 100) }, ["n"]),
+  structuralParams: SIZE_STRUCTURAL,
+  producesTensors: true,
+  generate(p, seed, kernel, mask) {
+    const s = p.scale as number;
+    const a = p.tailIndex as number;
+    const q = randomMatrix(nq(p), p.d as number, derive(seed, "queries"), { scale: s });
+    const k = scaleInPlace(heavyTailedRows(p.n as number, p.d as number, a, derive(seed, "keys")), s);
+    const v = heavyTailedRows(p.n as number, p.dv as number, a, derive(seed, "values"));
+    return singleHead(q, k, v, kernel, mask);
+  },
+};
+
+const clustered: ProblemDefinition = {
+  name: "clustered",
+  description: "Keys and queries drawn around shared cluster centres (centre + spread·noise); Gaussian values.",
+  paramsSchema: schema(
+    {
+      ...SIZE_PROPS,
+      clusters: int(1, 4096, 4, "number of cluster centres"),
+      spread: { type: "number", minimum: 0, maximum: 1e3, default: 0.1, description: "noise around a centre" },
+    },
+    ["n"],
+  ),
+  structuralParams: [...SIZE_STRUCTURAL, "clusters"],
+  producesTensors: true,
+  generate(p, seed, kernel, mask) {
+    const d = p.d as number;
+    const c = p.clusters as number;
+    const spread = p.spread as number;
+    const s = p.scale as number;
+    const centres = randomMatrix(c, d, derive(seed, "centres"));
+    const around = (rows: number, purpose: string): Matrix => {
+      const rng = new RandomStream(derive(seed, purpose, "assignment"));
+      const noise = randomMatrix(rows, d, derive(seed, purpose, "noise"));
+      const m = new Matrix(rows, d);
+      for (let i = 0; i < rows; i++) {
+        const g = rng.int(c);
+        for (let j = 0; j < d; j++) m.data[i * d + j] = s * (centres.data[g * d + j] + spread * noise.data[i * d + j]);
+      }
+      return m;
+    };
+    const q = around(nq(p), "queries");
+    const k = around(p.n as number, "keys");
+    const v = randomMatrix(p.n as number, p.dv as number, derive(seed, "values"));
+    return singleHead(q, k, v, kernel, mask);
+  },
+};
+
+/** Query heads per KV head of Llama 3 70B (Table 3: 64 heads, 8 KV heads). */
+const LLAMA_GROUP = LLAMA3_70B.attention.numHeads / ((LLAMA3_70B.attention as { numKvHeads?: number }).numKvHeads ?? 1);
+
+const llamaGqa: ProblemDefinition = {
+  name: "llama3-gqa",
+  description: `Llama-3-like grouped-query heads, scaled down: X ~ N(0, scale²) projected by LeCun-normal W_Q, W_K, W_V; ${LLAMA_GROUP} query heads per KV head (Table 3).`,
+  paramsSchema: schema(
+    {
+      n: SIZE_PROPS.n,
+      numKvHeads: int(1, 64, 1, "G, the number of KV heads"),
+      groupSize: int(1, 64, LLAMA_GROUP, "query heads per KV head (H = G·groupSize)"),
+      headDim: int(1, 512, 16, "d_head = d_QK = d_V"),
+      dIn: int(0, MAX_WIDTH, 0, "model width d_in; 0 means H·d_head as in Llama 3"),
+      scale: SIZE_PROPS.scale,
+    },
+    ["n"],
+  ),
+  structuralParams: ["n", "numKvHeads", "groupSize", "headDim", "dIn"],
+  producesTensors: true,
+  generate(p, seed, kernel, mask) {
+    const n = p.n as number;
+    const g = p.numKvHeads as number;
+    const h = g * (p.groupSize as number);
+    const dh = p.headDim as number;
+    const dIn = (p.dIn as number) > 0 ? (p.dIn as number) : h * dh;
+    const x = randomMatrix(n, dIn, derive(seed, "x"), { scale: p.scale as number });
+    const keys = Array.from({ length: g }, (_, j) => matmul(x, initWeight(dIn, dh, derive(seed, "wK", j))));
+    const values = Array.from({ length: g }, (_, j) => matmul(x, initWeight(dIn, dh, derive(seed, "wV", j))));
+    const heads: AttentionHead[] = [];
+    for (let i = 0; i < h; i++) {
+      // GQA group map g(h) = ⌊h / (H/G)⌋ (ERRATA), so contiguous query heads share a KV head.
+      const grp = Math.floor(i / (h / g));
+      heads.push({ queries: matmul(x, initWeight(dIn, dh, derive(seed, "wQ", i))), keys: keys[grp], values: values[grp] });
+    }
+    return { heads, kernel, mask, numKvHeads: g };
+  },
+};
+
+const DS = DEEPSEEK_V2.attention as { numHeads: number; latentDim?: number; headDim: number; dIn: number; queryLatentDim?: number };
+
+const deepseekMla: ProblemDefinition = {
+  name: "deepseek-v2-mla",
+  description:
+    "DeepSeek-V2-like multi-head latent attention layer scaled down by `shrink` (Table 3: 128 heads, d_L = 512, d_head = 128, d_in = 5120); K_h = L W_LK^h, V_h = L W_LV^h from the cached latent L = X W_L (§4.2), no decoupled RoPE.",
+  paramsSchema: schema(
+    {
+      n: SIZE_PROPS.n,
+      shrink: int(1, 128, 16, "divides every DeepSeek-V2 width (heads, d_L, d_LQ, d_head, d_in)"),
+      scale: SIZE_PROPS.scale,
+    },
+    ["n"],
+  ),
+  structuralParams: ["n", "shrink"],
+  producesTensors: true,
+  generate(p, seed, kernel, mask) {
+    const f = p.shrink as number;
+    const dims = {
+      dIn: Math.max(1, Math.round(DS.dIn / f)),
+      numHeads: Math.max(1, Math.round(DS.numHeads / f)),
+      latentDim: Math.max(1, Math.round((DS.latentDim ?? 512) / f)),
+      queryLatentDim: Math.max(1, Math.round((DS.queryLatentDim ?? 1536) / f)),
+      headDim: Math.max(1, Math.round(DS.headDim / f)),
+    };
+    const w = initMlaWeights(dims, derive(seed, "weights"));
+    const x = randomMatrix(p.n as number, dims.dIn, derive(seed, "x"), { scale: p.scale as number });
+    const latent = matmul(x, w.latentDown);
+    const queryLatent = matmul(x, w.queryDown);
+    const heads: AttentionHead[] = w.keyUp.map((wk, h) => ({
+      queries: matmul(queryLatent, w.queryUp[h]),
+      keys: matmul(latent, wk),
+      values: matmul(latent, w.valueUp[h]),
+    }));
+    return {
+      heads,
+      kernel,
+      mask,
+      numKvHeads: dims.numHeads,
+      latent: { latent, keyUp: w.keyUp, valueUp: w.valueUp },
+    };
+  },
+};
+
+/** sha256 of a data file, recorded in the canonical config so changed data invalidates resume. */
+export function fileSha256(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+/** Resolves a data path of a config against the config's folder. */
+export function resolveDataPath(path: string, baseDir: string): string {
+  return isAbsolute(path) ? path : resolve(baseDir, path);
+}
+
+const npy: ProblemDefinition = {
+  name: "npy",
+  description:
+    "Queries, keys and values loaded from .npy files (2-D N×d for one head, or 3-D heads×N×d); paths relative to the config file. `scale` multiplies Q and K.",
+  paramsSchema: schema(
+    {
+      queries: { type: "string", pattern: "\\.npy$", maxLength: 1024 },
+      keys: { type: "string", pattern: "\\.npy$", maxLength: 1024 },
+      values: { type: "string", pattern: "\\.npy$", maxLength: 1024 },
+      scale: SIZE_PROPS.scale,
+    },
+    ["queries", "keys", "values"],
+  ),
+  structuralParams: ["queries", "keys", "values"],
+  producesTensors: true,
+  generate(p, _seed, kernel, mask, context: RunContext) {
+    const load = (name: string) => readNpyMatrices(resolveDataPath(p[name] as string, context.baseDir), `problem.params.${name}`);
+    const q = load("queries");
+    const k = load("keys");
+    const v = load("values");
+    if (k.length !== v.length) throw new FormatError("problem.params.values", `${k.length} heads (as keys)`, `${v.length} heads`);
+    if (q.length % k.length !== 0) {
+      throw new FormatError("problem.params.queries", `a multiple of the ${k.length} key heads`, `${q.length} heads`);
+    }
+    const s = p.scale as number;
+    const ks = k.map((m) => scaleInPlace(m, s));
+    const heads = q.map((m, h) => {
+      const g = Math.floor(h / (q.length / k.length));
+      return { queries: scaleInPlace(m, s), keys: ks[g], values: v[g] };
+    });
+    return { heads, kernel, mask, numKvHeads: k.length };
+  },
+};
+
+/** The Table 3 models by config name. */
+export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
+  "llama3-70b": LLAMA3_70B,
+  "gemma3-27b": GEMMA3_27B,
+  "deepseek-v2": DEEPSEEK_V2,
+};
+
+const modelPreset: ProblemDefinition = {
+  name: "model-preset",
+  description: "A full-size model of Table 3 (llama3-70b, gemma3-27b, deepseek-v2) and a context length, for the accounting methods (no tensors).",
+  paramsSchema: schema(
+    {
+      preset: { type: "string", enum: Object.keys(MODEL_PRESETS) },
+      tokens: int(1, 2 ** 30, 4096, "context length N_KV"),
+    },
+    ["preset"],
+  ),
+  structuralParams: ["preset", "tokens"],
+  producesTensors: false,
+  generate(p, _seed, kernel, mask) {
+    return { heads: [], kernel, mask, numKvHeads: 0, accounting: { preset: p.preset as string, tokens: p.tokens as number } };
+  },
+};
+
+const PROBLEMS = new Map<string, ProblemDefinition>();
+
+/**
+ * Adds a generator to the registry.
+ * @throws ValueError when the name is taken or not kebab-case.
+ */
+export function registerProblem(def: ProblemDefinition): void {
+  if (!/^[a-z][a-z0-9-]*$/.test(def.name)) throw new ValueError("problem.name", "a kebab-case name", JSON.stringify(def.name));
+  if (PROBLEMS.has(def.name)) throw new ValueError("problem.name", "a name not yet registered", JSON.stringify(def.name));
+  PROBLEMS.set(def.name, def);
+}
+
+for (const def of [gaussian, lowRank, heavyTailed, clustered, llamaGqa, deepseekMla, npy, modelPreset]) registerProblem(def);
+
+/**
+ * The generator registered as `name`.
+ * @throws ValueError listing the registered names.
+ */
+export function getProblem(name: string, argument = "problem.generator"): ProblemDefinition {
+  const def = PROBLEMS.get(name);
+  if (!def) throw new ValueError(argument, `one of ${[...PROBLEMS.keys()].join(", ")}`, JSON.stringify(name));
+  return def;
+}
+
+/** All registered generators, by name. */
+export function listProblems(): ProblemDefinition[] {
+  return [...PROBLEMS.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

@@ -1,0 +1,123 @@
+/**
+ * The two registries every experiment is built from.
+ *
+ * - A PROBLEM generator turns (params, seed) into attention inputs: one or more heads of
+ *   queries/keys/values plus the kernel and mask that define the exact target Y = Z⁻¹AV (§2).
+ * - A METHOD turns a problem instance (and its own seed) into an approximate output with an
+ *   analytic cost. The runner compares it with the exact output and records the metrics.
+ *
+ * Both are plain data + a pure function, so a cell's result depends only on its identity and
+ * seed — never on which worker ran it or what ran before (byte-identical results.csv).
+ */
+import type { Matrix, SeedKey } from "@randattn/core";
+import type { CompiledExpression } from "../config/expr-eval.js";
+
+/** A JSON schema (ajv draft-07 subset) for a params object. */
+export type ParamsSchema = {
+  type: "object";
+  properties: Record<string, Record<string, unknown>>;
+  required?: string[];
+  additionalProperties: false;
+};
+
+/** A parameter value as it appears in a config or a CSV column. */
+export type ParamValue = number | string | boolean;
+/** A resolved params object (after defaults and sweep substitution). */
+export type Params = Record<string, ParamValue>;
+
+/** The kernel of a problem, as sent to workers (formulas pre-parsed in the main thread). */
+export type KernelSpec =
+  | { kind: "softmax"; scale?: number }
+  | { kind: "dot"; formula: string; expression: CompiledExpression; scale?: number };
+
+/** The mask of a problem. `causal.offset` defaults to N_KV − N_Q (ERRATA). */
+export type MaskSpec = { kind: "causal"; offset?: number };
+
+/** One attention head's inputs. GQA heads of one group share the same keys/values objects. */
+export interface AttentionHead {
+  readonly queries: Matrix;
+  readonly keys: Matrix;
+  readonly values: Matrix;
+}
+
+/** Extra structure a model-shaped generator exposes to methods that can use it (e.g. MLA). */
+export interface LatentStructure {
+  /** The latent L = X W_L (N_KV × d_L) that an MLA cache stores (§4.2). */
+  readonly latent: Matrix;
+  /** Per head: W_LK^h (d_L × d_QK) so K_h = L W_LK^h. */
+  readonly keyUp: readonly Matrix[];
+  /** Per head: W_LV^h (d_L × d_V) so V_h = L W_LV^h (ERRATA form). */
+  readonly valueUp: readonly Matrix[];
+}
+
+/** Model accounting problem (no tensors): a named preset and a token count. */
+export interface AccountingStructure {
+  readonly preset: string;
+  readonly tokens: number;
+}
+
+/** What a generator returns. */
+export interface ProblemInstance {
+  /** Attention heads; the exact/approximate output is the column concatenation of head outputs. */
+  readonly heads: readonly AttentionHead[];
+  readonly kernel: KernelSpec;
+  readonly mask: MaskSpec | null;
+  /** Query heads per KV group (1 for MHA); informational, used in cost accounting. */
+  readonly numKvHeads: number;
+  readonly latent?: LatentStructure;
+  readonly accounting?: AccountingStructure;
+}
+
+/** Analytic cost of a method run (the paper's flop and memory counts, not measured). */
+export interface Cost {
+  /** Floating-point operations (a multiply-add counts 2, an exp or a division 1). */
+  flops: number;
+  /** Floats the method keeps to answer the queries (its K/V representation + largest intermediate). */
+  floatsStored: number;
+}
+
+/** What a method returns. */
+export interface MethodResult {
+  /** N_Q × Σ d_V output (heads concatenated), or null for accounting-only methods. */
+  readonly output: Matrix | null;
+  readonly cost: Cost;
+  /** Row-stochastic attention weights per head, when the method forms them (for the KL metric). */
+  readonly weights?: readonly Matrix[];
+}
+
+/** Inputs a method or generator receives besides its params. */
+export interface RunContext {
+  /** Directory against which relative data paths resolve (the config file's folder). */
+  readonly baseDir: string;
+  /** Whether the runner will compute the KL metric (so methods that can should return weights). */
+  readonly wantWeights: boolean;
+}
+
+/** A registered method. */
+export interface MethodDefinition {
+  readonly name: string;
+  readonly description: string;
+  /** Family, for listings and default figure styling. */
+  readonly family: "exact" | "sampling" | "features" | "lowrank" | "latent" | "accounting" | "debug";
+  readonly paramsSchema: ParamsSchema;
+  /** Whether `run` returns attention weights (so the KL metric is defined). */
+  readonly exposesWeights: boolean;
+  /** Computes the approximation. Must be a pure function of (problem, params, seed). */
+  run(problem: ProblemInstance, params: Params, seed: SeedKey, context: RunContext): MethodResult;
+}
+
+/** A registered problem generator. */
+export interface ProblemDefinition {
+  readonly name: string;
+  readonly description: string;
+  readonly paramsSchema: ParamsSchema;
+  /**
+   * The params that determine the random draw (sizes). The input seed is
+   * (root, "inputs", generator, these params, trial), so sweeping a non-structural param such as
+   * `scale` reuses the same underlying draw (common random numbers across the axis).
+   */
+  readonly structuralParams: readonly string[];
+  /** Whether the generator produces tensors (false for accounting presets). */
+  readonly producesTensors: boolean;
+  generate(params: Params, seed: SeedKey, kernel: KernelSpec, mask: MaskSpec | null, context: RunContext): ProblemInstance;
+}

@@ -1,0 +1,146 @@
+/**
+ * Runs one (cell, trial) task: generate the inputs, compute (or reuse) the exact reference, run
+ * the method, measure its error. Used by worker threads and by the in-process runner (workers 0),
+ * so both give the same numbers. Never throws: a failure becomes `status: "failed"` with a message.
+ */
+import { performance } from "node:perf_hooks";
+import type { Matrix } from "@randattn/core";
+import type { MetricName } from "../config/schema.js";
+import { exactAttention } from "../registry/exact.js";
+import { getMethod } from "../registry/methods.js";
+import { getProblem } from "../registry/problems.js";
+import type { KernelSpec, MaskSpec, Params, ProblemInstance } from "../registry/types.js";
+import { inputSeed, methodSeed } from "../plan/seeds.js";
+import { maxAbsError, meanKlDivergence, relativeFrobenius, relativeSpectral } from "./metrics.js";
+import { streamingAttention } from "../registry/core-bindings.js";
+import { attentionOptions } from "../registry/kernel.js";
+import { concatCols } from "@randattn/core";
+
+/** Everything a worker needs to run one task (plain data: structured-cloneable). */
+export interface TaskSpec {
+  readonly key: string;
+  readonly index: number;
+  readonly trial: number;
+  readonly rootSeed: number;
+  readonly problem: { readonly generator: string; readonly params: Params };
+  readonly kernel: KernelSpec;
+  readonly mask: MaskSpec | null;
+  readonly method: { readonly name: string; readonly params: Params };
+  readonly metrics: readonly MetricName[];
+  readonly baseDir: string;
+}
+
+/** The error metrics of a task (null: not requested, or not defined for this method). */
+export type MetricValues = Record<MetricName, number | null>;
+
+/** What a task produced. Everything but the timings is a deterministic function of the TaskSpec. */
+export interface TaskOutcome {
+  readonly key: string;
+  readonly index: number;
+  /** "cancelled": stopped before finishing (interrupt, fail-fast); never journaled. */
+  readonly status: "ok" | "failed" | "cancelled";
+  /** `ErrorName: message` for a failed task, "" otherwise. */
+  readonly error: string;
+  readonly metrics: MetricValues;
+  readonly flops: number | null;
+  readonly floatsStored: number | null;
+  /** Wall time of the method alone, ms (timings.csv only). */
+  readonly wallMs: number;
+  /** Wall time of input generation and the exact reference, ms (timings.csv only). */
+  readonly setupMs: number;
+}
+
+/** Largest N_Q·N_KV for which the reference is materialized (and KL available); beyond, streaming. */
+export const MAX_MATERIALIZED_SCORES = 1 << 24;
+
+interface Reference {
+  instance: ProblemInstance;
+  output: Matrix | null;
+  weights: Matrix[] | null;
+}
+
+// A tiny cache: consecutive tasks of one problem point and trial (every method of a cell row)
+// reuse the inputs and the reference instead of recomputing them.
+const cache = new Map<string, Reference>();
+const CACHE_SIZE = 2;
+
+function reference(spec: TaskSpec, wantWeights: boolean): Reference {
+  const key = JSON.stringify([spec.rootSeed, spec.problem, spec.kernel.kind === "dot" ? spec.kernel.formula : "", spec.kernel.scale ?? null, spec.mask, spec.trial, spec.baseDir]);
+  const hit = cache.get(key);
+  if (hit && (!wantWeights || hit.weights !== null || hit.output === null)) return hit;
+  const gen = getProblem(spec.problem.generator);
+  const seed = inputSeed(spec.rootSeed, gen.name, spec.problem.params, gen.structuralParams, spec.trial);
+  const instance = hit?.instance ?? gen.generate(spec.problem.params, seed, spec.kernel, spec.mask, { baseDir: spec.baseDir, wantWeights });
+  let ref: Reference;
+  if (instance.heads.length === 0) ref = { instance, output: null, weights: null };
+  else {
+    const small = instance.heads.every((h) => h.queries.rows * h.keys.rows <= MAX_MATERIALIZED_SCORES);
+    if (small) {
+      const r = exactAttention(instance, wantWeights);
+      ref = { instance, output: r.output, weights: r.weights ? [...r.weights] : null };
+    } else {
+      const opts = attentionOptions(instance.kernel, instance.mask);
+      ref = { instance, output: concatCols(instance.heads.map((h) => streamingAttention(h.queries, h.keys, h.values, opts))), weights: null };
+    }
+  }
+  cache.delete(key);
+  cache.set(key, ref);
+  while (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  return ref;
+}
+
+/** One line, bounded: `Name: message`. Deterministic for deterministic failures. */
+export function errorText(e: unknown): string {
+  const text = e instanceof Error ? `${e.name}: ${e.message}` : `Error: ${String(e)}`;
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 500 ? `${line.slice(0, 497)}...` : line;
+}
+
+const NO_METRICS: MetricValues = { rel_frobenius_error: null, rel_spectral_error: null, max_abs_error: null, mean_kl_divergence: null };
+
+/** Runs a task. Never throws. */
+export function executeTask(spec: TaskSpec): TaskOutcome {
+  const t0 = performance.now();
+  let setupMs = 0;
+  try {
+    const method = getMethod(spec.method.name);
+    const wantWeights = method.exposesWeights && spec.metrics.includes("mean_kl_divergence");
+    const ref = reference(spec, wantWeights);
+    const t1 = performance.now();
+    setupMs = t1 - t0;
+    const seed = methodSeed(spec.rootSeed, spec.method.name, spec.method.params, spec.trial);
+    const result = method.run(ref.instance, spec.method.params, seed, { baseDir: spec.baseDir, wantWeights });
+    const wallMs = performance.now() - t1;
+    const metrics: MetricValues = { ...NO_METRICS };
+    if (result.output && ref.output) {
+      const want = (m: MetricName) => spec.metrics.includes(m);
+      if (want("rel_frobenius_error")) metrics.rel_frobenius_error = relativeFrobenius(result.output, ref.output);
+      if (want("rel_spectral_error")) metrics.rel_spectral_error = relativeSpectral(result.output, ref.output);
+      if (want("max_abs_error")) metrics.max_abs_error = maxAbsError(result.output, ref.output);
+      if (wantWeights && result.weights && ref.weights) metrics.mean_kl_divergence = meanKlDivergence(result.weights, ref.weights);
+    }
+    return {
+      key: spec.key,
+      index: spec.index,
+      status: "ok",
+      error: "",
+      metrics,
+      flops: result.cost.flops,
+      floatsStored: result.cost.floatsStored,
+      wallMs,
+      setupMs,
+    };
+  } catch (e) {
+    return failedOutcome(spec, errorText(e), performance.now() - t0 - setupMs, setupMs);
+  }
+}
+
+/** The outcome recorded for a task that failed outside `executeTask` (e.g. its worker crashed). */
+export function failedOutcome(spec: Pick<TaskSpec, "key" | "index">, error: string, wallMs = 0, setupMs = 0): TaskOutcome {
+  return { key: spec.key, index: spec.index, status: "failed", error, metrics: { ...NO_METRICS }, flops: null, floatsStored: null, wallMs, setupMs };
+}
+
+/** The outcome of a task stopped before it finished (not a result: it is run again on resume). */
+export function cancelledOutcome(spec: Pick<TaskSpec, "key" | "index">, why: string): TaskOutcome {
+  return { ...failedOutcome(spec, `Cancelled: ${why}`), status: "cancelled" };
+}

@@ -1,0 +1,156 @@
+/**
+ * An exclusive lock on a results folder, so two processes never write the same results.
+ *
+ * The lock is a file `.lock` created with O_EXCL (atomic "create if absent") holding the owner's
+ * pid, host and a random token; the owner touches it every HEARTBEAT_MS. It is stale — and may be
+ * taken over — when its owner is on this host and no longer alive (a kill -9 is detected at once),
+ * or when it has not been touched for STALE_MS (an owner on another host of a shared file system
+ * that died). Taking over is itself serialized by a second O_EXCL file, so two processes that
+ * find the same stale lock cannot both win. (proper-lockfile was not used: it can only detect a
+ * dead owner by mtime, which would make every resume after kill -9 wait ≥ 5 s.)
+ */
+import { randomBytes } from "node:crypto";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { RandAttnError } from "@randattn/core";
+
+/** Lock file name inside the folder. */
+export const LOCK_FILE = ".lock";
+/** How often the owner refreshes the lock's mtime. */
+export const HEARTBEAT_MS = 5_000;
+/** A lock untouched for this long is stale even if its owner cannot be checked. */
+export const STALE_MS = 60_000;
+
+/** The folder is locked by another live process. */
+export class LockError extends RandAttnError {}
+
+interface LockContent {
+  pid: number;
+  host: string;
+  token: string;
+  since: string;
+  command: string;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function readLock(path: string): { content: LockContent | null; mtimeMs: number } | null {
+  try {
+    const st = statSync(path);
+    let content: LockContent | null = null;
+    try {
+      content = JSON.parse(readFileSync(path, "utf8"));
+    } catch {
+      content = null; // being written right now, or garbage: judged by age alone
+    }
+    return { content, mtimeMs: st.mtimeMs };
+  } catch {
+    return null;
+  }
+}
+
+function isStale(lock: { content: LockContent | null; mtimeMs: number }): boolean {
+  if (Date.now() - lock.mtimeMs > STALE_MS) return true;
+  const c = lock.content;
+  if (!c) return Date.now() - lock.mtimeMs > 2_000;
+  return c.host === hostname() && c.pid !== process.pid && !pidAlive(c.pid);
+}
+
+function tryCreate(path: string, content: LockContent): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "wx");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw e;
+  }
+  try {
+    writeSync(fd, JSON.stringify(content));
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+/** A held lock. */
+export class FolderLock {
+  readonly dir: string;
+  readonly path: string;
+  private readonly token: string;
+  private timer: NodeJS.Timeout | null;
+
+  private constructor(dir: string, path: string, token: string) {
+    this.dir = dir;
+    this.path = path;
+    this.token = token;
+    this.timer = setInterval(() => {
+      try {
+        const now = new Date();
+        utimesSync(this.path, now, now);
+      } catch {
+        // The next acquire by someone else will judge staleness; nothing to do here.
+      }
+    }, HEARTBEAT_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * Takes the lock on `dir` (created if needed).
+   * @param command what this process is doing, shown to a process that is refused.
+   * @throws LockError naming the owner when another live process holds it.
+   */
+  static acquire(dir: string, command: string): FolderLock {
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, LOCK_FILE);
+    const token = randomBytes(12).toString("hex");
+    const content: LockContent = { pid: process.pid, host: hostname(), token, since: new Date().toISOString(), command };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (tryCreate(path, content)) return new FolderLock(dir, path, token);
+      const existing = readLock(path);
+      if (!existing) continue; // released in between: try again
+      if (!isStale(existing)) {
+        const c = existing.content;
+        throw new LockError(
+          dir,
+          "a results folder no other process is using",
+          c ? `locked by pid ${c.pid} on ${c.host} since ${c.since} (${c.command})` : "locked by another process",
+          `${dir} is in use: locked by ${c ? `pid ${c.pid} on ${c.host} since ${c.since} (${c.command})` : "another process"}. ` +
+            `Wait for it to finish, or if it is gone (another host), remove ${path}.`,
+        );
+      }
+      breakStale(path, existing);
+    }
+    throw new LockError(dir, "a lock that could be taken", "contention on the lock (retry)");
+  }
+
+  /** Releases the lock if this process still owns it. */
+  release(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const current = readLock(this.path);
+    if (current?.content?.token === this.token) rmSync(this.path, { force: true });
+  }
+}
+
+function breakStale(path: string, seen: { content: LockContent | null; mtimeMs: number }): void {
+  const breaker = `${path}.break`;
+  const b = readLock(breaker);
+  // A breaker left by a process killed while breaking is itself stale after a few seconds.
+  if (b && Date.now() - b.mtimeMs > 10_000) rmSync(breaker, { force: true });
+  if (!tryCreate(breaker, { pid: process.pid, host: hostname(), token: "break", since: new Date().toISOString(), command: "break" })) return;
+  try {
+    const again = readLock(path);
+    // Only remove the very lock judged stale (same token), never one taken meanwhile.
+    if (again && again.content?.token === seen.content?.token && isStale(again)) rmSync(path, { force: true });
+  } finally {
+    rmSync(breaker, { force: true });
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Error metrics of an approximate attention output Ŷ against the exact Y (both N_Q × Σd_V):
+ * relative Frobenius and spectral errors, max-abs error, and the mean KL divergence between exact
+ * and approximate attention rows when the method forms weights.
+ */
+import { assertShape, type Matrix, matmulTransA, matmulTransB, ShapeError } from "@randattn/core";
+
+/** ‖Ŷ − Y‖_F / ‖Y‖_F (0 when both are 0, +∞ when only Y is). */
+export function relativeFrobenius(approx: Matrix, exact: Matrix): number {
+  assertShape(approx, "approx", exact.rows, exact.cols, "the exact output's shape");
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < exact.data.length; i++) {
+    const d = approx.data[i] - exact.data[i];
+    num += d * d;
+    den += exact.data[i] * exact.data[i];
+  }
+  return ratio(Math.sqrt(num), Math.sqrt(den));
+}
+
+/** max |Ŷ − Y| over entries. */
+export function maxAbsError(approx: Matrix, exact: Matrix): number {
+  assertShape(approx, "approx", exact.rows, exact.cols, "the exact output's shape");
+  let m = 0;
+  for (let i = 0; i < exact.data.length; i++) m = Math.max(m, Math.abs(approx.data[i] - exact.data[i]));
+  return m;
+}
+
+function ratio(num: number, den: number): number {
+  if (den === 0) return num === 0 ? 0 : Number.POSITIVE_INFINITY;
+  return num / den;
+}
+
+/**
+ * Largest eigenvalue of a symmetric n×n matrix (row-major) by cyclic Jacobi rotations — exact to
+ * rounding, deterministic, and cheap for the small Gram matrices used here (n ≤ a few hundred).
+ */
+export function symmetricMaxEigenvalue(a: Float64Array, n: number): number {
+  const m = Float64Array.from(a);
+  for (let sweep = 0; sweep < 60; sweep++) {
+    let off = 0;
+    let diag = 0;
+    for (let i = 0; i < n; i++) {
+      diag += m[i * n + i] * m[i * n + i];
+      for (let j = i + 1; j < n; j++) off += m[i * n + j] * m[i * n + j];
+    }
+    if (off <= 1e-30 * diag || off === 0) break;
+    for (let p = 0; p < n; p++) {
+      for (let q = p + 1; q < n; q++) {
+        const apq = m[p * n + q];
+        if (apq === 0) continue;
+        const app = m[p * n + p];
+        const aqq = m[q * n + q];
+        // Rotation angle zeroing m[p][q] (Golub & Van Loan, Alg. 8.5.2).
+        const theta = (aqq - app) / (2 * apq);
+        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+        const c = 1 / Math.sqrt(t * t + 1);
+        const s = t * c;
+        for (let k = 0; k < n; k++) {
+          const akp = m[k * n + p];
+          const akq = m[k * n + q];
+          m[k * n + p] = c * akp - s * akq;
+          m[k * n + q] = s * akp + c * akq;
+        }
+        for (let k = 0; k < n; k++) {
+          const apk = m[p * n + k];
+          const aqk = m[q * n + k];
+          m[p * n + k] = c * apk - s * aqk;
+          m[q * n + k] = s * apk + c * aqk;
+        }
+      }
+    }
+  }
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < n; i++) max = Math.max(max, m[i * n + i]);
+  return max;
+}
+
+/** Largest Gram side for which the spectral norm is computed exactly (Jacobi); beyond, power iteration. */
+export const MAX_JACOBI_SIZE = 256;
+
+/**
+ * Spectral norm ‖M‖₂ = √λ_max(MᵀM) (or MMᵀ, whichever is smaller). Exact Jacobi up to
+ * MAX_JACOBI_SIZE, otherwise 200 steps of power iteration from a fixed start (deterministic).
+ */
+export function spectralNorm(m: Matrix): number {
+  if (m.rows === 0 || m.cols === 0) return 0;
+  const gram = m.cols <= m.rows ? matmulTransA(m, m) : matmulTransB(m, m);
+  const n = gram.rows;
+  if (n <= MAX_JACOBI_SIZE) return Math.sqrt(Math.max(0, symmetricMaxEigenvalue(gram.data, n)));
+  let v = new Float64Array(n).fill(1 / Math.sqrt(n));
+  let lambda = 0;
+  for (let it = 0; it < 200; it++) {
+    const w = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      for (let j = 0; j < n; j++) s += gram.data[i * n + j] * v[j];
+      w[i] = s;
+    }
+    let norm = 0;
+    for (let i = 0; i < n; i++) norm += w[i] * w[i];
+    norm = Math.sqrt(norm);
+    if (norm === 0) return 0;
+    lambda = norm;
+    for (let i = 0; i < n; i++) w[i] /= norm;
+    v = w;
+  }
+  return Math.sqrt(lambda);
+}
+
+/** ‖Ŷ − Y‖₂ / ‖Y‖₂. */
+export function relativeSpectral(approx: Matrix, exact: Matrix): number {
+  assertShape(approx, "approx", exact.rows, exact.cols, "the exact output's shape");
+  const diff = exact.clone();
+  for (let i = 0; i < diff.data.length; i++) diff.data[i] = approx.data[i] - exact.data[i];
+  return ratio(spectralNorm(diff), spectralNorm(exact));
+}
+
+/**
+ * Mean over heads and query rows of KL(P_exact[i,:] ‖ P_approx[i,:]) in nats. Entries with
+ * P_exact = 0 contribute 0; P_approx = 0 where P_exact > 0 gives +∞ (reported, not hidden).
+ */
+export function meanKlDivergence(approx: readonly Matrix[], exact: readonly Matrix[]): number {
+  if (approx.length !== exact.length) throw new ShapeError("weights", `${exact.length} heads`, `${approx.length}`);
+  let total = 0;
+  let rows = 0;
+  for (let h = 0; h < exact.length; h++) {
+    const p = exact[h];
+    const q = approx[h];
+    assertShape(q, `weights[${h}]`, p.rows, p.cols, "the exact weights' shape");
+    for (let i = 0; i < p.rows; i++) {
+      let kl = 0;
+      for (let j = i * p.cols; j < (i + 1) * p.cols; j++) {
+        const pj = p.data[j];
+        if (pj > 0) kl += pj * Math.log(pj / q.data[j]);
+      }
+      total += kl;
+      rows++;
+    }
+  }
+  return rows === 0 ? 0 : total / rows;
+}

@@ -1,0 +1,117 @@
+/**
+ * A worker_threads pool that survives crashing workers.
+ *
+ * tinypool 2.2 was tried first and rejected: a task whose worker thread exits (process.exit in the
+ * worker, a fatal error) never settles, so one crashing cell would hang the whole sweep. This pool
+ * gives each worker one task at a time; if the worker exits or errors mid-task, that task resolves
+ * as failed ("WorkerCrash: …"), the worker is replaced and the other tasks go on.
+ */
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import { type TaskOutcome, type TaskSpec, cancelledOutcome, failedOutcome } from "./execute.js";
+
+interface Job {
+  id: number;
+  spec: TaskSpec;
+  resolve: (o: TaskOutcome) => void;
+}
+
+interface Slot {
+  worker: Worker | null;
+  job: Job | null;
+}
+
+/** Default worker count: the machine's available parallelism (at least 1). */
+export function defaultWorkerCount(): number {
+  return Math.max(1, availableParallelism());
+}
+
+/** A fixed-size pool of worker threads running `executeTask`. */
+export class WorkerPool {
+  private readonly slots: Slot[];
+  private readonly queue: Job[] = [];
+  private readonly workerUrl: URL;
+  private nextId = 0;
+  private closed = false;
+
+  /**
+   * @param size number of worker threads.
+   * @param workerUrl the worker entry (dist/run/worker.js).
+   */
+  constructor(size: number, workerUrl: URL = new URL("./worker.js", import.meta.url)) {
+    this.workerUrl = workerUrl;
+    this.slots = Array.from({ length: size }, () => ({ worker: null, job: null }));
+  }
+
+  /** Runs a task on the next free worker. Resolves (never rejects) with its outcome. */
+  run(spec: TaskSpec): Promise<TaskOutcome> {
+    return new Promise((resolve) => {
+      if (this.closed) {
+        resolve(cancelledOutcome(spec, "the pool was closed"));
+        return;
+      }
+      this.queue.push({ id: this.nextId++, spec, resolve });
+      this.pump();
+    });
+  }
+
+  /** Tasks waiting for a worker. */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Drops tasks not yet started (they resolve as cancelled). */
+  cancelPending(): void {
+    for (const job of this.queue.splice(0)) job.resolve(cancelledOutcome(job.spec, "not started"));
+  }
+
+  private spawn(slot: Slot): Worker {
+    const worker = new Worker(this.workerUrl);
+    worker.on("message", (msg: { id: number; outcome: TaskOutcome }) => {
+      const job = slot.job;
+      if (!job || job.id !== msg.id) return;
+      slot.job = null;
+      job.resolve(msg.outcome);
+      this.pump();
+    });
+    const crashed = (why: string) => {
+      if (slot.worker !== worker) return;
+      slot.worker = null;
+      const job = slot.job;
+      slot.job = null;
+      if (job) job.resolve(failedOutcome(job.spec, `WorkerCrash: the worker thread running this cell ${why}`));
+      this.pump();
+    };
+    worker.on("error", (e) => crashed(`threw ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`));
+    worker.on("exit", (code) => crashed(`exited with code ${code}`));
+    return worker;
+  }
+
+  private pump(): void {
+    if (this.closed) return;
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) return;
+      if (slot.job) continue;
+      const job = this.queue.shift()!;
+      slot.worker ??= this.spawn(slot);
+      slot.job = job;
+      slot.worker.postMessage({ id: job.id, spec: job.spec });
+    }
+  }
+
+  /** Stops every worker; tasks in flight or queued resolve as cancelled. */
+  async destroy(): Promise<void> {
+    this.closed = true;
+    this.cancelPending();
+    const stops: Promise<number>[] = [];
+    for (const slot of this.slots) {
+      const w = slot.worker;
+      const job = slot.job;
+      slot.worker = null;
+      slot.job = null;
+      if (job) job.resolve(cancelledOutcome(job.spec, "interrupted"));
+      if (w) stops.push(w.terminate());
+    }
+    await Promise.all(stops);
+  }
+}

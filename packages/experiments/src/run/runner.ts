@@ -1,0 +1,234 @@
+/**
+ * The sweep runner: lock the results folder, open the journal, run the tasks not yet done on the
+ * worker pool, journal each outcome durably as it arrives, and, once every task has a record,
+ * write the outputs. Interrupts (Ctrl-C, SIGTERM), fail-fast and journal write errors stop
+ * dispatching; what finished stays journaled and `resume` continues from there.
+ */
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { RandAttnError } from "@randattn/core";
+import { type Plan, planTasks, type Task } from "../plan/expand.js";
+import { inShard, type Shard, shardName } from "../plan/shard.js";
+import type { Manifest } from "../output/manifest.js";
+import { writeOutputs } from "../output/write.js";
+import { executeTask, type TaskOutcome, type TaskSpec } from "./execute.js";
+import { Journal, JOURNAL_FILE, type JournalHeader, type JournalRecord } from "./journal.js";
+import { FolderLock } from "./lock.js";
+import { WorkerPool } from "./pool.js";
+import { Progress, type ProgressMode } from "./progress.js";
+
+/** A run that must not start: results from another config, or an unfinished run without `resume`. */
+export class RunRefusedError extends RandAttnError {}
+
+/** Options of `runPlan`. */
+export interface RunOptions {
+  /** Results root; the experiment goes to `<outRoot>/<experiment>/` (shards: `…/shards/<i>-of-<n>/`). @default "results" */
+  outRoot?: string;
+  /** Worker threads; 0 runs tasks in this thread. @default available parallelism */
+  workers?: number;
+  /** Run only this shard. @default null (all tasks) */
+  shard?: Shard | null;
+  /** Stop dispatching at the first failed task. @default false */
+  failFast?: boolean;
+  /** "run": start (refuses an unfinished run); "resume": continue one. @default "run" */
+  mode?: "run" | "resume";
+  /** With mode "run": discard any previous results in the folder first. @default false */
+  restart?: boolean;
+  /** @default "auto" */
+  progress?: ProgressMode;
+  /** Write figures, tables and report.html at the end. @default true */
+  report?: boolean;
+  /** Where status lines go. @default stderr */
+  log?: (line: string) => void;
+  /** Worker entry (tests). @default dist/run/worker.js */
+  workerUrl?: URL;
+}
+
+/** What a run did. */
+export interface RunResult {
+  readonly dir: string;
+  readonly total: number;
+  readonly skipped: number;
+  readonly ran: number;
+  readonly ok: number;
+  readonly failed: number;
+  readonly complete: boolean;
+  readonly interrupted: boolean;
+  /** Message of the I/O error that stopped the run, or null. */
+  readonly ioError: string | null;
+  readonly manifest: Manifest | null;
+  /** Failed tasks: key, method label, error text. */
+  readonly failures: readonly { key: string; label: string; error: string }[];
+}
+
+/** Output files a `--restart` removes. */
+const OUTPUT_FILES = [JOURNAL_FILE, "results.csv", "timings.csv", "summary.csv", "manifest.json", "report.html", "figures", "tables"];
+
+/** The folder a run of `plan` writes to. */
+export function runDir(plan: Plan, outRoot: string, shard: Shard | null): string {
+  const base = join(outRoot, plan.loaded.config.experiment);
+  return shard ? join(base, "shards", shardName(shard)) : base;
+}
+
+/** The TaskSpec a worker receives for `task`. */
+export function taskSpec(plan: Plan, task: Task): TaskSpec {
+  const c = plan.cells[task.cell];
+  const { loaded } = plan;
+  return {
+    key: task.key,
+    index: task.index,
+    trial: task.trial,
+    rootSeed: loaded.config.seed,
+    problem: c.problem,
+    kernel: loaded.kernel,
+    mask: loaded.mask,
+    method: { name: c.method.name, params: c.method.params },
+    metrics: loaded.metrics,
+    baseDir: loaded.baseDir,
+  };
+}
+
+function sessionId(): string {
+  return `${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}-${process.pid}`;
+}
+
+/**
+ * Runs (or resumes) a plan.
+ * @throws RunRefusedError when the folder holds results of another config or shard, or (mode "run")
+ *   an unfinished run; LockError when another process holds the folder.
+ */
+export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<RunResult> {
+  const outRoot = options.outRoot ?? "results";
+  const shard = options.shard ?? null;
+  const mode = options.mode ?? "run";
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const dir = runDir(plan, outRoot, shard);
+  const lock = FolderLock.acquire(dir, `randattn ${mode} ${plan.loaded.source}`);
+  let journal: Journal | null = null;
+  try {
+    if (options.restart) for (const f of OUTPUT_FILES) rmSync(join(dir, f), { recursive: true, force: true });
+    const tasks = planTasks(plan).filter((t) => inShard(t.index, shard));
+    const header: JournalHeader = {
+      type: "header",
+      version: 1,
+      experiment: plan.loaded.config.experiment,
+      configHash: plan.loaded.hash,
+      shard: shard ? shardName(shard) : null,
+      taskCount: tasks.length,
+    };
+    const hadJournal = existsSync(join(dir, JOURNAL_FILE));
+    journal = Journal.open(dir, header);
+    const h = journal.header;
+    if (h.configHash !== header.configHash || h.shard !== header.shard) {
+      const what = h.configHash !== header.configHash ? `config sha256 ${h.configHash.slice(0, 12)}…, not ${header.configHash.slice(0, 12)}…` : `shard ${h.shard}, not ${header.shard}`;
+      throw new RunRefusedError(
+        dir,
+        "results of this config",
+        `results of another run (${what})`,
+        `${dir} holds results of a different run (${what}); refusing to ${mode}. The config changed since those results were made: use \`randattn run --restart\` to discard them, or --out for another folder.`,
+      );
+    }
+    const done = (t: Task) => journal!.records.get(t.key)?.status === "ok";
+    const finished = (t: Task) => journal!.records.has(t.key);
+    if (mode === "run" && hadJournal && !tasks.every(finished)) {
+      throw new RunRefusedError(
+        dir,
+        "no unfinished run",
+        `an interrupted run (${tasks.filter(finished).length} of ${tasks.length} tasks done)`,
+        `${dir} holds an unfinished run of this config (${tasks.filter(finished).length}/${tasks.length} tasks done): continue it with \`randattn resume\`, or start over with \`randattn run --restart\`.`,
+      );
+    }
+    // "run" on a finished journal re-runs nothing; "resume" retries failed tasks.
+    const pending = tasks.filter((t) => (mode === "run" ? !finished(t) : !done(t)));
+    const skipped = tasks.length - pending.length;
+    const workers = Math.max(0, Math.min(options.workers ?? 1, pending.length));
+    const label = `${plan.loaded.config.experiment}${shard ? ` [shard ${shardName(shard)}]` : ""}`;
+    const progress = new Progress(label, tasks.length, skipped, options.progress ?? "auto", log);
+    const session = sessionId();
+    const pool = workers > 0 ? new WorkerPool(workers, options.workerUrl) : null;
+    let stopping = false;
+    let interrupted = false;
+    let ioError: string | null = null;
+    let ran = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (interrupted) process.exit(130); // a second Ctrl-C: leave at once (the journal is consistent)
+      interrupted = true;
+      stopping = true;
+      log(`\n${signal}: stopping; finished tasks are kept — continue with \`randattn resume\``);
+      void pool?.destroy();
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    const exec = (spec: TaskSpec): Promise<TaskOutcome> =>
+      pool ? pool.run(spec) : new Promise((resolve) => setImmediate(() => resolve(executeTask(spec))));
+    try {
+      await new Promise<void>((resolveAll) => {
+        let next = 0;
+        let inFlight = 0;
+        const window = Math.max(1, workers) * 2;
+        const finish = () => {
+          if (inFlight === 0 && (stopping || next >= pending.length)) resolveAll();
+        };
+        const handle = (outcome: TaskOutcome) => {
+          if (outcome.status === "cancelled" || ioError !== null) return;
+          const record: JournalRecord = { ...outcome, type: "task", session };
+          try {
+            journal!.append(record);
+          } catch (e) {
+            ioError = `could not record a finished task in ${journal!.path}: ${(e as Error).message}`;
+            stopping = true;
+            pool?.cancelPending();
+            return;
+          }
+          ran++;
+          progress.tick(outcome.status === "failed");
+          if (outcome.status === "failed" && options.failFast) {
+            stopping = true;
+            pool?.cancelPending();
+          }
+        };
+        const launch = () => {
+          while (!stopping && inFlight < window && next < pending.length) {
+            const task = pending[next++];
+            inFlight++;
+            void exec(taskSpec(plan, task)).then((outcome) => {
+              inFlight--;
+              handle(outcome);
+              launch();
+              finish();
+            });
+          }
+          finish();
+        };
+        launch();
+      });
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+      await pool?.destroy();
+    }
+    const complete = tasks.every(finished);
+    let manifest: Manifest | null = null;
+    if (complete && ioError === null && !interrupted) {
+      try {
+        manifest = writeOutputs(plan, dir, tasks, journal.records, { shard, report: options.report ?? true, indexRoot: outRoot });
+      } catch (e) {
+        ioError = `could not write the outputs: ${(e as Error).message}`;
+      }
+    }
+    const failures = tasks
+      .map((t) => ({ t, r: journal!.records.get(t.key) }))
+      .filter(({ r }) => r?.status === "failed")
+      .map(({ t, r }) => ({ key: t.key, label: plan.cells[t.cell].method.label, error: r!.error }));
+    const ok = tasks.filter(done).length;
+    progress.stop(
+      `${label}: ${ran} run this session, ${skipped} skipped; ${ok}/${tasks.length} ok, ${failures.length} failed` +
+        (complete ? (manifest ? ` → ${dir}` : "") : ` — incomplete${interrupted ? " (interrupted)" : ""}; continue with \`randattn resume\``),
+    );
+    if (ioError) log(`error: ${ioError}\n  completed tasks are kept in ${join(dir, JOURNAL_FILE)}; fix the cause and run \`randattn resume\``);
+    return { dir, total: tasks.length, skipped, ran, ok, failed: failures.length, complete, interrupted, ioError, manifest, failures };
+  } finally {
+    journal?.close();
+    lock.release();
+  }
+}

@@ -1,0 +1,282 @@
+/**
+ * Linear-time attention with random features (Performer; Choromanski et al. 2021, §2.2 eq. (5)):
+ *
+ *   Y ≈ D⁻¹ φ(Q) (φ(K)ᵀ V),   D = diag(φ(Q) (φ(K)ᵀ 1_{N_KV})),
+ *
+ * computed right to left in O(N m d) time and O(N m + m d) memory — the N_Q × N_KV matrix
+ * φ(Q)φ(K)ᵀ is never formed. The causal form uses prefix sums of φ(kⱼ)vⱼᵀ (§2.6, unidirectional
+ * FAVOR+), evaluated block by block with core's matmul kernels: a query block reads the running state
+ * of the keys every query in the block sees, plus a masked |block| × |block| product for the keys on
+ * the diagonal band. That equals masking the approximate matrix φ(Q)φ(K)ᵀ and normalizing its rows.
+ *
+ * Stabilization (why no ε): φ(Q) is computed with a per-query shift (its row maximum exponent) and
+ * φ(K) with one global shift (the maximum over all keys, so it factors out of every key sum). Both
+ * factors multiply numerator and normalizer of a row alike and cancel in D⁻¹; nothing is added
+ * after the exponential, so the estimator's expectation is untouched (adding ε to D, as some
+ * implementations do, biases every row towards 0). Divisions are guarded instead by looking at D:
+ * positive and hyperbolic features give D > 0 unless it underflows (keys whose features are ≪ the
+ * largest key's), trig features can give D ≤ 0 for real — those rows are reported in
+ * `nonPositiveRows` and handled by `onNonPositiveNormalizer`, never turned into NaN.
+ */
+import {
+  Matrix,
+  NumericalError,
+  type SeedKey,
+  ShapeError,
+  ValueError,
+  assertFinite,
+  assertInteger,
+  assertMatrix,
+  assertNonEmpty,
+  assertOneOf,
+  matmulInto,
+  matmulTransAInto,
+  matmulTransBInto,
+} from "@randattn/core";
+import type { Cost } from "../operators/index.js";
+import { type FeatureKernel, type FeatureKind, evaluateFeatures, resolveKernel } from "./maps.js";
+import { type ProjectionKind, drawProjection } from "./projection.js";
+
+/** Masks the random-feature path supports without an N_Q × N_KV matrix (same shapes as core's `Mask`). */
+export type RandomFeatureMask =
+  /** Query i sees keys j ≤ offset + i; offset defaults to N_KV − N_Q (ERRATA). */
+  | { kind: "causal"; offset?: number }
+  /** Keys j < keyLength are real, the rest padding. */
+  | { kind: "padding"; keyLength: number };
+
+/** What to do with a row whose estimated normalizer Dᵢ is ≤ 0 (or that sees no key). */
+export type NonPositiveNormalizerPolicy = "error" | "zero" | "keep";
+
+export interface RandomFeatureAttentionOptions {
+  /** m, the number of random frequencies ω (features: m for "positive", 2m for "trig"/"hyperbolic"). */
+  numFeatures: number;
+  /** Feature family. @default "positive" */
+  features?: FeatureKind;
+  /** i.i.d. or orthogonal frequencies. @default "orthogonal" (FAVOR+) */
+  projection?: ProjectionKind;
+  /** Kernel approximated. @default { kind: "softmax", scale: 1/√d } */
+  kernel?: FeatureKernel;
+  /** Causal or padding mask. @default none (every query sees every key) */
+  mask?: RandomFeatureMask;
+  /** Query block size of the causal prefix-sum evaluation. @default 64 */
+  blockSize?: number;
+  /**
+   * Rows with Dᵢ ≤ 0 (trig features) or Dᵢ = 0 (underflow, or no visible key):
+   * `"error"` throws NumericalError; `"zero"` outputs a zero row; `"keep"` divides by a negative Dᵢ
+   * as the raw ratio estimator does (a row with Dᵢ = 0 still becomes zeros). Every such row is listed
+   * in `nonPositiveRows` whatever the policy.
+   * @default "error"
+   */
+  onNonPositiveNormalizer?: NonPositiveNormalizerPolicy;
+  /** Precomputed frequencies Ω (numFeatures × d) instead of drawing them from the seed. @default drawn */
+  omega?: Matrix;
+}
+
+export interface RandomFeatureAttentionResult {
+  /** Ŷ (N_Q × d_V). */
+  output: Matrix;
+  /** Flops performed and floats held (Ω, φ(Q), φ(K), the m × d_V state and key sum, causal band). */
+  cost: Cost;
+  /** Dᵢ in shifted units; the true normalizer is normalizer[i]·exp(normalizerLogScale[i]). */
+  normalizer: Float64Array;
+  /** Log of the shift of row i (query shift + global key shift). */
+  normalizerLogScale: Float64Array;
+  /** Rows with Dᵢ ≤ 0, in increasing order. */
+  nonPositiveRows: number[];
+  /** The frequencies used (m × d). */
+  omega: Matrix;
+  /** Number of features F. */
+  featureDim: number;
+}
+
+/**
+ * Random-feature attention Ŷ = D⁻¹ φ(Q)(φ(K)ᵀV) (see module doc), with the frequencies drawn from
+ * `seed` (pass another seed to redraw them) unless `options.omega` is given.
+ * @param queries N_Q × d.
+ * @param keys N_KV × d.
+ * @param values N_KV × d_V.
+ * @throws ShapeError on mismatched shapes; ValueError on bad options (m ≤ 0, unknown kinds,
+ *   unsupported mask); NonFiniteError for NaN/±Inf inputs; NumericalError for a row with Dᵢ ≤ 0
+ *   under the default policy.
+ */
+export function randomFeatureAttention(
+  queries: Matrix,
+  keys: Matrix,
+  values: Matrix,
+  options: RandomFeatureAttentionOptions,
+  seed: SeedKey,
+): RandomFeatureAttentionResult {
+  assertMatrix(queries, "queries");
+  assertNonEmpty(queries, "queries");
+  assertMatrix(keys, "keys");
+  assertMatrix(values, "values");
+  const d = queries.cols;
+  if (keys.cols !== d) throw new ShapeError("keys", `*×${d} (cols = queries.cols)`, keys.shape);
+  if (keys.rows === 0) throw new ShapeError("keys", "at least 1 row", keys.shape);
+  if (values.rows !== keys.rows) throw new ShapeError("values", `${keys.rows}×* (rows = keys.rows)`, values.shape);
+  if (values.cols === 0) throw new ShapeError("values", "at least 1 column", values.shape);
+  assertFinite(queries, "queries");
+  assertFinite(keys, "keys");
+  assertFinite(values, "values");
+  if (options === null || typeof options !== "object") throw new ValueError("options", "an options object with numFeatures", String(options));
+  assertInteger(options.numFeatures, "options.numFeatures", 1);
+  const m = options.numFeatures;
+  const features = options.features ?? "positive";
+  const projection = options.projection ?? "orthogonal";
+  const policy = options.onNonPositiveNormalizer ?? "error";
+  const blockSize = options.blockSize ?? 64;
+  assertOneOf(projection, "options.projection", ["iid", "orthogonal"] as const);
+  assertOneOf(policy, "options.onNonPositiveNormalizer", ["error", "zero", "keep"] as const);
+  assertInteger(blockSize, "options.blockSize", 1);
+  const resolved = resolveKernel(options.kernel, features, d);
+  const nQ = queries.rows;
+  const nKV = keys.rows;
+  const dV = values.cols;
+
+  // Mask → visible key range. Causal: query i sees j ≤ offset + i; padding: j < keyLength.
+  let causal = false;
+  let offset = 0;
+  let keyLength = nKV;
+  if (options.mask !== undefined) {
+    const mask = options.mask;
+    if (mask === null || typeof mask !== "object") throw new ValueError("options.mask", "a mask object", String(mask));
+    assertOneOf(mask.kind, "options.mask.kind", ["causal", "padding"] as const);
+    if (mask.kind === "causal") {
+      causal = true;
+      offset = mask.offset ?? nKV - nQ;
+      assertInteger(offset, "options.mask.offset", Number.MIN_SAFE_INTEGER);
+    } else {
+      assertInteger(mask.keyLength, "options.mask.keyLength", 0, nKV);
+      keyLength = mask.keyLength;
+    }
+  }
+
+  let omega: Matrix;
+  if (options.omega !== undefined) {
+    assertMatrix(options.omega, "options.omega");
+    if (options.omega.rows !== m || options.omega.cols !== d) {
+      throw new ShapeError("options.omega", `${m}×${d} (numFeatures × queries.cols)`, options.omega.shape);
+    }
+    assertFinite(options.omega, "options.omega");
+    omega = options.omega;
+  } else {
+    omega = drawProjection(m, d, { projection, distribution: resolved.distribution }, seed);
+  }
+
+  const phiQ = evaluateFeatures(queries, omega, features, resolved, "row");
+  const nK = keyLength;
+  const keysUsed = nK === nKV ? keys : new Matrix(nK, d, keys.data.subarray(0, nK * d));
+  const phiK =
+    nK > 0 ? evaluateFeatures(keysUsed, omega, features, resolved, "global") : { features: new Matrix(0, phiQ.features.cols), logScale: new Float64Array(0) };
+  const F = phiQ.features.cols;
+  const fQ = phiQ.features.data;
+  const fK = phiK.features.data;
+  const V = values.data;
+  const num = new Float64Array(nQ * dV);
+  const den = new Float64Array(nQ);
+  let flops = 2 * (nQ + nK) * d * m + (nQ + nK) * F;
+  let floatsStored = m * d + (nQ + nK) * F + F * dV + F;
+
+  if (!causal) {
+    // Bidirectional: state = φ(K)ᵀV (F × d_V) and z = φ(K)ᵀ1, then one product per query row.
+    const state = new Float64Array(F * dV);
+    const z = new Float64Array(F);
+    matmulTransAInto(fK, V, state, nK, F, dV, false);
+    for (let j = 0; j < nK; j++) {
+      const o = j * F;
+      for (let l = 0; l < F; l++) z[l] += fK[o + l];
+    }
+    matmulInto(fQ, state, num, nQ, F, dV, false);
+    for (let i = 0; i < nQ; i++) {
+      let s = 0;
+      const o = i * F;
+      for (let l = 0; l < F; l++) s += fQ[o + l] * z[l];
+      den[i] = s;
+    }
+    flops += 2 * nK * F * dV + nK * F + 2 * nQ * F * dV + 2 * nQ * F;
+  } else {
+    const state = new Float64Array(F * dV);
+    const z = new Float64Array(F);
+    const band = new Float64Array(blockSize * blockSize);
+    const bandNum = new Float64Array(blockSize * dV);
+    floatsStored += blockSize * blockSize;
+    let stateEnd = 0; // keys [0, stateEnd) are summed into state and z
+    const clamp = (v: number) => Math.max(0, Math.min(nK, v));
+    for (let i0 = 0; i0 < nQ; i0 += blockSize) {
+      const i1 = Math.min(nQ, i0 + blockSize);
+      const b = i1 - i0;
+      // Keys every query of the block sees: j < offset + i0 + 1.
+      const prefixEnd = clamp(offset + i0 + 1);
+      if (prefixEnd > stateEnd) {
+        const t = prefixEnd - stateEnd;
+        matmulTransAInto(fK.subarray(stateEnd * F, prefixEnd * F), V.subarray(stateEnd * dV, prefixEnd * dV), state, t, F, dV, true);
+        for (let j = stateEnd; j < prefixEnd; j++) {
+          const o = j * F;
+          for (let l = 0; l < F; l++) z[l] += fK[o + l];
+        }
+        flops += 2 * t * F * dV + t * F;
+        stateEnd = prefixEnd;
+      }
+      const qBlock = fQ.subarray(i0 * F, i1 * F);
+      const numBlock = num.subarray(i0 * dV, i1 * dV);
+      if (stateEnd > 0) {
+        matmulInto(qBlock, state, numBlock, b, F, dV, false);
+        for (let r = 0; r < b; r++) {
+          let s = 0;
+          const o = r * F;
+          for (let l = 0; l < F; l++) s += qBlock[o + l] * z[l];
+          den[i0 + r] = s;
+        }
+        flops += 2 * b * F * dV + 2 * b * F;
+      }
+      // Diagonal band: keys [prefixEnd, tailEnd) seen by only part of the block (j ≤ offset + i).
+      const tailEnd = clamp(offset + i1);
+      const t = tailEnd - prefixEnd;
+      if (t > 0) {
+        const w = band.subarray(0, b * t);
+        matmulTransBInto(qBlock, fK.subarray(prefixEnd * F, tailEnd * F), w, b, F, t);
+        for (let r = 0; r < b; r++) {
+          const limit = offset + i0 + r; // last visible key of this query
+          let s = 0;
+          for (let c = 0; c < t; c++) {
+            if (prefixEnd + c > limit) w[r * t + c] = 0;
+            else s += w[r * t + c];
+          }
+          den[i0 + r] += s;
+        }
+        const bn = bandNum.subarray(0, b * dV);
+        matmulInto(w, V.subarray(prefixEnd * dV, tailEnd * dV), bn, b, t, dV, false);
+        for (let x = 0; x < b * dV; x++) numBlock[x] += bn[x];
+        flops += 2 * b * t * F + 2 * b * t * dV + b * t;
+      }
+    }
+  }
+
+  // Division with the guard described in the module doc: no ε, explicit handling of Dᵢ ≤ 0.
+  const output = new Matrix(nQ, dV);
+  const Y = output.data;
+  const nonPositiveRows: number[] = [];
+  for (let i = 0; i < nQ; i++) {
+    const di = den[i];
+    if (!(di > 0)) {
+      nonPositiveRows.push(i);
+      if (policy === "error") {
+        const why = di === 0 ? "0 (no visible key, or every feature product underflowed)" : `${di} (trig features can give Dᵢ ≤ 0)`;
+        throw new NumericalError(
+          "normalizer",
+          `Dᵢ > 0 for every query row (set onNonPositiveNormalizer to "zero" or "keep" to accept)`,
+          `D[${i}] = ${why}`,
+        );
+      }
+      if (policy === "zero" || di === 0) continue;
+    }
+    const inv = 1 / di;
+    const o = i * dV;
+    for (let j = 0; j < dV; j++) Y[o + j] = num[o + j] * inv;
+  }
+  flops += nQ * dV;
+  const kShift = nK > 0 ? phiK.logScale[0] : 0;
+  const normalizerLogScale = new Float64Array(nQ);
+  for (let i = 0; i < nQ; i++) normalizerLogScale[i] = phiQ.logScale[i] + kShift;
+  return { output, cost: { flops, floatsStored }, normalizer: den, normalizerLogScale, nonPositiveRows, omega, featureDim: F };
+}

@@ -1,0 +1,214 @@
+/**
+ * Random feature maps φ with E[φ(x)ᵀφ(y)] = κ(q, k) (Rahimi & Recht 2007; Choromanski et al. 2021,
+ * "Rethinking Attention with Performers", §2.2–2.3 and Lemma 1). For the softmax kernel
+ * κ(q, k) = exp(scale·⟨q, k⟩) write x = √scale·q, y = √scale·k (x = q/d^¼ for the default
+ * scale 1/√d), so κ = SM(x, y) = exp(xᵀy), and with m frequencies ω₁…ω_m ~ N(0, I_d):
+ *
+ * - `"trig"`:       φ(x) = e^{‖x‖²/2}/√m · [sin(ωᵢᵀx) …, cos(ωᵢᵀx) …]         (2m features)
+ * - `"positive"`:   φ(x) = e^{−‖x‖²/2}/√m · [exp(ωᵢᵀx) …]                       (m features, FAVOR+)
+ * - `"hyperbolic"`: φ(x) = e^{−‖x‖²/2}/√(2m) · [exp(ωᵢᵀx) …, exp(−ωᵢᵀx) …]      (2m features)
+ *
+ * The number of features is the number of frequencies m for "positive" and 2m for the other two —
+ * the convention of the Performer MSE formulas (Lemma 2), which are stated per frequency.
+ *
+ * Other kernels (documented list, docs/features.md):
+ * - Gaussian RBF exp(−‖q − k‖²/(2σ²)): x = q/σ, κ = e^{−‖x‖²/2} e^{−‖y‖²/2} exp(xᵀy), so every softmax
+ *   map works with the extra factor e^{−‖x‖²/2} (trig: prefactor 1 — the classic RFF of Rahimi–Recht).
+ * - Laplacian exp(−‖q − k‖₁/σ): x = q/σ, trig features with standard Cauchy frequencies (its
+ *   spectral density), prefactor 1. No positive map exists for it here.
+ *
+ * Stabilization: every map is evaluated as φ(x) = f · e^{s}, with f = exp(… − s) and `s` the shift
+ * (a per-row or a global maximum of the exponents), returned as `logScale`; attention divides
+ * numerator and normalizer by the same e^{s}, so the shift cancels exactly instead of adding an ε.
+ */
+import { Matrix, NumericalError, ShapeError, ValueError, assertFinite, assertMatrix, assertNonEmpty, assertNumber, assertOneOf, matmulTransBInto } from "@randattn/core";
+
+/** The random-feature family (see module doc for the formulas). */
+export type FeatureKind = "trig" | "positive" | "hyperbolic";
+
+/** Kernels with a random-feature map here. */
+export type FeatureKernel =
+  /** κ(q, k) = exp(scale·⟨q, k⟩); scale defaults to 1/√d. */
+  | { kind: "softmax"; scale?: number }
+  /** κ(q, k) = exp(−‖q − k‖²/(2 bandwidth²)). */
+  | { kind: "gaussian"; bandwidth: number }
+  /** κ(q, k) = exp(−‖q − k‖₁/bandwidth); trig features with Cauchy frequencies only. */
+  | { kind: "laplacian"; bandwidth: number };
+
+/**
+ * Where the stabilizing shift is taken: `"none"` (raw features, may overflow → NumericalError),
+ * `"row"` (each row's own maximum exponent — for queries), `"global"` (one maximum over all rows —
+ * for keys, so the shift factors out of sums over keys).
+ */
+export type FeatureShift = "none" | "row" | "global";
+
+export interface RandomFeaturesOptions {
+  /** Feature family. @default "positive" */
+  features?: FeatureKind;
+  /** Kernel approximated. @default { kind: "softmax", scale: 1/√d } */
+  kernel?: FeatureKernel;
+  /** Stabilizing shift (see {@link FeatureShift}). @default "none" */
+  shift?: FeatureShift;
+}
+
+export interface RandomFeaturesResult {
+  /** f (N × F); the true features are φ(xᵢ) = f[i, :]·exp(logScale[i]). */
+  features: Matrix;
+  /** Per-row log scale (all equal for the global shift, all 0 for no shift). */
+  logScale: Float64Array;
+}
+
+/** Number of features F produced from m frequencies: m for "positive", 2m for "trig" and "hyperbolic". */
+export function featureDimension(features: FeatureKind, numFrequencies: number): number {
+  assertOneOf(features, "features", ["trig", "positive", "hyperbolic"] as const);
+  return features === "positive" ? numFrequencies : 2 * numFrequencies;
+}
+
+/** Validated kernel with its input scaling: x = inputScale · q. */
+export interface ResolvedKernel {
+  kernel: FeatureKernel;
+  /** x = inputScale · q. */
+  inputScale: number;
+  /** log of the prefactor h(x) = c‖x‖² for the chosen features. */
+  normCoefficient: number;
+  /** Frequencies' coordinate distribution. */
+  distribution: "gaussian" | "cauchy";
+}
+
+/**
+ * Resolves the kernel for vectors of dimension `dim` and the feature family, validating both.
+ * @throws ValueError for an unknown kernel kind, a non-positive scale or bandwidth, or a family the kernel lacks.
+ */
+export function resolveKernel(kernel: FeatureKernel | undefined, features: FeatureKind, dim: number, argument = "options.kernel"): ResolvedKernel {
+  assertOneOf(features, "options.features", ["trig", "positive", "hyperbolic"] as const);
+  const k: FeatureKernel = kernel ?? { kind: "softmax" };
+  if (k === null || typeof k !== "object") throw new ValueError(argument, "a kernel object such as { kind: \"softmax\" }", String(k));
+  assertOneOf(k.kind, `${argument}.kind`, ["softmax", "gaussian", "laplacian"] as const);
+  if (k.kind === "softmax") {
+    const scale = k.scale ?? 1 / Math.sqrt(dim);
+    assertNumber(scale, `${argument}.scale`, { positive: true });
+    // Softmax: trig carries e^{+‖x‖²/2}, positive and hyperbolic e^{−‖x‖²/2} (Performer Lemma 1).
+    return { kernel: k, inputScale: Math.sqrt(scale), normCoefficient: features === "trig" ? 0.5 : -0.5, distribution: "gaussian" };
+  }
+  assertNumber(k.bandwidth, `${argument}.bandwidth`, { positive: true });
+  if (k.kind === "gaussian") {
+    // RBF = e^{−‖x‖²/2} e^{−‖y‖²/2} SM(x, y): the softmax prefactor times e^{−‖x‖²/2}.
+    return { kernel: k, inputScale: 1 / k.bandwidth, normCoefficient: features === "trig" ? 0 : -1, distribution: "gaussian" };
+  }
+  if (features !== "trig") {
+    throw new ValueError("options.features", '"trig" for the laplacian kernel (its spectral density is Cauchy; no positive map)', `"${features}"`);
+  }
+  return { kernel: k, inputScale: 1 / k.bandwidth, normCoefficient: 0, distribution: "cauchy" };
+}
+
+/**
+ * Evaluates the random feature map on the rows of `x` with the frequencies `omega` (m × d, from
+ * {@link drawProjection}). Returns f and the log scale such that φ(xᵢ) = f[i, :]·exp(logScale[i]);
+ * with shift `"none"` the features are returned as is (logScale = 0).
+ *
+ * Cost: one N × d × m product (core's `matmulTransBInto`) plus N·F exponentials / sines.
+ * @throws ShapeError when `x` or `omega` is not a non-empty Matrix or omega.cols ≠ x.cols.
+ * @throws NonFiniteError for NaN/±Inf inputs; NumericalError when unshifted features overflow.
+ */
+export function randomFeatures(x: Matrix, omega: Matrix, options: RandomFeaturesOptions = {}): RandomFeaturesResult {
+  assertMatrix(x, "x");
+  assertNonEmpty(x, "x");
+  assertFinite(x, "x");
+  assertMatrix(omega, "omega");
+  assertNonEmpty(omega, "omega");
+  if (omega.cols !== x.cols) {
+    throw new ShapeError("omega", `*×${x.cols} (cols = x.cols)`, omega.shape);
+  }
+  assertFinite(omega, "omega");
+  const features = options.features ?? "positive";
+  const shift = options.shift ?? "none";
+  assertOneOf(shift, "options.shift", ["none", "row", "global"] as const);
+  const resolved = resolveKernel(options.kernel, features, x.cols);
+  return evaluateFeatures(x, omega, features, resolved, shift);
+}
+
+/** Unvalidated core of {@link randomFeatures}: shared with the attention paths. */
+export function evaluateFeatures(x: Matrix, omega: Matrix, features: FeatureKind, resolved: ResolvedKernel, shift: FeatureShift): RandomFeaturesResult {
+  const n = x.rows;
+  const d = x.cols;
+  const m = omega.rows;
+  const s = resolved.inputScale;
+  const c = resolved.normCoefficient;
+  // u = (s X) Ωᵀ, N × m; ‖x‖² of the scaled rows.
+  const u = new Float64Array(n * m);
+  matmulTransBInto(x.data, omega.data, u, n, d, m);
+  const norm2 = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    let t = 0;
+    const o = i * d;
+    for (let j = 0; j < d; j++) t += x.data[o + j] * x.data[o + j];
+    norm2[i] = t * s * s;
+  }
+  if (s !== 1) for (let i = 0; i < u.length; i++) u[i] *= s;
+  // Per-row maximal exponent: the exponent of the largest feature of row i.
+  const rowMax = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const base = c * norm2[i];
+    let mx = 0;
+    if (features !== "trig") {
+      mx = Number.NEGATIVE_INFINITY;
+      const o = i * m;
+      for (let l = 0; l < m; l++) {
+        const v = features === "hyperbolic" ? Math.abs(u[o + l]) : u[o + l];
+        if (v > mx) mx = v;
+      }
+    }
+    rowMax[i] = base + mx;
+  }
+  const logScale = new Float64Array(n);
+  if (shift === "row") logScale.set(rowMax);
+  else if (shift === "global") {
+    let g = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < n; i++) if (rowMax[i] > g) g = rowMax[i];
+    logScale.fill(g);
+  }
+  const width = features === "positive" ? m : 2 * m;
+  const out = new Matrix(n, width);
+  const f = out.data;
+  const norm = features === "hyperbolic" ? 1 / Math.sqrt(2 * m) : 1 / Math.sqrt(m);
+  for (let i = 0; i < n; i++) {
+    const e = c * norm2[i] - logScale[i];
+    const o = i * m;
+    const w = i * width;
+    if (features === "positive") {
+      for (let l = 0; l < m; l++) f[w + l] = norm * Math.exp(u[o + l] + e);
+    } else if (features === "hyperbolic") {
+      for (let l = 0; l < m; l++) {
+        f[w + l] = norm * Math.exp(u[o + l] + e);
+        f[w + m + l] = norm * Math.exp(-u[o + l] + e);
+      }
+    } else {
+      const h = norm * Math.exp(e);
+      for (let l = 0; l < m; l++) {
+        f[w + l] = h * Math.sin(u[o + l]);
+        f[w + m + l] = h * Math.cos(u[o + l]);
+      }
+    }
+  }
+  if (shift === "none") {
+    // Unshifted features can overflow (trig: e^{+‖x‖²/2}) or, for the exponential families whose
+    // true features are never 0, underflow to an all-zero row; both are reported, not returned.
+    for (let i = 0; i < f.length; i++) {
+      if (!Number.isFinite(f[i])) {
+        throw new NumericalError(
+          "x",
+          'features that fit in a double (use shift "row" or "global")',
+          `${f[i]} at feature [${Math.floor(i / width)}, ${i % width}]`,
+        );
+      }
+    }
+    if (features !== "trig") {
+      for (let i = 0; i < n; i++) {
+        let any = false;
+        for (let l = 0; l < width && !any; l++) any = f[i * width + l] !== 0;
+        if (!any) throw new NumericalError("x", 'features that fit in a double (use shift "row" or "global")', `row ${i} underflowed to all zeros`);
+      }
+    }
+  }
+  return { features: out, logScale };
+}

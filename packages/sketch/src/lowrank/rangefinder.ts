@@ -1,0 +1,196 @@
+/**
+ * Randomized range finder (Halko, Martinsson & Tropp 2011, "Finding structure with randomness",
+ * Alg. 4.1 and 4.4; PARLA / RandLAPACK's `RangeFinder` with a power-iteration "RowSketcher"):
+ *
+ *   Y = A Ω (Ω: n × ℓ test matrix, ℓ = k + p),
+ *   repeat q times: Y ← A (Aᵀ Y) with a re-normalization (QR or LU) after each product,
+ *   Q = qr(Y).
+ *
+ * The test matrix Ω is any sketching operator from operators/ (default Gaussian), applied as
+ * `sketchRight(A)` = A·Ω, so a structured Ω (SRHT, CountSketch, sparse sign) is never materialized.
+ * The big products run on core's kernels (`matmulInto`, `matmulTransAInto`); orthonormalization of
+ * the tall samples uses the Householder kernel in householder.ts.
+ */
+import {
+  Matrix,
+  type SeedKey,
+  ShapeError,
+  ValueError,
+  assertFinite,
+  assertInteger,
+  assertMatrix,
+  assertNonEmpty,
+  assertOneOf,
+  derive,
+  describe,
+  matmulInto,
+  matmulTransAInto,
+} from "@randattn/core";
+import {
+  type Cost,
+  type SketchDistribution,
+  countSketch,
+  createSketch,
+  gaussianSketch,
+  rademacherSketch,
+  sparseSignSketch,
+  srhtSketch,
+} from "../operators/index.js";
+import { householderQr, luLowerFactor } from "./householder.js";
+
+/** Sketch kinds usable as a range-finder test matrix by name. */
+export type TestMatrixKind = "gaussian" | "rademacher" | "srht" | "countsketch" | "sparse-sign";
+
+/** A test-matrix factory: the distribution of Ω for an A with `rows` = n columns and ℓ = `cols` samples. */
+export type TestMatrixFactory = (rows: number, cols: number) => SketchDistribution;
+
+/** How the power-iteration samples are re-normalized between products (HMT §4.5). */
+export type Orthonormalization = "qr" | "lu" | "none";
+
+export interface RangeFinderOptions {
+  /** Target rank k (1 ≤ k ≤ min(m, n)). */
+  rank: number;
+  /** Oversampling p ≥ 0; ℓ = min(k + p, min(m, n)) samples are drawn. @default 10 */
+  oversampling?: number;
+  /** Power iterations q ≥ 0: Y = (A Aᵀ)^q A Ω sharpens a slowly decaying spectrum. @default 2 */
+  powerIterations?: number;
+  /**
+   * Re-normalization between power steps: `"qr"` (Householder, stable), `"lu"` (partial-pivoting
+   * L factor, cheaper, spans the same space), `"none"` (raw products; loses the small singular
+   * directions to rounding when q or the spectrum's range is large). The final basis is always QR'd.
+   * @default "qr"
+   */
+  orthonormalization?: Orthonormalization;
+  /** The test matrix Ω: a sketch kind, or a factory of any SketchDistribution of shape n × ℓ. @default "gaussian" */
+  testMatrix?: TestMatrixKind | TestMatrixFactory;
+}
+
+/** Fully resolved range-finder parameters. */
+export interface ResolvedRangeFinder {
+  rank: number;
+  samples: number;
+  powerIterations: number;
+  orthonormalization: Orthonormalization;
+  testMatrix: TestMatrixKind | TestMatrixFactory;
+}
+
+export interface RangeFinderResult {
+  /** Q (m × ℓ) with orthonormal columns, range(Q) ≈ range(A). */
+  Q: Matrix;
+  /** Flops spent and peak floats held (Y/Q, Aᵀ Q, the test matrix's state). */
+  cost: Cost;
+}
+
+const TEST_KINDS: readonly TestMatrixKind[] = ["gaussian", "rademacher", "srht", "countsketch", "sparse-sign"];
+
+/** Validates a matrix argument of the low-rank routines (non-empty, finite). */
+export function checkInputMatrix(a: unknown, argument: string): asserts a is Matrix {
+  assertMatrix(a, argument);
+  assertNonEmpty(a, argument);
+  assertFinite(a, argument);
+}
+
+/**
+ * Validates the options for an m × n input.
+ * @throws ValueError for a rank outside [1, min(m, n)], negative oversampling or power iterations, unknown modes.
+ */
+export function resolveRangeFinder(options: RangeFinderOptions, m: number, n: number): ResolvedRangeFinder {
+  if (options === null || typeof options !== "object") throw new ValueError("options", "an options object with rank", describe(options));
+  const maxRank = Math.min(m, n);
+  assertInteger(options.rank, "options.rank", 1, maxRank);
+  const oversampling = options.oversampling ?? 10;
+  assertInteger(oversampling, "options.oversampling", 0);
+  const powerIterations = options.powerIterations ?? 2;
+  assertInteger(powerIterations, "options.powerIterations", 0);
+  const orthonormalization = options.orthonormalization ?? "qr";
+  assertOneOf(orthonormalization, "options.orthonormalization", ["qr", "lu", "none"] as const);
+  const testMatrix = options.testMatrix ?? "gaussian";
+  if (typeof testMatrix !== "function") assertOneOf(testMatrix, "options.testMatrix", TEST_KINDS);
+  return { rank: options.rank, samples: Math.min(options.rank + oversampling, maxRank), powerIterations, orthonormalization, testMatrix };
+}
+
+/** The distribution of Ω (n × ℓ) for a test-matrix kind or factory. */
+export function testMatrixDistribution(testMatrix: TestMatrixKind | TestMatrixFactory, n: number, samples: number): SketchDistribution {
+  let dist: SketchDistribution;
+  switch (testMatrix) {
+    case "gaussian":
+      dist = gaussianSketch(n, samples);
+      break;
+    case "rademacher":
+      dist = rademacherSketch(n, samples);
+      break;
+    case "srht":
+      dist = srhtSketch(n, samples);
+      break;
+    case "countsketch":
+      dist = countSketch(n, samples);
+      break;
+    case "sparse-sign":
+      dist = sparseSignSketch(n, samples);
+      break;
+    default:
+      dist = testMatrix(n, samples);
+  }
+  if (dist === null || typeof dist !== "object" || dist.rows !== n || dist.cols !== samples) {
+    const got = dist !== null && typeof dist === "object" ? `${dist.rows}×${dist.cols}` : describe(dist);
+    throw new ShapeError("options.testMatrix", `a distribution of shape ${n}×${samples} (A.cols × samples)`, got);
+  }
+  return dist;
+}
+
+/** Flops of a Householder QR with explicit thin Q of an m × n matrix (R: 2mn² − ⅔n³; Q: the same). */
+export function qrFlops(m: number, n: number): number {
+  return 4 * m * n * n - (4 / 3) * n * n * n;
+}
+
+/** Re-normalizes a tall sample per the chosen mode, adding its flops to `cost`. */
+function renormalize(y: Matrix, mode: Orthonormalization, cost: Cost): Matrix {
+  if (mode === "qr") {
+    cost.flops += qrFlops(y.rows, y.cols);
+    return householderQr(y).q;
+  }
+  if (mode === "lu") {
+    cost.flops += y.rows * y.cols * y.cols;
+    return luLowerFactor(y);
+  }
+  return y;
+}
+
+/**
+ * Randomized range finder with power iterations (module doc). Returns Q (m × ℓ) orthonormal to
+ * rounding; exactly low-rank or rank-deficient inputs are fine (the QR never divides by a vanishing norm).
+ * @param a A (m × n), finite.
+ * @param options rank, oversampling, power iterations, re-normalization, test matrix.
+ * @param seed the test matrix is drawn from `derive(seed, "rangeFinder", "testMatrix")`.
+ * @throws ShapeError / NonFiniteError for a bad `a`; ValueError for bad options (rank > min(m, n), …).
+ */
+export function rangeFinder(a: Matrix, options: RangeFinderOptions, seed: SeedKey): RangeFinderResult {
+  checkInputMatrix(a, "a");
+  const r = resolveRangeFinder(options, a.rows, a.cols);
+  return rangeFinderResolved(a, r, derive(seed, "rangeFinder"));
+}
+
+/** The range finder on validated arguments (shared with qb / randomizedSvd). */
+export function rangeFinderResolved(a: Matrix, r: ResolvedRangeFinder, seed: SeedKey): RangeFinderResult {
+  const m = a.rows;
+  const n = a.cols;
+  const l = r.samples;
+  const dist = testMatrixDistribution(r.testMatrix, n, l);
+  const omega = createSketch(dist, derive(seed, "testMatrix"));
+  const sketchCost = omega.cost(m, "right");
+  const cost: Cost = { flops: sketchCost.flops, floatsStored: sketchCost.floatsStored + m * l + n * l };
+  let y = omega.sketchRight(a);
+  const z = new Matrix(n, l);
+  for (let it = 0; it < r.powerIterations; it++) {
+    // Y ← A (Aᵀ Y), re-normalized after each product so the small singular directions survive rounding.
+    y = renormalize(y, r.orthonormalization, cost);
+    matmulTransAInto(a.data, y.data, z.data, m, n, l, false);
+    const zn = renormalize(z, r.orthonormalization, cost);
+    const next = new Matrix(m, l);
+    matmulInto(a.data, zn.data, next.data, m, n, l, false);
+    y = next;
+    cost.flops += 4 * m * n * l;
+  }
+  cost.flops += qrFlops(m, l);
+  return { Q: householderQr(y).q, cost };
+}

@@ -1,0 +1,156 @@
+/**
+ * Sampling-based attention: Y = Z⁻¹ A V estimated from s sampled keys (rows of K and V).
+ *
+ * For the `"uniform"` and `"value-norm"` schemes the probabilities do not involve the queries, so
+ * one sample J of keys serves every query and only the N_Q × s columns A[:, J] are evaluated, by
+ * core's kernel (`attentionScores` on the sampled keys): O(N_Q·s·(d_QK + d_V)) work, no
+ * N_Q × N_KV matrix.
+ *  - normalizer `"estimated"` (the ratio estimator): Ŷ_i = Σ_t c_t A[i,j_t] V_{j_t} / Σ_t c_t A[i,j_t].
+ *    Numerator and denominator come from the same keys; the kernel's row shift cancels.
+ *  - normalizer `"exact"`: Ŷ_i = Σ_t c_t A[i,j_t] V_{j_t} / Z_i with the exact Z_i = Σ_j A[i,j],
+ *    computed by streaming over blocks of keys (O(N_Q·N_KV·d_QK) flops but O(N_Q·blockSize) memory).
+ *    Unbiased for Y, since the numerator is.
+ * The `"optimal"` (∝ ‖P[:,j]‖·‖V_j‖) and per-query `"attention"` (∝ P[i,j]) schemes need P itself:
+ * it is formed (N_Q × N_KV, counted in the cost) and the work is done by `sampledValueProduct`.
+ * Masks are not supported here (a sampled key set changes which keys a mask refers to).
+ */
+import {
+  type Kernel,
+  Matrix,
+  NumericalError,
+  type SeedKey,
+  ShapeError,
+  assertFinite,
+  assertInteger,
+  assertMatrix,
+  assertNonEmpty,
+  assertOneOf,
+  attentionScores,
+  attentionWeights,
+  selectRows,
+} from "@randattn/core";
+import type { Cost } from "../operators/types.js";
+import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
+import { type SampledValueResult, VALUE_SAMPLING_SCHEMES, type ValueSamplingScheme, sampledValueProduct, valueSamplingProbabilities } from "./values.js";
+
+/** Options of {@link sampledAttention}. */
+export interface SampledAttentionOptions {
+  /** Sampling distribution over keys. @default "uniform" */
+  scheme?: ValueSamplingScheme;
+  /** How indices are drawn and weighted (sampling/design.ts). @default "with-replacement" */
+  design?: SamplingDesign;
+  /** `"estimated"`: ratio estimator from the same keys; `"exact"`: exact Z (streamed). @default "estimated" */
+  normalizer?: "estimated" | "exact";
+  /** Kernel κ (core's contract). @default softmax with scale 1/√d_QK */
+  kernel?: Kernel;
+  /** Keys per block when streaming the exact normalizer. @default 256 */
+  blockSize?: number;
+}
+
+/** Checks Q (N_Q × d), K (N_KV × d), V (N_KV × d_V). */
+function checkQKV(queries: Matrix, keys: Matrix, values: Matrix): void {
+  for (const [m, name] of [
+    [queries, "queries"],
+    [keys, "keys"],
+    [values, "values"],
+  ] as const) {
+    assertMatrix(m, name);
+    assertNonEmpty(m, name);
+  }
+  if (keys.cols !== queries.cols) throw new ShapeError("keys", `*×${queries.cols} (cols = queries.cols = d_QK)`, keys.shape);
+  if (values.rows !== keys.rows) throw new ShapeError("values", `${keys.rows}×* (rows = keys.rows = N_KV)`, values.shape);
+  assertFinite(queries, "queries");
+  assertFinite(keys, "keys");
+  assertFinite(values, "values");
+}
+
+/** log Z_i for every query, streamed over key blocks (log-sum-exp of each block's shifted normalizer). */
+function logNormalizer(queries: Matrix, keys: Matrix, kernel: Kernel | undefined, blockSize: number): Float64Array {
+  const nQ = queries.rows;
+  const logZ = new Float64Array(nQ).fill(Number.NEGATIVE_INFINITY);
+  for (let b0 = 0; b0 < keys.rows; b0 += blockSize) {
+    const block = new Matrix(Math.min(blockSize, keys.rows - b0), keys.cols, keys.data.subarray(b0 * keys.cols, Math.min(keys.rows, b0 + blockSize) * keys.cols));
+    const { normalizer, rowShift } = attentionScores(queries, block, { kernel, onEmptyRow: "zero" });
+    for (let i = 0; i < nQ; i++) {
+      if (normalizer[i] === 0) continue;
+      const term = Math.log(normalizer[i]) + rowShift[i];
+      const hi = Math.max(logZ[i], term);
+      logZ[i] = hi + Math.log(Math.exp(logZ[i] - hi) + Math.exp(term - hi));
+    }
+  }
+  return logZ;
+}
+
+/**
+ * Approximate attention Y ≈ Z⁻¹ A V from s sampled keys (module comment).
+ * @param queries Q, N_Q × d_QK. @param keys K, N_KV × d_QK. @param values V, N_KV × d_V.
+ * @param s number of sampled keys (≥ 1; ≤ N_KV's support for without-replacement designs).
+ * @param seed SeedKey of the draw.
+ * @returns `{ output, cost, indices, weights, probabilities, perQuery }`.
+ * @throws ShapeError / NonFiniteError on inputs; ValueError on s or options; NumericalError when a
+ *   query's (estimated or exact) normalizer is 0.
+ */
+export function sampledAttention(
+  queries: Matrix,
+  keys: Matrix,
+  values: Matrix,
+  s: number,
+  seed: SeedKey,
+  options: SampledAttentionOptions = {},
+): SampledValueResult {
+  checkQKV(queries, keys, values);
+  assertInteger(s, "s", 1);
+  const scheme = options.scheme ?? "uniform";
+  const design = options.design ?? "with-replacement";
+  const normalizer = options.normalizer ?? "estimated";
+  const blockSize = options.blockSize ?? 256;
+  assertOneOf(scheme, "options.scheme", VALUE_SAMPLING_SCHEMES);
+  assertOneOf(design, "options.design", SAMPLING_DESIGNS);
+  assertOneOf(normalizer, "options.normalizer", ["estimated", "exact"] as const);
+  assertInteger(blockSize, "options.blockSize", 1);
+  const nQ = queries.rows;
+  const n = keys.rows;
+  const d = queries.cols;
+  const dV = values.cols;
+  if (scheme === "optimal" || scheme === "attention") {
+    // These schemes are defined through P, so P is formed: 2·N_Q·N_KV·d + 3·N_Q·N_KV flops.
+    const p = attentionWeights(queries, keys, { kernel: options.kernel });
+    const r = sampledValueProduct(p, values, s, seed, { scheme, design, normalize: normalizer === "exact" ? "none" : "ratio" });
+    const pCost: Cost = { flops: 2 * nQ * n * d + 3 * nQ * n, floatsStored: nQ * n };
+    return { ...r, cost: { flops: r.cost.flops + pCost.flops, floatsStored: r.cost.floatsStored + pCost.floatsStored } };
+  }
+  const probabilities = valueSamplingProbabilities(scheme, values);
+  const { indices, weights } = drawWeightedSample(probabilities, s, seed, design);
+  // Only the sampled columns of A: scores[i,t]·exp(rowShift[i]) = κ(Q_i, K_{j_t}).
+  const { scores, rowShift } = attentionScores(queries, selectRows(keys, indices), { kernel: options.kernel, onEmptyRow: "zero" });
+  const sv = selectRows(values, indices);
+  const output = new Matrix(nQ, dV);
+  const out = output.data;
+  const logZ = normalizer === "exact" ? logNormalizer(queries, keys, options.kernel, blockSize) : null;
+  for (let i = 0; i < nQ; i++) {
+    let zhat = 0;
+    for (let t = 0; t < s; t++) {
+      const coef = weights[t] * scores.data[i * s + t];
+      if (coef === 0) continue;
+      zhat += coef;
+      for (let col = 0; col < dV; col++) out[i * dV + col] += coef * sv.data[t * dV + col];
+    }
+    let factor: number;
+    if (logZ === null) {
+      if (!(zhat > 0)) throw new NumericalError("s", `sampled keys with κ > 0 for query ${i} (estimated Z > 0)`, "estimated Z = 0");
+      factor = 1 / zhat;
+    } else {
+      if (logZ[i] === Number.NEGATIVE_INFINITY) throw new NumericalError("keys", `a key with κ > 0 for query ${i}`, "Z = 0");
+      factor = Math.exp(rowShift[i] - logZ[i]); // A = scores·e^{rowShift}; divide by Z = e^{logZ}
+    }
+    for (let col = 0; col < dV; col++) out[i * dV + col] *= factor;
+  }
+  const probFlops = scheme === "value-norm" ? 2 * n * dV : 0;
+  let flops = probFlops + 2 * nQ * s * d + nQ * s + nQ * s * (2 + 2 * dV) + nQ * dV;
+  let floatsStored = nQ * s + s * (d + dV) + 2 * s;
+  if (logZ !== null) {
+    flops += 2 * nQ * n * d + 2 * nQ * n;
+    floatsStored += nQ * Math.min(blockSize, n) + nQ;
+  }
+  return { output, cost: { flops, floatsStored }, indices, weights, probabilities, perQuery: false };
+}

@@ -1,0 +1,182 @@
+/**
+ * Row sampling of V: Y = W V (W = P = Z⁻¹A, or the unnormalized A with its normalizer) estimated
+ * from s of the N_KV rows of V (Serret 2026 §2.1's Y = Z⁻¹AV read as a matrix product, sampled as
+ * in approximate matrix multiplication, sampling/matmul.ts).
+ *
+ * Probability schemes over the keys j:
+ *  - `"uniform"`:    p_j = 1/N_KV;
+ *  - `"value-norm"`: p_j ∝ ‖V_j‖²;
+ *  - `"optimal"`:    p_j ∝ ‖W[:,j]‖·‖V_j‖ (DKM-optimal for the whole product);
+ *  - `"attention"`:  per query i, p_ij ∝ W[i,j] (each query row draws its own sample; with W = P
+ *                    and replacement the estimate is the plain mean (1/s)Σ_t V_{j_t}).
+ * Normalization (`normalize`):
+ *  - `"none"`:  estimate W V itself (unbiased) — use with W = P;
+ *  - `"exact"`: W is A; estimate A V (unbiased) and divide by the exact Z = A·1 — unbiased for PV;
+ *  - `"ratio"`: W is A (or P); estimate A V and Z = A·1 from the SAME sampled keys and divide: the
+ *               ratio estimator of sampling-based attention. Biased at O(1/s), consistent.
+ */
+import { Matrix, NumericalError, type SeedKey, ShapeError, ValueError, assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertOneOf, derive } from "@randattn/core";
+import type { Cost } from "../operators/types.js";
+import { normalizeWeights, validateProbabilities } from "../random/probabilities.js";
+import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
+import { squaredRowNorms } from "./matmul.js";
+
+/** Which distribution over keys the rows of V are drawn from. */
+export type ValueSamplingScheme = "uniform" | "value-norm" | "optimal" | "attention";
+/** All schemes. */
+export const VALUE_SAMPLING_SCHEMES: readonly ValueSamplingScheme[] = ["uniform", "value-norm", "optimal", "attention"];
+/** What the weight matrix is and how the estimate is normalized (module comment). */
+export type ValueNormalization = "none" | "exact" | "ratio";
+
+/** Options of {@link sampledValueProduct}. */
+export interface SampledValueOptions {
+  /** Sampling distribution over keys. @default "uniform" */
+  scheme?: ValueSamplingScheme;
+  /** How indices are drawn and weighted (sampling/design.ts). @default "with-replacement" */
+  design?: SamplingDesign;
+  /** `"none"` (estimate W V), `"exact"` (W = A, divide by exact Z) or `"ratio"` (estimate Z too). @default "none" */
+  normalize?: ValueNormalization;
+}
+
+/** Result of the row-sampling estimators. */
+export interface SampledValueResult {
+  /** The estimate of W V (or Z⁻¹AV), N_Q × d_V. */
+  output: Matrix;
+  cost: Cost;
+  /** Sampled keys: length s (shared by all queries) or N_Q·s row-major (`perQuery`). */
+  indices: Int32Array;
+  /** Weights c of the sampled keys, same layout as `indices`. */
+  weights: Float64Array;
+  /** Probabilities: length N_KV, or N_Q·N_KV row-major (`perQuery`). */
+  probabilities: Float64Array;
+  /** True for the per-query `"attention"` scheme. */
+  perQuery: boolean;
+}
+
+/** Validates W (N_Q × N_KV) and V (N_KV × d_V). */
+export function checkWeightsValues(weights: Matrix, values: Matrix, wName = "weights", vName = "values"): void {
+  assertMatrix(weights, wName);
+  assertMatrix(values, vName);
+  assertNonEmpty(weights, wName);
+  assertNonEmpty(values, vName);
+  if (values.rows !== weights.cols) throw new ShapeError(vName, `${weights.cols}×* (rows = ${wName}.cols = N_KV)`, values.shape);
+  assertFinite(weights, wName);
+  assertFinite(values, vName);
+}
+
+/**
+ * Shared-scheme probabilities over the N_KV keys ("uniform", "value-norm", "optimal").
+ * `weights` is only read for "optimal".
+ */
+export function valueSamplingProbabilities(scheme: Exclude<ValueSamplingScheme, "attention">, values: Matrix, weights?: Matrix): Float64Array {
+  assertOneOf(scheme, "scheme", ["uniform", "value-norm", "optimal"] as const);
+  const n = values.rows;
+  if (scheme === "uniform") return new Float64Array(n).fill(1 / n);
+  const vn = squaredRowNorms(values);
+  if (scheme === "value-norm") return normalizeWeights(vn, "values (squared row norms)");
+  if (weights === undefined) throw new ValueError("weights", "a weight matrix for the optimal scheme", "undefined");
+  const wn = new Float64Array(n);
+  for (let i = 0; i < weights.rows; i++) for (let j = 0; j < n; j++) wn[j] += weights.data[i * n + j] ** 2;
+  return normalizeWeights(
+    Float64Array.from(wn, (v, j) => Math.sqrt(v * vn[j])),
+    "weights, values (‖W[:,j]‖·‖V_j‖)",
+  );
+}
+
+/**
+ * Estimates W V (or Z⁻¹AV) from s sampled rows of V; see the module comment for schemes and
+ * normalizations.
+ * @param weights W, N_Q × N_KV, finite (non-negative for "attention" and the normalizing modes).
+ * @param values V, N_KV × d_V, finite.
+ * @param s samples per estimate (≥ 1; ≤ N_KV's support for without-replacement designs).
+ * @param seed SeedKey of the draw (per-query draws use derive(seed, "query", i)).
+ * @throws ShapeError / NonFiniteError on inputs, ValueError on s, options or negative weights where
+ *   they must be ≥ 0, NumericalError when an estimated normalizer is 0.
+ */
+export function sampledValueProduct(weights: Matrix, values: Matrix, s: number, seed: SeedKey, options: SampledValueOptions = {}): SampledValueResult {
+  checkWeightsValues(weights, values);
+  assertInteger(s, "s", 1);
+  const scheme = options.scheme ?? "uniform";
+  const design = options.design ?? "with-replacement";
+  const normalize = options.normalize ?? "none";
+  assertOneOf(scheme, "options.scheme", VALUE_SAMPLING_SCHEMES);
+  assertOneOf(design, "options.design", SAMPLING_DESIGNS);
+  assertOneOf(normalize, "options.normalize", ["none", "exact", "ratio"] as const);
+  const { rows: nQ, cols: n } = weights;
+  const dV = values.cols;
+  const w = weights.data;
+  if (scheme === "attention" || normalize !== "none") {
+    for (let q = 0; q < w.length; q++) {
+      if (w[q] < 0) {
+        throw new ValueError("weights", `non-negative entries (scheme "${scheme}", normalize "${normalize}")`, `${w[q]} at [${Math.floor(q / n)}, ${q % n}]`);
+      }
+    }
+  }
+  const output = new Matrix(nQ, dV);
+  const out = output.data;
+  const vd = values.data;
+  const zhat = new Float64Array(nQ);
+  let indices: Int32Array;
+  let c: Float64Array;
+  let probabilities: Float64Array;
+  let flops: number;
+  let floatsStored: number;
+  if (scheme === "attention") {
+    indices = new Int32Array(nQ * s);
+    c = new Float64Array(nQ * s);
+    probabilities = new Float64Array(nQ * n);
+    for (let i = 0; i < nQ; i++) {
+      const p = normalizeWeights(w.subarray(i * n, (i + 1) * n), `weights[${i}]`);
+      probabilities.set(p, i * n);
+      const draw = drawWeightedSample(p, s, derive(seed, "query", i), design);
+      indices.set(draw.indices, i * s);
+      c.set(draw.weights, i * s);
+      for (let t = 0; t < s; t++) {
+        const j = draw.indices[t];
+        const coef = draw.weights[t] * w[i * n + j];
+        zhat[i] += coef;
+        for (let col = 0; col < dV; col++) out[i * dV + col] += coef * vd[j * dV + col];
+      }
+    }
+    flops = 2 * nQ * n + nQ * s * (2 + 2 * dV);
+    floatsStored = nQ * n + 2 * nQ * s;
+  } else {
+    probabilities = valueSamplingProbabilities(scheme, values, weights);
+    const draw = drawWeightedSample(probabilities, s, seed, design);
+    indices = draw.indices;
+    c = draw.weights;
+    // C = W[:, J]·diag(c) (N_Q × s) times R = V[J, :] (s × d_V).
+    for (let i = 0; i < nQ; i++) {
+      for (let t = 0; t < s; t++) {
+        const coef = c[t] * w[i * n + indices[t]];
+        zhat[i] += coef;
+        const vo = indices[t] * dV;
+        for (let col = 0; col < dV; col++) out[i * dV + col] += coef * vd[vo + col];
+      }
+    }
+    const probFlops = scheme === "uniform" ? 0 : scheme === "value-norm" ? 2 * n * dV : 2 * n * dV + 2 * nQ * n + 2 * n;
+    flops = probFlops + nQ * s * (2 + 2 * dV);
+    floatsStored = nQ * s + s * dV + 2 * s;
+  }
+  if (normalize !== "none") {
+    for (let i = 0; i < nQ; i++) {
+      let z = zhat[i];
+      if (normalize === "exact") {
+        z = 0;
+        for (let j = 0; j < n; j++) z += w[i * n + j];
+      }
+      if (!(z > 0)) {
+        throw new NumericalError(
+          normalize === "exact" ? "weights" : "s",
+          normalize === "exact" ? `row ${i} with a positive sum Z` : `a sample hitting a key with positive weight in row ${i} (estimated Z > 0)`,
+          "Z = 0",
+        );
+      }
+      const inv = 1 / z;
+      for (let col = 0; col < dV; col++) out[i * dV + col] *= inv;
+    }
+    flops += nQ * dV + (normalize === "exact" ? nQ * n : 0);
+    floatsStored += nQ;
+  }
+  return { output, cost: { flops, floatsStored }, indices, weights: c, probabilities, perQuery: scheme === "attention" };
+}

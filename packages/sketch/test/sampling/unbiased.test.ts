@@ -1,0 +1,68 @@
+// Unbiasedness of every design and scheme: the per-entry mean of the estimate over T seeded trials
+// lies within z·σ̂/√T of the exact product (Bonferroni over all entries), σ̂ the per-entry sample
+// standard deviation.
+import { Matrix } from "@randattn/core";
+import { describe, expect, it } from "vitest";
+import { SAMPLING_DESIGNS, VALUE_SAMPLING_SCHEMES, sampledMatmul, sampledValueProduct } from "@randattn/sketch";
+import { MomentAccumulator, bonferroniZ } from "../helpers/stats.js";
+import { product, values, weightsP } from "./fixtures.js";
+
+const T = 1500;
+
+function worstDeviation(estimate: (t: number) => Matrix, exact: Matrix): { worst: number; z: number } {
+  const acc = new MomentAccumulator(exact.data.length);
+  for (let t = 0; t < T; t++) acc.add(estimate(t).data);
+  const mean = acc.mean();
+  const variance = acc.variance();
+  let worst = 0;
+  for (let q = 0; q < exact.data.length; q++) {
+    const se = Math.sqrt(variance[q] / T);
+    const dev = Math.abs(mean[q] - exact.data[q]);
+    worst = Math.max(worst, se === 0 ? (dev <= 1e-12 * (1 + Math.abs(exact.data[q])) ? 0 : Number.POSITIVE_INFINITY) : dev / se);
+  }
+  return { worst, z: bonferroniZ(1e-3, exact.data.length * SAMPLING_DESIGNS.length * VALUE_SAMPLING_SCHEMES.length) };
+}
+
+const exact = product(weightsP, values);
+
+describe.each(SAMPLING_DESIGNS)("design %s: E[estimate of P V] = P V", (design) => {
+  it.each(VALUE_SAMPLING_SCHEMES)("scheme %s", (scheme) => {
+    const { worst, z } = worstDeviation((t) => sampledValueProduct(weightsP, values, 6, [21, design, scheme, t], { scheme, design }).output, exact);
+    expect(worst).toBeLessThanOrEqual(z);
+  });
+});
+
+describe("without-replacement designs at s = N use every key once and are exact", () => {
+  it.each(["horvitz-thompson", "des-raj"] as const)("%s", (design) => {
+    const r = sampledValueProduct(weightsP, values, weightsP.cols, [1, design], { design, scheme: "value-norm" });
+    expect(new Set(r.indices).size).toBe(weightsP.cols);
+    let err = 0;
+    for (let q = 0; q < exact.data.length; q++) err = Math.max(err, Math.abs(r.output.data[q] - exact.data[q]));
+    expect(err).toBeLessThanOrEqual(1e-12);
+  });
+});
+
+describe("a biased estimator fails the same test (the check has power)", () => {
+  it("dropping the 1/(s p_j) reweighting under value-norm sampling is detected", () => {
+    const { worst, z } = worstDeviation((t) => {
+      const r = sampledValueProduct(weightsP, values, 6, [21, "biased", t], { scheme: "value-norm" });
+      // Re-estimate with uniform weights 1/(s·(1/N)) instead of 1/(s p_j): biased toward large-norm rows.
+      const out = new Matrix(exact.rows, exact.cols);
+      const n = weightsP.cols;
+      for (let i = 0; i < exact.rows; i++)
+        for (let k = 0; k < 6; k++) {
+          const j = r.indices[k];
+          for (let c = 0; c < exact.cols; c++) out.data[i * exact.cols + c] += (n / 6) * weightsP.data[i * n + j] * values.data[j * exact.cols + c];
+        }
+      return out;
+    }, exact);
+    expect(worst).toBeGreaterThan(z);
+  });
+});
+
+describe("sampledMatmul is unbiased for every design", () => {
+  it.each(SAMPLING_DESIGNS)("%s", (design) => {
+    const { worst, z } = worstDeviation((t) => sampledMatmul(weightsP, values, 5, "optimal", [22, design, t], { design }).output, exact);
+    expect(worst).toBeLessThanOrEqual(z);
+  });
+});
