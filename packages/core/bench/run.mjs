@@ -9,7 +9,6 @@
 import { spawnSync } from "node:child_process";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { Matrix as MlMatrix } from "ml-matrix";
 import * as core from "../dist/index.js";
 
 const args = new Set(process.argv.slice(2));
@@ -38,8 +37,14 @@ function table(header, rows) {
   }
 }
 
-console.log(`RandAttn bench — Node ${process.version}, ${cpus()[0]?.model ?? "?"} × ${cpus().length}, load ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
-console.log(`WebAssembly SIMD128: ${core.wasmSimdAvailable() ? "yes" : "no (scalar fallback)"}; backend setting: ${core.getKernelBackend()}\n`);
+console.log(
+  `RandAttn bench — Node ${process.version}, ${cpus()[0]?.model ?? "?"} × ${cpus().length}, load ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")}`,
+);
+console.log(
+  `WebAssembly SIMD128: ${core.wasmSimdAvailable() ? "yes" : "no (scalar fallback)"}; backend setting: ${core.getKernelBackend()}\n`,
+);
 
 // ---------------------------------------------------------------- matmul
 console.log("## matmul C = A B (n×n·n×n), GFLOP/s = 2n³/t");
@@ -80,7 +85,13 @@ table(["size", "scalar", "wasm f64", "wasm f32", "ml-matrix", "wasm/ml-matrix", 
     const p = core.gemmProfile();
     core.setGemmProfiling(false);
     const total = p.packMs + p.copyMs + p.kernelMs;
-    return [label, fmt(total, 1), `${fmt((100 * p.packMs) / total, 1)}%`, `${fmt((100 * p.copyMs) / total, 1)}%`, `${fmt((100 * p.kernelMs) / total, 1)}%`];
+    return [
+      label,
+      fmt(total, 1),
+      `${fmt((100 * p.packMs) / total, 1)}%`,
+      `${fmt((100 * p.copyMs) / total, 1)}%`,
+      `${fmt((100 * p.kernelMs) / total, 1)}%`,
+    ];
   };
   const a = core.randomMatrix(1024, 1024, [1, "mm", "a"]);
   const q = core.randomMatrix(128, 64, [1, "tile", "q"]);
@@ -119,7 +130,14 @@ const attRows = [];
 const results = {};
 for (const n of [1024, 4096]) {
   const reps = n === 4096 ? (quick ? 1 : 3) : quick ? 2 : 5;
-  for (const impl of ["core-materialized", "core-streaming", "fast64-materialized", "fast64-streaming", "fast32-materialized", "fast32-streaming"]) {
+  for (const impl of [
+    "core-materialized",
+    "core-streaming",
+    "fast64-materialized",
+    "fast64-streaming",
+    "fast32-materialized",
+    "fast32-streaming",
+  ]) {
     const r = runChild(impl, n, d, reps);
     results[`${impl}@${n}`] = r;
     if (r.skipped || r.error) attRows.push([impl, n, r.skipped ?? r.error, "", "", ""]);
@@ -132,8 +150,12 @@ const ratio = (a, b) => {
   const y = results[b]?.seconds;
   return x && y ? `${fmt(x / y)}` : "—";
 };
-console.log(`streaming / materialized time: core ${ratio("core-streaming@1024", "core-materialized@1024")} (N=1024), ${ratio("core-streaming@4096", "core-materialized@4096")} (N=4096); fast64 ${ratio("fast64-streaming@4096", "fast64-materialized@4096")}; fast32 ${ratio("fast32-streaming@4096", "fast32-materialized@4096")} (N=4096)`);
-console.log(`float32 / float64 time (N=4096, materialized): ${ratio("fast32-materialized@4096", "fast64-materialized@4096")} (fast), ${ratio("fast32-materialized@4096", "core-materialized@4096")} (vs core)`);
+console.log(
+  `streaming / materialized time: core ${ratio("core-streaming@1024", "core-materialized@1024")} (N=1024), ${ratio("core-streaming@4096", "core-materialized@4096")} (N=4096); fast64 ${ratio("fast64-streaming@4096", "fast64-materialized@4096")}; fast32 ${ratio("fast32-streaming@4096", "fast32-materialized@4096")} (N=4096)`,
+);
+console.log(
+  `float32 / float64 time (N=4096, materialized): ${ratio("fast32-materialized@4096", "fast64-materialized@4096")} (fast), ${ratio("fast32-materialized@4096", "core-materialized@4096")} (vs core)`,
+);
 
 // float32 accuracy against float64 at N = 1024.
 {
@@ -183,7 +205,9 @@ print(best, mm, np.__version__)
   } else {
     const [tNp, tMm, ver] = r.stdout.trim().split(/\s+/);
     const tn = Number(tNp);
-    console.log(`NumPy ${ver}: attention N=${n} d=${d} ${fmt(tn, 3)} s (${fmt(gflops(4 * n * n * d, tn))} GFLOP/s); matmul 1024³ ${fmt(gflops(2 * 1024 ** 3, Number(tMm)))} GFLOP/s`);
+    console.log(
+      `NumPy ${ver}: attention N=${n} d=${d} ${fmt(tn, 3)} s (${fmt(gflops(4 * n * n * d, tn))} GFLOP/s); matmul 1024³ ${fmt(gflops(2 * 1024 ** 3, Number(tMm)))} GFLOP/s`,
+    );
     for (const impl of ["core-materialized", "core-streaming", "fast64-materialized", "fast32-materialized"]) {
       const t = results[`${impl}@${n}`]?.seconds;
       if (t) console.log(`  ${impl} / NumPy = ${fmt(t / tn)}× (target ≤ 3×)`);
@@ -246,5 +270,7 @@ if (!args.has("--skip-large")) {
       ["2 workers", fmt(t2, 3), fmt(t1 / t2)],
     ],
   );
-  console.log(`2-worker result bit-identical to single-thread: ${same}; cores: ${cpus().length}, load ${loadavg()[0].toFixed(1)} (target ≥ 1.7× on 2 idle cores)`);
+  console.log(
+    `2-worker result bit-identical to single-thread: ${same}; cores: ${cpus().length}, load ${loadavg()[0].toFixed(1)} (target ≥ 1.7× on 2 idle cores)`,
+  );
 }

@@ -66,7 +66,7 @@ export function wasmSimdAvailable(): boolean {
   if (simdChecked === undefined) {
     try {
       const api = wasmApi();
-      simdChecked = api !== undefined && api.validate(wasmKernelBytes());
+      simdChecked = api?.validate(wasmKernelBytes()) === true;
     } catch {
       simdChecked = false;
     }
@@ -166,10 +166,25 @@ function packA(
     const base = off + ip * kcur;
     const rows = Math.min(MR, mcur - ip);
     if (!transA) {
-      for (let ii = 0; ii < rows; ii++) {
-        const src = (i0 + ip + ii) * k + p0;
-        let d = base + ii;
-        for (let p = 0; p < kcur; p++, d += MR) dst[d] = A[src + p];
+      if (rows === 4 && MR === 4) {
+        // Four row streams read in step, written contiguously (the common full panel).
+        const s0 = (i0 + ip) * k + p0;
+        const s1 = s0 + k;
+        const s2 = s1 + k;
+        const s3 = s2 + k;
+        let d = base;
+        for (let p = 0; p < kcur; p++, d += 4) {
+          dst[d] = A[s0 + p];
+          dst[d + 1] = A[s1 + p];
+          dst[d + 2] = A[s2 + p];
+          dst[d + 3] = A[s3 + p];
+        }
+      } else {
+        for (let ii = 0; ii < rows; ii++) {
+          const src = (i0 + ip + ii) * k + p0;
+          let d = base + ii;
+          for (let p = 0; p < kcur; p++, d += MR) dst[d] = A[src + p];
+        }
       }
     } else {
       for (let p = 0; p < kcur; p++) {
@@ -213,6 +228,19 @@ function packB(
         const src = (p0 + p) * n + j0 + jp;
         const d = base + p * NR;
         for (let jj = 0; jj < cols; jj++) dst[d + jj] = B[src + jj];
+      }
+    } else if (cols === 4 && NR === 4) {
+      // Q Kᵀ's K panel: four rows of B read in step, written contiguously.
+      const s0 = (j0 + jp) * k + p0;
+      const s1 = s0 + k;
+      const s2 = s1 + k;
+      const s3 = s2 + k;
+      let d = base;
+      for (let p = 0; p < kcur; p++, d += 4) {
+        dst[d] = B[s0 + p];
+        dst[d + 1] = B[s1 + p];
+        dst[d + 2] = B[s2 + p];
+        dst[d + 3] = B[s3 + p];
       }
     } else {
       for (let jj = 0; jj < cols; jj++) {

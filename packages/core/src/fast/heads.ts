@@ -93,7 +93,13 @@ export interface HeadInputs {
  * Computes Y_h for h in `heads` into `concat` (nQ × H·d_V, row-major). K_g, V_g are computed once
  * per KV group among `heads` (contiguous head ranges share groups under GQA).
  */
-export function computeHeads(plan: AttentionPlan, dims: HeadDims, inputs: HeadInputs, heads: readonly number[], concat: Float64Array): void {
+export function computeHeads(
+  plan: AttentionPlan,
+  dims: HeadDims,
+  inputs: HeadInputs,
+  heads: readonly number[],
+  concat: Float64Array,
+): void {
   const { nQ, nKV, dInQ, dInKV, numHeads, numKvHeads, dQK, dV } = dims;
   const groupSize = numHeads / numKvHeads;
   const q = new Float64Array(nQ * dQK);

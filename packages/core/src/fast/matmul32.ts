@@ -37,7 +37,10 @@ function finishScalar(tmp: Float64Array, C: DenseArray, len: number, accumulate:
  * No argument checks (hot path); `matmul32` is the checked form.
  */
 export function matmul32Into(A: DenseArray, B: DenseArray, C: DenseArray, m: number, k: number, n: number, accumulate: boolean): void {
-  if (useWasm32(m, n)) return gemmWasm("float32", false, false, A, B, C, m, k, n, accumulate);
+  if (useWasm32(m, n)) {
+    gemmWasm("float32", false, false, A, B, C, m, k, n, accumulate);
+    return;
+  }
   const tmp = new Float64Array(m * n);
   matmulInto(toF64Rounded(A, m * k), toF64Rounded(B, k * n), tmp, m, k, n, false);
   finishScalar(tmp, C, m * n, accumulate);
@@ -45,7 +48,10 @@ export function matmul32Into(A: DenseArray, B: DenseArray, C: DenseArray, m: num
 
 /** Raw float32 kernel: C (m×n) = A (m×k) · Bᵀ with B n×k (Q Kᵀ's shape). Overwrites C. */
 export function matmulTransB32Into(A: DenseArray, B: DenseArray, C: DenseArray, m: number, k: number, n: number): void {
-  if (useWasm32(m, n)) return gemmWasm("float32", false, true, A, B, C, m, k, n, false);
+  if (useWasm32(m, n)) {
+    gemmWasm("float32", false, true, A, B, C, m, k, n, false);
+    return;
+  }
   const tmp = new Float64Array(m * n);
   matmulTransBInto(toF64Rounded(A, m * k), toF64Rounded(B, n * k), tmp, m, k, n);
   finishScalar(tmp, C, m * n, false);
@@ -61,7 +67,10 @@ export function matmulTransA32Into(
   n: number,
   accumulate: boolean,
 ): void {
-  if (useWasm32(m, n)) return gemmWasm("float32", true, false, A, B, C, m, k, n, accumulate);
+  if (useWasm32(m, n)) {
+    gemmWasm("float32", true, false, A, B, C, m, k, n, accumulate);
+    return;
+  }
   const tmp = new Float64Array(m * n);
   matmulTransAInto(toF64Rounded(A, k * m), toF64Rounded(B, k * n), tmp, k, m, n, false);
   finishScalar(tmp, C, m * n, accumulate);

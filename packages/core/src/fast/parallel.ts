@@ -16,7 +16,7 @@ import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { FormatError, NonFiniteError, NumericalError, RandAttnError, ShapeError, ValueError } from "../errors.js";
+import { FormatError, NonFiniteError, NumericalError, type RandAttnError, ShapeError, ValueError } from "../errors.js";
 import { matmulInto } from "../linalg/matmul.js";
 import { Matrix } from "../linalg/matrix.js";
 import { assertInteger } from "../validate.js";

@@ -191,7 +191,15 @@ export function matmulTransAInto(
   else scalarMatmulTransAInto(A, B, C, k, m, n, accumulate);
 }
 
-function scalarMatmulTransAInto(A: Float64Array, B: Float64Array, C: Float64Array, k: number, m: number, n: number, accumulate: boolean): void {
+function scalarMatmulTransAInto(
+  A: Float64Array,
+  B: Float64Array,
+  C: Float64Array,
+  k: number,
+  m: number,
+  n: number,
+  accumulate: boolean,
+): void {
   if (!accumulate) C.fill(0, 0, m * n);
   for (let p = 0; p < k; p++) {
     const ao = p * m;

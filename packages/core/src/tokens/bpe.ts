@@ -52,8 +52,12 @@ export class BpeTokenizer implements Tokenizer {
   private readonly api: BpeEncodingApi;
   private readonly specialTokens: SpecialTokenHandling;
 
-  /** Wraps an already loaded encoding (see `loadBpeTokenizer`). */
-  constructor(encoding: BpeEncodingName, api: BpeEncodingApi, options: { specialTokens?: SpecialTokenHandling } = {}) {
+  /**
+   * Wraps an already loaded encoding (see `loadBpeTokenizer`, which is the usual way in).
+   * @param options.specialTokens See `BpeTokenizerOptions.specialTokens`. @default "error"
+   * @throws ValueError on an unknown encoding name, an object that is not an encoding, or bad options.
+   */
+  constructor(encoding: BpeEncodingName, api: BpeEncodingApi, options: Pick<BpeTokenizerOptions, "specialTokens"> = {}) {
     assertOneOf(encoding, "encoding", BPE_ENCODINGS);
     if (api === null || typeof api !== "object" || typeof api.encode !== "function" || typeof api.decode !== "function") {
       throw new ValueError("api", "a gpt-tokenizer encoding (with encode, decode, vocabularySize)", describe(api));

@@ -22,7 +22,7 @@ describe("decode FLOPs: cached versus recompute", () => {
   it("is exactly cubic in N_tokens when recomputing and exactly quadratic with a cache", () => {
     // Finite differences of an exact polynomial: Δ^{deg+1} = 0 and Δ^{deg} = deg!·(leading coefficient) ≠ 0.
     const diff = (xs: number[]) => xs.slice(1).map((x, i) => x - xs[i]);
-    const nth = (xs: number[], k: number) => (k === 0 ? xs : nth(diff(xs), k - 1));
+    const nth = (xs: number[], k: number): number[] => (k === 0 ? xs : nth(diff(xs), k - 1));
     const Ns = [1, 2, 3, 4, 5, 6, 7, 8];
     const recompute = Ns.map((n) => decodeFlops(spec, n, { mode: "recompute" }));
     const cached = Ns.map((n) => decodeFlops(spec, n));

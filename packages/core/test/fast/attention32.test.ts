@@ -68,7 +68,9 @@ describe("fast exact softmax attention", () => {
       expect(relMaxError(fastAttention(q, k, v, { ...o, mask: { kind: "causal" } }), causal)).toBeLessThan(1e-12);
       expect(relMaxError(fastAttention(q, k, v, { ...o, mask: { kind: "padding", keyLength: 30 } }), padded)).toBeLessThan(1e-12);
       const bound = float32AttentionErrorBound(q, k, v, { scale: s, blockSize: 7 });
-      expect(maxAbsDiff(fastAttention(q, k, v, { ...o, precision: "float32", mask: { kind: "causal" } }), causal)).toBeLessThanOrEqual(bound);
+      expect(maxAbsDiff(fastAttention(q, k, v, { ...o, precision: "float32", mask: { kind: "causal" } }), causal)).toBeLessThanOrEqual(
+        bound,
+      );
     }
   });
 
@@ -109,7 +111,11 @@ describe("fast exact softmax attention", () => {
     expect(() => attention32(bad, k, v)).toThrow(/queries: expected finite entries, got NaN at \[1, 1\]/);
     expect(() => fastAttention(q, k, v, { precision: "float16" as never })).toThrow(ValueError);
     expect(() => fastAttention(q, k, v, { blockSize: 0 })).toThrow(/options.blockSize: expected an integer ≥ 1, got 0/);
-    expect(() => fastAttention(q, k, v, { mask: { kind: "padding", keyLength: 7 } })).toThrow(/options.mask.keyLength: expected an integer in \[0, 6\]/);
-    expect(() => fastAttention(q, k, v, { mask: { kind: "dense" } as never })).toThrow(/options.mask.kind: expected one of "causal", "padding"/);
+    expect(() => fastAttention(q, k, v, { mask: { kind: "padding", keyLength: 7 } })).toThrow(
+      /options.mask.keyLength: expected an integer in \[0, 6\]/,
+    );
+    expect(() => fastAttention(q, k, v, { mask: { kind: "dense" } as never })).toThrow(
+      /options.mask.kind: expected one of "causal", "padding"/,
+    );
   });
 });

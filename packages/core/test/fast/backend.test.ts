@@ -35,7 +35,11 @@ describe("kernel backend selection", () => {
     const gemm = fileURLToPath(new URL("../../dist/fast/gemm.js", import.meta.url));
     const script = `import(${JSON.stringify(gemm)}).then((g) => console.log(g.getKernelBackend(), g.kernelBackendFor(512, 512, 512)))`;
     const run = (value: string) =>
-      execFileSync(process.execPath, ["-e", script], { env: { ...process.env, RANDATTN_KERNEL_BACKEND: value }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+      execFileSync(process.execPath, ["-e", script], {
+        env: { ...process.env, RANDATTN_KERNEL_BACKEND: value },
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      }).trim();
     expect(run("scalar")).toBe("scalar scalar");
     expect(run("")).toBe("auto wasm");
     expect(() => run("fast")).toThrow(/RANDATTN_KERNEL_BACKEND: expected one of/);

@@ -51,7 +51,13 @@ describe("float32 kernels: within the float32 rounding bound of the exact produc
     const { c, abs } = literalProduct(a, b);
     const out = new Float32Array(45).fill(1);
     matmul32Into(a.data, b.data, out, 9, 7, 5, true);
-    expect(componentwiseError(out, c.map((x) => x + 1), abs.map((x) => x + 1))).toBeLessThan(bound(7));
+    expect(
+      componentwiseError(
+        out,
+        c.map((x) => x + 1),
+        abs.map((x) => x + 1),
+      ),
+    ).toBeLessThan(bound(7));
     const out2 = new Float32Array(45);
     matmulTransB32Into(a.data, transpose(b).data, out2, 9, 7, 5);
     expect(componentwiseError(out2, c, abs)).toBeLessThan(bound(7));

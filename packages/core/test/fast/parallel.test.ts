@@ -29,11 +29,12 @@ function weights(H: number, G: number, dIn: number, d: number, dV: number, dOut:
 function literalMha(xQ: Matrix, xKV: Matrix, wt: ReturnType<typeof weights>): Matrix {
   const H = wt.queries.length;
   const s = H / wt.keys.length;
-  const mm = (a: Matrix, b: Matrix) => Matrix.from(a.rows, b.cols, (i, j) => {
-    let t = 0;
-    for (let p = 0; p < a.cols; p++) t += a.data[i * a.cols + p] * b.data[p * b.cols + j];
-    return t;
-  });
+  const mm = (a: Matrix, b: Matrix) =>
+    Matrix.from(a.rows, b.cols, (i, j) => {
+      let t = 0;
+      for (let p = 0; p < a.cols; p++) t += a.data[i * a.cols + p] * b.data[p * b.cols + j];
+      return t;
+    });
   const ys = wt.queries.map((wq, h) => {
     const g = Math.floor(h / s); // ERRATA: contiguous groups
     const q = mm(xQ, wq);
@@ -82,6 +83,8 @@ describe("multi-head attention over worker threads", () => {
     await expect(parallelMultiHeadAttention(x, x, wt, { workers: 0 })).rejects.toThrow(/options.workers: expected an integer ≥ 1, got 0/);
     await expect(parallelMultiHeadAttention(x, x, { ...wt, keys: wt.keys.slice(0, 1).concat(wt.keys) })).rejects.toThrow(ValueError);
     await expect(parallelMultiHeadAttention(rnd(5, 3, "b3"), x, wt)).rejects.toThrow(ShapeError);
-    await expect(parallelMultiHeadAttention(rnd(5, 3, "b3"), x, wt)).rejects.toThrow(/weights.queries\[0\]: expected 3×3 \(d_in\(xQ\) × d_QK\), got 4×3/);
+    await expect(parallelMultiHeadAttention(rnd(5, 3, "b3"), x, wt)).rejects.toThrow(
+      /weights.queries\[0\]: expected 3×3 \(d_in\(xQ\) × d_QK\), got 4×3/,
+    );
   });
 });

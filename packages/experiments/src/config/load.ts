@@ -163,8 +163,10 @@ export function parseConfigText(text: string, format: "yaml" | "json", source = 
     }
   }
   const doc = parseDocument(text, { schema: "core", merge: false, uniqueKeys: true, prettyErrors: true, strict: true });
-  if (doc.errors.length > 0) {
-    throw new FormatError(source, "valid YAML", doc.errors.map((e) => e.message.split("\n")[0]).join("; "));
+  // Warnings are errors here: an unresolved tag such as `!!js/function` must not silently become a string.
+  const problems = [...doc.errors, ...doc.warnings];
+  if (problems.length > 0) {
+    throw new FormatError(source, "valid YAML", problems.map((e) => e.message.split("\n")[0]).join("; "));
   }
   try {
     return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });

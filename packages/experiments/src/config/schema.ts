@@ -36,6 +36,8 @@ export interface FigureConfig {
   /** @default true */
   logY?: boolean;
   title?: string;
+  /** Keep only rows whose columns have these values (e.g. `{ method_label: model-total }`). */
+  where?: Record<string, ConfigValue>;
 }
 
 /** A config as written (after YAML/JSON parsing and schema validation). */
@@ -84,6 +86,7 @@ export const CONFIG_SCHEMA = {
         kernel: {
           type: "object",
           required: ["kind"],
+          properties: { kind: { type: "string", enum: ["softmax", "dot"] } },
           discriminator: { propertyName: "kind" },
           oneOf: [
             {
@@ -172,6 +175,12 @@ export const CONFIG_SCHEMA = {
               logX: { type: "boolean" },
               logY: { type: "boolean" },
               title: { type: "string", maxLength: 200 },
+              where: {
+                type: "object",
+                maxProperties: 8,
+                propertyNames: { pattern: "^[a-z][a-z0-9_]*$" },
+                additionalProperties: PARAM_VALUE,
+              },
             },
           },
         },

@@ -2,8 +2,7 @@
  * The exact methods: materialized and streaming (online-softmax) attention from core, with their
  * analytic costs. Also the reference every other method is measured against.
  */
-import { concatCols, type Matrix, matmul, ValueError } from "@randattn/core";
-import { attention, attentionWeights, streamingAttention } from "./core-bindings.js";
+import { attention, attentionWeights, concatCols, type Matrix, streamingAttention, ValueError } from "@randattn/core";
 import { attentionOptions } from "./kernel.js";
 import type { Cost, MethodDefinition, MethodResult, ProblemInstance } from "./types.js";
 /**
@@ -48,19 +47,18 @@ function requireTensors(problem: ProblemInstance, method: string): void {
 }
 
 /**
- * Exact materialized attention per head; when weights are wanted P = Z⁻¹A is formed and Y = P·V
- * (the same Y = Z⁻¹AV, §2.1), otherwise core's `attention` (Z⁻¹ applied after A·V).
+ * Exact materialized attention per head with core's `attention` (Y = Z⁻¹(AV), §2.1); when
+ * weights are wanted, P = Z⁻¹A is formed as well by `attentionWeights`. The output always comes
+ * from the same code path, so the reference (and the exact method's zero error) never depends on
+ * whether weights were asked for — or on which task a worker ran before.
  */
 export function exactAttention(problem: ProblemInstance, wantWeights: boolean): MethodResult {
   const opts = attentionOptions(problem.kernel, problem.mask);
   const outputs: Matrix[] = [];
   const weights: Matrix[] = [];
   for (const h of problem.heads) {
-    if (wantWeights) {
-      const p = attentionWeights(h.queries, h.keys, opts);
-      weights.push(p);
-      outputs.push(matmul(p, h.values));
-    } else outputs.push(attention(h.queries, h.keys, h.values, opts));
+    outputs.push(attention(h.queries, h.keys, h.values, opts));
+    if (wantWeights) weights.push(attentionWeights(h.queries, h.keys, opts));
   }
   return { output: concatCols(outputs), cost: exactCost(problem, true), ...(wantWeights ? { weights } : {}) };
 }

@@ -1,11 +1,11 @@
 /** Config kernels and masks → core's attention options. */
 import { toUnaryFunction } from "../config/expr-eval.js";
-import type { CoreAttentionOptions } from "./core-bindings.js";
+import type { AttentionOptions } from "@randattn/core";
 import type { KernelSpec, MaskSpec } from "./types.js";
 
 /** Core attention options for a problem's kernel and mask (formulas compiled to closures, no eval). */
-export function attentionOptions(kernel: KernelSpec, mask: MaskSpec | null): CoreAttentionOptions {
-  const opts: CoreAttentionOptions = {};
+export function attentionOptions(kernel: KernelSpec, mask: MaskSpec | null): AttentionOptions {
+  const opts: AttentionOptions = {};
   if (kernel.kind === "softmax") opts.kernel = kernel.scale === undefined ? { kind: "softmax" } : { kind: "softmax", scale: kernel.scale };
   else {
     const f = toUnaryFunction(kernel.expression);

@@ -10,7 +10,8 @@ import { type Plan, planTasks } from "../plan/expand.js";
 import { parseShard, type Shard } from "../plan/shard.js";
 import type { Manifest } from "../output/manifest.js";
 import { writeOutputs } from "../output/write.js";
-import { JOURNAL_FILE, type JournalRecord, readJournal } from "./journal.js";
+import { JOURNAL_FILE, type JournalHeader, type JournalRecord, readJournal } from "./journal.js";
+import { writeFileAtomic } from "../output/atomic.js";
 import { FolderLock } from "./lock.js";
 import { RunRefusedError, runDir } from "./runner.js";
 
@@ -81,6 +82,10 @@ export function mergeShards(plan: Plan, options: MergeOptions = {}): Manifest {
   }
   const lock = FolderLock.acquire(dir, `randattn merge ${plan.loaded.source}`);
   try {
+    // A combined journal, so `report` and `run` treat the merged folder like an unsharded run.
+    const header: JournalHeader = { type: "header", version: 1, experiment: plan.loaded.config.experiment, configHash: plan.loaded.hash, shard: null, taskCount: tasks.length };
+    const lines = [header, ...tasks.map((t) => records.get(t.key)!)].map((v) => JSON.stringify(v));
+    writeFileAtomic(join(dir, JOURNAL_FILE), `${lines.join("\n")}\n`);
     return writeOutputs(plan, dir, tasks, records, {
       shard: null,
       report: options.report ?? true,

@@ -52,7 +52,7 @@ export interface RandomFeatureAttentionOptions {
   numFeatures: number;
   /** Feature family. @default "positive" */
   features?: FeatureKind;
-  /** i.i.d. or orthogonal frequencies. @default "orthogonal" (FAVOR+) */
+  /** i.i.d. or orthogonal frequencies. @default "orthogonal" (FAVOR+); "iid" for the laplacian kernel */
   projection?: ProjectionKind;
   /** Kernel approximated. @default { kind: "softmax", scale: 1/√d } */
   kernel?: FeatureKernel;
@@ -118,17 +118,27 @@ export function randomFeatureAttention(
   assertFinite(queries, "queries");
   assertFinite(keys, "keys");
   assertFinite(values, "values");
-  if (options === null || typeof options !== "object") throw new ValueError("options", "an options object with numFeatures", String(options));
+  if (options === null || typeof options !== "object")
+    throw new ValueError("options", "an options object with numFeatures", String(options));
   assertInteger(options.numFeatures, "options.numFeatures", 1);
   const m = options.numFeatures;
   const features = options.features ?? "positive";
-  const projection = options.projection ?? "orthogonal";
+
   const policy = options.onNonPositiveNormalizer ?? "error";
   const blockSize = options.blockSize ?? 64;
-  assertOneOf(projection, "options.projection", ["iid", "orthogonal"] as const);
   assertOneOf(policy, "options.onNonPositiveNormalizer", ["error", "zero", "keep"] as const);
   assertInteger(blockSize, "options.blockSize", 1);
   const resolved = resolveKernel(options.kernel, features, d);
+  // Orthogonal blocks need Gaussian rows; the Laplacian kernel's Cauchy frequencies default to i.i.d.
+  const projection = options.projection ?? (resolved.distribution === "cauchy" ? "iid" : "orthogonal");
+  assertOneOf(projection, "options.projection", ["iid", "orthogonal"] as const);
+  if (projection === "orthogonal" && resolved.distribution === "cauchy") {
+    throw new ValueError(
+      "options.projection",
+      '"iid" for the laplacian kernel (orthogonal blocks need Gaussian frequencies)',
+      '"orthogonal"',
+    );
+  }
   const nQ = queries.rows;
   const nKV = keys.rows;
   const dV = values.cols;
@@ -167,7 +177,9 @@ export function randomFeatureAttention(
   const nK = keyLength;
   const keysUsed = nK === nKV ? keys : new Matrix(nK, d, keys.data.subarray(0, nK * d));
   const phiK =
-    nK > 0 ? evaluateFeatures(keysUsed, omega, features, resolved, "global") : { features: new Matrix(0, phiQ.features.cols), logScale: new Float64Array(0) };
+    nK > 0
+      ? evaluateFeatures(keysUsed, omega, features, resolved, "global")
+      : { features: new Matrix(0, phiQ.features.cols), logScale: new Float64Array(0) };
   const F = phiQ.features.cols;
   const fQ = phiQ.features.data;
   const fK = phiK.features.data;

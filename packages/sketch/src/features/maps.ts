@@ -21,7 +21,18 @@
  * (a per-row or a global maximum of the exponents), returned as `logScale`; attention divides
  * numerator and normalizer by the same e^{s}, so the shift cancels exactly instead of adding an ε.
  */
-import { Matrix, NumericalError, ShapeError, ValueError, assertFinite, assertMatrix, assertNonEmpty, assertNumber, assertOneOf, matmulTransBInto } from "@randattn/core";
+import {
+  Matrix,
+  NumericalError,
+  ShapeError,
+  ValueError,
+  assertFinite,
+  assertMatrix,
+  assertNonEmpty,
+  assertNumber,
+  assertOneOf,
+  matmulTransBInto,
+} from "@randattn/core";
 
 /** The random-feature family (see module doc for the formulas). */
 export type FeatureKind = "trig" | "positive" | "hyperbolic";
@@ -79,10 +90,15 @@ export interface ResolvedKernel {
  * Resolves the kernel for vectors of dimension `dim` and the feature family, validating both.
  * @throws ValueError for an unknown kernel kind, a non-positive scale or bandwidth, or a family the kernel lacks.
  */
-export function resolveKernel(kernel: FeatureKernel | undefined, features: FeatureKind, dim: number, argument = "options.kernel"): ResolvedKernel {
+export function resolveKernel(
+  kernel: FeatureKernel | undefined,
+  features: FeatureKind,
+  dim: number,
+  argument = "options.kernel",
+): ResolvedKernel {
   assertOneOf(features, "options.features", ["trig", "positive", "hyperbolic"] as const);
   const k: FeatureKernel = kernel ?? { kind: "softmax" };
-  if (k === null || typeof k !== "object") throw new ValueError(argument, "a kernel object such as { kind: \"softmax\" }", String(k));
+  if (k === null || typeof k !== "object") throw new ValueError(argument, 'a kernel object such as { kind: "softmax" }', String(k));
   assertOneOf(k.kind, `${argument}.kind`, ["softmax", "gaussian", "laplacian"] as const);
   if (k.kind === "softmax") {
     const scale = k.scale ?? 1 / Math.sqrt(dim);
@@ -96,7 +112,11 @@ export function resolveKernel(kernel: FeatureKernel | undefined, features: Featu
     return { kernel: k, inputScale: 1 / k.bandwidth, normCoefficient: features === "trig" ? 0 : -1, distribution: "gaussian" };
   }
   if (features !== "trig") {
-    throw new ValueError("options.features", '"trig" for the laplacian kernel (its spectral density is Cauchy; no positive map)', `"${features}"`);
+    throw new ValueError(
+      "options.features",
+      '"trig" for the laplacian kernel (its spectral density is Cauchy; no positive map)',
+      `"${features}"`,
+    );
   }
   return { kernel: k, inputScale: 1 / k.bandwidth, normCoefficient: 0, distribution: "cauchy" };
 }
@@ -128,7 +148,13 @@ export function randomFeatures(x: Matrix, omega: Matrix, options: RandomFeatures
 }
 
 /** Unvalidated core of {@link randomFeatures}: shared with the attention paths. */
-export function evaluateFeatures(x: Matrix, omega: Matrix, features: FeatureKind, resolved: ResolvedKernel, shift: FeatureShift): RandomFeaturesResult {
+export function evaluateFeatures(
+  x: Matrix,
+  omega: Matrix,
+  features: FeatureKind,
+  resolved: ResolvedKernel,
+  shift: FeatureShift,
+): RandomFeaturesResult {
   const n = x.rows;
   const d = x.cols;
   const m = omega.rows;
@@ -206,7 +232,8 @@ export function evaluateFeatures(x: Matrix, omega: Matrix, features: FeatureKind
       for (let i = 0; i < n; i++) {
         let any = false;
         for (let l = 0; l < width && !any; l++) any = f[i * width + l] !== 0;
-        if (!any) throw new NumericalError("x", 'features that fit in a double (use shift "row" or "global")', `row ${i} underflowed to all zeros`);
+        if (!any)
+          throw new NumericalError("x", 'features that fit in a double (use shift "row" or "global")', `row ${i} underflowed to all zeros`);
       }
     }
   }

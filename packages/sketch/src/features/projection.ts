@@ -50,7 +50,11 @@ export function drawProjection(numFeatures: number, dim: number, options: Projec
     return omega;
   }
   if (distribution !== "gaussian") {
-    throw new ValueError("options.distribution", '"gaussian" with projection "orthogonal" (χ_d row lengths assume Gaussian rows)', `"${distribution}"`);
+    throw new ValueError(
+      "options.distribution",
+      '"gaussian" with projection "orthogonal" (χ_d row lengths assume Gaussian rows)',
+      `"${distribution}"`,
+    );
   }
   const omega = new Matrix(numFeatures, dim);
   const w = omega.data;

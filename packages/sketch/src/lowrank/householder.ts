@@ -69,14 +69,8 @@ export function householderQr(a: Matrix): ThinQr {
     const t = 2 / vv; // vv ≥ sq > 0: never a division by zero
     tau[j] = t;
     R[j * n + j] = alpha;
-    for (let k = j + 1; k < n; k++) {
-      const ck = k * m;
-      let s = 0;
-      for (let i = j; i < m; i++) s += at[cj + i] * at[ck + i];
-      s *= t;
-      if (s !== 0) for (let i = j; i < m; i++) at[ck + i] -= s * at[cj + i];
-      R[j * n + k] = at[ck + j];
-    }
+    applyReflector(at, cj, j, m, t, j + 1, n);
+    for (let k = j + 1; k < n; k++) R[j * n + k] = at[k * m + j];
   }
   // Q = H_0 ⋯ H_{n−1} [I_n; 0], accumulated backwards; column c is untouched by H_j for c < j.
   const qt = new Float64Array(n * m);
@@ -84,16 +78,70 @@ export function householderQr(a: Matrix): ThinQr {
   for (let j = n - 1; j >= 0; j--) {
     const t = tau[j];
     if (t === 0) continue;
-    const cj = j * m;
-    for (let c = j; c < n; c++) {
-      const qc = c * m;
-      let s = 0;
-      for (let i = j; i < m; i++) s += at[cj + i] * qt[qc + i];
-      s *= t;
-      if (s !== 0) for (let i = j; i < m; i++) qt[qc + i] -= s * at[cj + i];
-    }
+    applyReflectorTo(at, j * m, qt, j, m, t, j, n);
   }
   return { q: new Matrix(m, n, transposeData(qt, n, m)), r };
+}
+
+/**
+ * Applies H = I − τ v vᵀ (v = at[vo + j .. vo + m), rows j … m−1) to the columns c0 … c1−1 of `at`
+ * itself (each a contiguous run of m). See {@link applyReflectorTo}.
+ */
+function applyReflector(at: Float64Array, vo: number, j: number, m: number, tau: number, c0: number, c1: number): void {
+  applyReflectorTo(at, vo, at, j, m, tau, c0, c1);
+}
+
+/**
+ * Applies H = I − τ v vᵀ to columns c0 … c1−1 of `target` (column c = target[c·m .. (c+1)·m)), four
+ * columns per pass so each pass reads v once for four dot products and four updates — the loop
+ * is memory-bound, and this quarters the traffic on v.
+ */
+function applyReflectorTo(
+  v: Float64Array,
+  vo: number,
+  target: Float64Array,
+  j: number,
+  m: number,
+  tau: number,
+  c0: number,
+  c1: number,
+): void {
+  let c = c0;
+  for (; c + 3 < c1; c += 4) {
+    const o0 = c * m;
+    const o1 = o0 + m;
+    const o2 = o1 + m;
+    const o3 = o2 + m;
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let i = j; i < m; i++) {
+      const x = v[vo + i];
+      s0 += x * target[o0 + i];
+      s1 += x * target[o1 + i];
+      s2 += x * target[o2 + i];
+      s3 += x * target[o3 + i];
+    }
+    s0 *= tau;
+    s1 *= tau;
+    s2 *= tau;
+    s3 *= tau;
+    for (let i = j; i < m; i++) {
+      const x = v[vo + i];
+      target[o0 + i] -= s0 * x;
+      target[o1 + i] -= s1 * x;
+      target[o2 + i] -= s2 * x;
+      target[o3 + i] -= s3 * x;
+    }
+  }
+  for (; c < c1; c++) {
+    const o = c * m;
+    let s = 0;
+    for (let i = j; i < m; i++) s += v[vo + i] * target[o + i];
+    s *= tau;
+    if (s !== 0) for (let i = j; i < m; i++) target[o + i] -= s * v[vo + i];
+  }
 }
 
 /**

@@ -69,7 +69,10 @@ function svdOf(a: Matrix, options: LowRankOptions, seed: SeedKey, argument: stri
   const m = a.rows;
   const n = a.cols;
   const f = exactSvd(a, options.rank);
-  return { factors: f, cost: { flops: 4 * m * n * Math.min(m, n) + 8 * Math.min(m, n) ** 3, floatsStored: m * n + (m + n + 1) * Math.min(m, n) } };
+  return {
+    factors: f,
+    cost: { flops: 4 * m * n * Math.min(m, n) + 8 * Math.min(m, n) ** 3, floatsStored: m * n + (m + n + 1) * Math.min(m, n) },
+  };
 }
 
 /** ‖A − X‖_F / ‖A‖_F (0 for a zero A). */
@@ -359,7 +362,7 @@ function padBasis(vt: Matrix, k: number): Matrix {
     rows.push(v);
   }
   const out = new Matrix(k, d);
-  rows.forEach((r, i) => out.data.set(r, i * d));
+  for (const [i, r] of rows.entries()) out.data.set(r, i * d);
   return out;
 }
 
@@ -389,11 +392,20 @@ export interface MultiHeadToMlaReport {
  * W_O unchanged. Exact when d_L ≥ rank([W_K, W_V]).
  * @throws ValueError for a latentDim out of range or a cross-attention layer (d_in of keys ≠ of queries).
  */
-export function multiHeadToMla(weights: MultiHeadWeights, options: MultiHeadToMlaOptions, seed: SeedKey): { weights: MlaWeights; report: MultiHeadToMlaReport } {
+export function multiHeadToMla(
+  weights: MultiHeadWeights,
+  options: MultiHeadToMlaOptions,
+  seed: SeedKey,
+): { weights: MlaWeights; report: MultiHeadToMlaReport } {
   const shape = multiHeadShape(weights);
-  if (options === null || typeof options !== "object") throw new ValueError("options", "an options object with latentDim", describe(options));
+  if (options === null || typeof options !== "object")
+    throw new ValueError("options", "an options object with latentDim", describe(options));
   if (shape.dInKV !== shape.dIn) {
-    throw new ValueError("weights.keys", `d_in of keys/values = d_in of queries = ${shape.dIn} (MLA shares one input width)`, `${shape.dInKV}`);
+    throw new ValueError(
+      "weights.keys",
+      `d_in of keys/values = d_in of queries = ${shape.dIn} (MLA shares one input width)`,
+      `${shape.dInKV}`,
+    );
   }
   const G = shape.numKvHeads;
   const H = shape.numHeads;

@@ -155,7 +155,8 @@ function sumSquares(a: Float64Array): number {
  */
 export function blockedQb(a: Matrix, options: BlockedQbOptions, seed: SeedKey): BlockedQbResult {
   checkInputMatrix(a, "a");
-  if (options === null || typeof options !== "object") throw new ValueError("options", "an options object with tolerance", describe(options));
+  if (options === null || typeof options !== "object")
+    throw new ValueError("options", "an options object with tolerance", describe(options));
   const m = a.rows;
   const n = a.cols;
   assertNumber(options.tolerance, "options.tolerance", { positive: true, max: 1 });
@@ -169,7 +170,8 @@ export function blockedQb(a: Matrix, options: BlockedQbOptions, seed: SeedKey): 
   const mode = options.orthonormalization ?? "qr";
   assertOneOf(mode, "options.orthonormalization", ["qr", "lu", "none"] as const);
   const testMatrix = options.testMatrix ?? "gaussian";
-  if (typeof testMatrix !== "function") assertOneOf(testMatrix, "options.testMatrix", ["gaussian", "rademacher", "srht", "countsketch", "sparse-sign"] as const);
+  if (typeof testMatrix !== "function")
+    assertOneOf(testMatrix, "options.testMatrix", ["gaussian", "rademacher", "srht", "countsketch", "sparse-sign"] as const);
 
   const normA2 = sumSquares(a.data);
   const threshold = tol * tol * normA2;

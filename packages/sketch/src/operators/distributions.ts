@@ -2,7 +2,7 @@
  * Constructors and validation of the immutable sketch distributions. Each returns a frozen object;
  * `createSketch(distribution, seed)` (create.ts) turns one into an operator.
  */
-import { Matrix as MlMatrix, SVD } from "ml-matrix";
+import { type Matrix as MlMatrix, SVD } from "ml-matrix";
 import {
   type Matrix,
   ShapeError,
@@ -266,7 +266,11 @@ export function validateDistribution(distribution: SketchDistribution, argument 
       const p = validateProbabilities(d.probabilities, `${argument}.probabilities`);
       const [expRows, expCols] = d.side === "left" ? [d.samples, p.length] : [p.length, d.samples];
       if (d.rows !== expRows || d.cols !== expCols) {
-        throw new ShapeError(argument, `${expRows}×${expCols} (side ${d.side}, ${d.samples} samples of ${p.length})`, `${d.rows}×${d.cols}`);
+        throw new ShapeError(
+          argument,
+          `${expRows}×${expCols} (side ${d.side}, ${d.samples} samples of ${p.length})`,
+          `${d.rows}×${d.cols}`,
+        );
       }
       return Object.freeze({ ...d, probabilities: Object.freeze(Array.from(p)) });
     }

@@ -38,7 +38,11 @@ function checkEntries(values: ArrayLike<number>, argument: string): void {
  * within `tolerance`. Returns a `Float64Array` copy of the values as given (not renormalized).
  * @throws NonFiniteError on NaN/±Inf, ValueError on a negative entry or a sum off 1, ShapeError when empty.
  */
-export function validateProbabilities(probabilities: ArrayLike<number>, argument = "probabilities", options: ProbabilityOptions = {}): Float64Array {
+export function validateProbabilities(
+  probabilities: ArrayLike<number>,
+  argument = "probabilities",
+  options: ProbabilityOptions = {},
+): Float64Array {
   const tolerance = options.tolerance ?? 1e-9;
   assertNumber(tolerance, "options.tolerance", { min: 0 });
   checkEntries(probabilities, argument);

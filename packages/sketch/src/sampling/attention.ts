@@ -31,7 +31,13 @@ import {
 } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
-import { type SampledValueResult, VALUE_SAMPLING_SCHEMES, type ValueSamplingScheme, sampledValueProduct, valueSamplingProbabilities } from "./values.js";
+import {
+  type SampledValueResult,
+  VALUE_SAMPLING_SCHEMES,
+  type ValueSamplingScheme,
+  sampledValueProduct,
+  valueSamplingProbabilities,
+} from "./values.js";
 
 /** Options of {@link sampledAttention}. */
 export interface SampledAttentionOptions {
@@ -69,7 +75,11 @@ function logNormalizer(queries: Matrix, keys: Matrix, kernel: Kernel | undefined
   const nQ = queries.rows;
   const logZ = new Float64Array(nQ).fill(Number.NEGATIVE_INFINITY);
   for (let b0 = 0; b0 < keys.rows; b0 += blockSize) {
-    const block = new Matrix(Math.min(blockSize, keys.rows - b0), keys.cols, keys.data.subarray(b0 * keys.cols, Math.min(keys.rows, b0 + blockSize) * keys.cols));
+    const block = new Matrix(
+      Math.min(blockSize, keys.rows - b0),
+      keys.cols,
+      keys.data.subarray(b0 * keys.cols, Math.min(keys.rows, b0 + blockSize) * keys.cols),
+    );
     const { normalizer, rowShift } = attentionScores(queries, block, { kernel, onEmptyRow: "zero" });
     for (let i = 0; i < nQ; i++) {
       if (normalizer[i] === 0) continue;

@@ -5,7 +5,17 @@
  *   E‖AB − CR‖²_F = (1/s)(Σ_k ‖A⁽ᵏ⁾‖²‖B₍ₖ₎‖²/p_k − ‖AB‖²_F),
  * minimized by p_k ∝ ‖A⁽ᵏ⁾‖·‖B₍ₖ₎‖ (Cauchy–Schwarz): the "optimal" probabilities.
  */
-import { Matrix, type SeedKey, ShapeError, ValueError, assertFinite, assertInteger, assertMatrix, assertNonEmpty, matmul } from "@randattn/core";
+import {
+  Matrix,
+  type SeedKey,
+  ShapeError,
+  ValueError,
+  assertFinite,
+  assertInteger,
+  assertMatrix,
+  assertNonEmpty,
+  matmul,
+} from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import { normalizeWeights, validateProbabilities } from "../random/probabilities.js";
 import { type SamplingDesign, drawWeightedSample } from "./design.js";
@@ -77,7 +87,12 @@ export function optimalMatmulProbabilities(a: Matrix, b: Matrix): Float64Array {
 }
 
 /** Resolves a {@link MatmulProbabilities} into a validated vector of length n. */
-export function resolveMatmulProbabilities(a: Matrix, b: Matrix, probabilities: MatmulProbabilities, argument = "probabilities"): Float64Array {
+export function resolveMatmulProbabilities(
+  a: Matrix,
+  b: Matrix,
+  probabilities: MatmulProbabilities,
+  argument = "probabilities",
+): Float64Array {
   if (probabilities === "uniform") return new Float64Array(a.cols).fill(1 / a.cols);
   if (probabilities === "optimal") return optimalMatmulProbabilities(a, b);
   if (typeof probabilities === "string") {
@@ -146,7 +161,8 @@ export function dkmExpectedSquaredError(a: Matrix, b: Matrix, s: number, probabi
   };
   let total = 0;
   if (probabilities instanceof Matrix) {
-    if (probabilities.rows !== m || probabilities.cols !== n) throw new ShapeError("probabilities", `${m}×${n} (per-row distributions)`, probabilities.shape);
+    if (probabilities.rows !== m || probabilities.cols !== n)
+      throw new ShapeError("probabilities", `${m}×${n} (per-row distributions)`, probabilities.shape);
     for (let i = 0; i < m; i++) {
       validateProbabilities(probabilities.rowView(i), `probabilities[${i}]`);
       for (let k = 0; k < n; k++) {

@@ -15,9 +15,21 @@
  *  - `"ratio"`: W is A (or P); estimate A V and Z = A·1 from the SAME sampled keys and divide: the
  *               ratio estimator of sampling-based attention. Biased at O(1/s), consistent.
  */
-import { Matrix, NumericalError, type SeedKey, ShapeError, ValueError, assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertOneOf, derive } from "@randattn/core";
+import {
+  Matrix,
+  NumericalError,
+  type SeedKey,
+  ShapeError,
+  ValueError,
+  assertFinite,
+  assertInteger,
+  assertMatrix,
+  assertNonEmpty,
+  assertOneOf,
+  derive,
+} from "@randattn/core";
 import type { Cost } from "../operators/types.js";
-import { normalizeWeights, validateProbabilities } from "../random/probabilities.js";
+import { normalizeWeights } from "../random/probabilities.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
 import { squaredRowNorms } from "./matmul.js";
 
@@ -68,7 +80,11 @@ export function checkWeightsValues(weights: Matrix, values: Matrix, wName = "wei
  * Shared-scheme probabilities over the N_KV keys ("uniform", "value-norm", "optimal").
  * `weights` is only read for "optimal".
  */
-export function valueSamplingProbabilities(scheme: Exclude<ValueSamplingScheme, "attention">, values: Matrix, weights?: Matrix): Float64Array {
+export function valueSamplingProbabilities(
+  scheme: Exclude<ValueSamplingScheme, "attention">,
+  values: Matrix,
+  weights?: Matrix,
+): Float64Array {
   assertOneOf(scheme, "scheme", ["uniform", "value-norm", "optimal"] as const);
   const n = values.rows;
   if (scheme === "uniform") return new Float64Array(n).fill(1 / n);
@@ -93,7 +109,13 @@ export function valueSamplingProbabilities(scheme: Exclude<ValueSamplingScheme, 
  * @throws ShapeError / NonFiniteError on inputs, ValueError on s, options or negative weights where
  *   they must be ≥ 0, NumericalError when an estimated normalizer is 0.
  */
-export function sampledValueProduct(weights: Matrix, values: Matrix, s: number, seed: SeedKey, options: SampledValueOptions = {}): SampledValueResult {
+export function sampledValueProduct(
+  weights: Matrix,
+  values: Matrix,
+  s: number,
+  seed: SeedKey,
+  options: SampledValueOptions = {},
+): SampledValueResult {
   checkWeightsValues(weights, values);
   assertInteger(s, "s", 1);
   const scheme = options.scheme ?? "uniform";
@@ -108,7 +130,11 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, s: number, 
   if (scheme === "attention" || normalize !== "none") {
     for (let q = 0; q < w.length; q++) {
       if (w[q] < 0) {
-        throw new ValueError("weights", `non-negative entries (scheme "${scheme}", normalize "${normalize}")`, `${w[q]} at [${Math.floor(q / n)}, ${q % n}]`);
+        throw new ValueError(
+          "weights",
+          `non-negative entries (scheme "${scheme}", normalize "${normalize}")`,
+          `${w[q]} at [${Math.floor(q / n)}, ${q % n}]`,
+        );
       }
     }
   }
@@ -168,7 +194,9 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, s: number, 
       if (!(z > 0)) {
         throw new NumericalError(
           normalize === "exact" ? "weights" : "s",
-          normalize === "exact" ? `row ${i} with a positive sum Z` : `a sample hitting a key with positive weight in row ${i} (estimated Z > 0)`,
+          normalize === "exact"
+            ? `row ${i} with a positive sum Z`
+            : `a sample hitting a key with positive weight in row ${i} (estimated Z > 0)`,
           "Z = 0",
         );
       }

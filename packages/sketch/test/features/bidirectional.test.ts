@@ -17,7 +17,10 @@ describe("bidirectional random-feature attention", () => {
   for (const kind of ["positive", "hyperbolic", "trig"] as const)
     for (const projection of ["iid", "orthogonal"] as const) {
       it(`${kind}/${projection}: equals D⁻¹ Â V by plain loops, D reported exactly`, () => {
-        const res = randomFeatureAttention(q, k, v, { numFeatures: 12, features: kind, projection, onNonPositiveNormalizer: "keep" }, [5, "rf"]);
+        const res = randomFeatureAttention(q, k, v, { numFeatures: 12, features: kind, projection, onNonPositiveNormalizer: "keep" }, [
+          5,
+          "rf",
+        ]);
         const phiQ = randomFeatures(q, res.omega, { features: kind }).features;
         const phiK = randomFeatures(k, res.omega, { features: kind }).features;
         const a = featureProductMatrix(phiQ, phiK);

@@ -34,7 +34,13 @@ describe("causal random-feature attention = masked approximate matrix", () => {
           q,
           k,
           v,
-          { numFeatures: 6, features: kind, mask: { kind: "causal", offset: c.offset }, blockSize: c.blockSize, onNonPositiveNormalizer: "keep" },
+          {
+            numFeatures: 6,
+            features: kind,
+            mask: { kind: "causal", offset: c.offset },
+            blockSize: c.blockSize,
+            onNonPositiveNormalizer: "keep",
+          },
           [3, "causal", "omega"],
         );
         const ref = reference(q, k, v, res.omega, kind, c.offset ?? c.nKV - c.nQ);
@@ -47,7 +53,13 @@ describe("causal random-feature attention = masked approximate matrix", () => {
     const q = randomMatrix(9, d, [4, "q"], { scale: 0.5 });
     const k = randomMatrix(9, d, [4, "k"], { scale: 0.5 });
     const v = randomMatrix(9, 3, [4, "v"]);
-    const res = randomFeatureAttention(q, k, v, { numFeatures: 8, mask: { kind: "causal", offset: -2 }, blockSize: 4, onNonPositiveNormalizer: "zero" }, [4]);
+    const res = randomFeatureAttention(
+      q,
+      k,
+      v,
+      { numFeatures: 8, mask: { kind: "causal", offset: -2 }, blockSize: 4, onNonPositiveNormalizer: "zero" },
+      [4],
+    );
     expect(res.nonPositiveRows).toEqual([0, 1]);
     const ref = reference(q, k, v, res.omega, "positive", -2);
     expect(maxAbsDiff(res.output, ref) / maxAbs(ref)).toBeLessThan(1e-12);

@@ -18,7 +18,8 @@ describe("random-feature attention converges as m grows", () => {
     const ms = [16, 64, 256, 1024];
     const errs = ms.map((m) => {
       let e = 0;
-      for (let s = 0; s < 4; s++) e += relativeFrobeniusError(randomFeatureAttention(q, k, v, { numFeatures: m }, [8, "rf", s]).output, exact);
+      for (let s = 0; s < 4; s++)
+        e += relativeFrobeniusError(randomFeatureAttention(q, k, v, { numFeatures: m }, [8, "rf", s]).output, exact);
       return e / 4;
     });
     for (let i = 1; i < errs.length; i++) expect(errs[i], `m=${ms[i]}: ${errs}`).toBeLessThan(errs[i - 1]);

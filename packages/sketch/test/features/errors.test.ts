@@ -28,15 +28,23 @@ describe("features/ argument validation", () => {
 
   it("randomFeatures", () => {
     const w = randomMatrix(4, 3, [4]);
-    expect(caught(() => randomFeatures(q, randomMatrix(4, 2, [4])))).toMatchObject({ argument: "omega", expected: "*×3 (cols = x.cols)", actual: "4×2" });
+    expect(caught(() => randomFeatures(q, randomMatrix(4, 2, [4])))).toMatchObject({
+      argument: "omega",
+      expected: "*×3 (cols = x.cols)",
+      actual: "4×2",
+    });
     const bad = q.clone();
     bad.set(1, 2, Number.NaN);
     const e = caught(() => randomFeatures(bad, w));
     expect(e).toBeInstanceOf(NonFiniteError);
     expect(e.actual).toContain("[1, 2]");
     expect(caught(() => randomFeatures(q, w, { shift: "max" as never }))).toMatchObject({ argument: "options.shift" });
-    expect(caught(() => randomFeatures(q, w, { kernel: { kind: "softmax", scale: -1 } }))).toMatchObject({ argument: "options.kernel.scale" });
-    expect(caught(() => randomFeatures(q, w, { kernel: { kind: "gaussian", bandwidth: 0 } }))).toMatchObject({ argument: "options.kernel.bandwidth" });
+    expect(caught(() => randomFeatures(q, w, { kernel: { kind: "softmax", scale: -1 } }))).toMatchObject({
+      argument: "options.kernel.scale",
+    });
+    expect(caught(() => randomFeatures(q, w, { kernel: { kind: "gaussian", bandwidth: 0 } }))).toMatchObject({
+      argument: "options.kernel.bandwidth",
+    });
     expect(caught(() => randomFeatures([[1]] as never, w))).toBeInstanceOf(ShapeError);
   });
 
@@ -54,14 +62,24 @@ describe("features/ argument validation", () => {
       expected: "*×3 (cols = queries.cols)",
       actual: "5×2",
     });
-    expect(caught(() => randomFeatureAttention(q, k, randomMatrix(4, 2, [6]), { numFeatures: 4 }, [1]))).toMatchObject({ argument: "values", actual: "4×2" });
-    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 0 }, [1]))).toMatchObject({ argument: "options.numFeatures", actual: "0" });
-    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 2, mask: { kind: "dense" } as never }, [1]))).toMatchObject({ argument: "options.mask.kind" });
+    expect(caught(() => randomFeatureAttention(q, k, randomMatrix(4, 2, [6]), { numFeatures: 4 }, [1]))).toMatchObject({
+      argument: "values",
+      actual: "4×2",
+    });
+    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 0 }, [1]))).toMatchObject({
+      argument: "options.numFeatures",
+      actual: "0",
+    });
+    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 2, mask: { kind: "dense" } as never }, [1]))).toMatchObject({
+      argument: "options.mask.kind",
+    });
     expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 2, mask: { kind: "padding", keyLength: 9 } }, [1]))).toMatchObject({
       argument: "options.mask.keyLength",
       actual: "9",
     });
-    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 2, blockSize: 0 }, [1]))).toMatchObject({ argument: "options.blockSize" });
+    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 2, blockSize: 0 }, [1]))).toMatchObject({
+      argument: "options.blockSize",
+    });
     expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 2, onNonPositiveNormalizer: "eps" as never }, [1]))).toMatchObject({
       argument: "options.onNonPositiveNormalizer",
     });
@@ -74,5 +92,15 @@ describe("features/ argument validation", () => {
     bad.set(0, 0, Number.POSITIVE_INFINITY);
     expect(caught(() => randomFeatureAttention(q, k, bad, { numFeatures: 2 }, [1]))).toBeInstanceOf(NonFiniteError);
     expect(caught(() => randomFeatureAttention(q, k, v, null as never, [1]))).toMatchObject({ argument: "options" });
+    const laplacian = {
+      numFeatures: 4,
+      features: "trig",
+      kernel: { kind: "laplacian", bandwidth: 1 },
+      onNonPositiveNormalizer: "keep",
+    } as const;
+    expect(caught(() => randomFeatureAttention(q, k, v, { ...laplacian, projection: "orthogonal" }, [1]))).toMatchObject({
+      argument: "options.projection",
+    });
+    expect(randomFeatureAttention(q, k, v, laplacian, [1]).output.shape).toBe("4×2"); // defaults to i.i.d. Cauchy
   });
 });

@@ -8,7 +8,7 @@
  * and by Monte Carlo with the library's own maps, within 4 standard deviations of the mean squared
  * error, the standard deviation coming from the exact fourth moment of the estimator.
  */
-import { Matrix, derive } from "@randattn/core";
+import { Matrix } from "@randattn/core";
 import { describe, expect, it } from "vitest";
 import { drawProjection, randomFeatures } from "../../src/features/index.js";
 import { dot, norm2, squaredErrorMoments, termMoments } from "./reference.js";

@@ -18,7 +18,10 @@ describe("non-positive normalizers (trig features)", () => {
 
   it("reports exactly the rows whose literal D is ≤ 0, under every policy", () => {
     const keep = randomFeatureAttention(q, k, v, { ...opts, onNonPositiveNormalizer: "keep" }, [41]);
-    const a = featureProductMatrix(randomFeatures(q, keep.omega, { features: "trig" }).features, randomFeatures(k, keep.omega, { features: "trig" }).features);
+    const a = featureProductMatrix(
+      randomFeatures(q, keep.omega, { features: "trig" }).features,
+      randomFeatures(k, keep.omega, { features: "trig" }).features,
+    );
     const expected: number[] = [];
     for (let i = 0; i < q.rows; i++) {
       let d = 0;

@@ -17,11 +17,18 @@ describe("lowrank/ argument validation", () => {
   const a = randomMatrix(20, 12, [1]);
   it("rank outside [1, min(m, n)], negative oversampling / power iterations, unknown modes", () => {
     for (const f of [rangeFinder, qb, randomizedSvd]) {
-      expect(caught(() => f(a, { rank: 13 }, [1]))).toMatchObject({ name: "ValueError", argument: "options.rank", expected: "an integer in [1, 12]", actual: "13" });
+      expect(caught(() => f(a, { rank: 13 }, [1]))).toMatchObject({
+        name: "ValueError",
+        argument: "options.rank",
+        expected: "an integer in [1, 12]",
+        actual: "13",
+      });
       expect(caught(() => f(a, { rank: 0 }, [1]))).toMatchObject({ argument: "options.rank", actual: "0" });
       expect(caught(() => f(a, { rank: 3, oversampling: -1 }, [1]))).toMatchObject({ argument: "options.oversampling" });
       expect(caught(() => f(a, { rank: 3, powerIterations: 1.5 }, [1]))).toMatchObject({ argument: "options.powerIterations" });
-      expect(caught(() => f(a, { rank: 3, orthonormalization: "gs" as never }, [1]))).toMatchObject({ argument: "options.orthonormalization" });
+      expect(caught(() => f(a, { rank: 3, orthonormalization: "gs" as never }, [1]))).toMatchObject({
+        argument: "options.orthonormalization",
+      });
       expect(caught(() => f(a, { rank: 3, testMatrix: "fourier" as never }, [1]))).toMatchObject({ argument: "options.testMatrix" });
       expect(caught(() => f(a, null as never, [1]))).toBeInstanceOf(ValueError);
     }

@@ -47,7 +47,10 @@ describe("exact recovery of exactly low-rank matrices", () => {
   });
 
   it("rank-one input with an LU re-normalization hitting zero pivots stays finite", () => {
-    const r1 = matmulTransB(Matrix.from(50, 1, (i) => i + 1), Matrix.from(40, 1, (j) => (j % 3) - 1));
+    const r1 = matmulTransB(
+      Matrix.from(50, 1, (i) => i + 1),
+      Matrix.from(40, 1, (j) => (j % 3) - 1),
+    );
     const { Q, B } = qb(r1, { rank: 6, oversampling: 2, powerIterations: 3, orthonormalization: "lu" }, [34]);
     expect(orthonormalityDefect(Q)).toBeLessThan(1e-12);
     expect(relDiff(matmul(Q, B), r1)).toBeLessThan(1e-12);

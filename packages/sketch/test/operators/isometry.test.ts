@@ -1,6 +1,6 @@
 // E[SᵀS] = I (wide, left sketches) and E[S Sᵀ] = I (tall, right sketches), by Monte Carlo with the
 // per-entry variance each construction implies (derivations beside each kind below).
-import { Matrix, matmulTransA, matmulTransB } from "@randattn/core";
+import { type Matrix, matmulTransA, matmulTransB } from "@randattn/core";
 import { describe, expect, it } from "vitest";
 import {
   countSketch,

@@ -28,9 +28,17 @@ describe.each(kinds)("$name: properties over random shapes", ({ name, make }) =>
         expect([sa.rows, sa.cols]).toEqual([rows, other]);
         expect(relDiff(sa, naiveMatmul(s, a))).toBeLessThanOrEqual(1e-12);
         // linearity: S(αA + B) = α SA + SB
-        const comb = new Matrix(cols, other, a.data.map((v, i) => alpha * v + b.data[i]));
+        const comb = new Matrix(
+          cols,
+          other,
+          a.data.map((v, i) => alpha * v + b.data[i]),
+        );
         const sb = op.sketchLeft(b);
-        const expected = new Matrix(rows, other, sa.data.map((v, i) => alpha * v + sb.data[i]));
+        const expected = new Matrix(
+          rows,
+          other,
+          sa.data.map((v, i) => alpha * v + sb.data[i]),
+        );
         expect(relDiff(op.sketchLeft(comb), expected)).toBeLessThanOrEqual(1e-12);
         const c = randomMatrix(other, rows, [seed, "c"]);
         expect(relDiff(op.sketchRight(c), naiveMatmul(c, s))).toBeLessThanOrEqual(1e-12);
@@ -52,7 +60,9 @@ describe.each(kinds)("$name: properties over random shapes", ({ name, make }) =>
       fc.property(arbCase, ({ rows, cols, other, seed }) => {
         const op = createSketch(make(rows, cols), [seed, name]);
         expect(() => op.sketchLeft(new Matrix(cols + 1, other))).toThrow(ShapeError);
-        expect(() => op.sketchLeft(new Matrix(cols + 1, other))).toThrow(new RegExp(`^a: expected ${cols}×\\* \\(rows = sketch cols\\), got ${cols + 1}×${other}$`));
+        expect(() => op.sketchLeft(new Matrix(cols + 1, other))).toThrow(
+          new RegExp(`^a: expected ${cols}×\\* \\(rows = sketch cols\\), got ${cols + 1}×${other}$`),
+        );
         expect(() => op.sketchRight(new Matrix(other, rows + 1))).toThrow(new RegExp(`^a: expected \\*×${rows} \\(cols = sketch rows\\)`));
       }),
       { numRuns: 10, seed: 7 },

@@ -1,5 +1,5 @@
 // Test subspaces: an orthonormal U (n × k) with deliberately non-uniform leverage scores.
-import { Matrix, matmulTransA, randomMatrix } from "@randattn/core";
+import { type Matrix, matmulTransA, randomMatrix } from "@randattn/core";
 
 /** Orthonormal columns by modified Gram–Schmidt applied twice (re-orthogonalization → ‖UᵀU − I‖ ~ 1e-16). */
 export function orthonormalize(a: Matrix): Matrix {

@@ -88,7 +88,8 @@ describe("row sampling of V: DKM expectation for every attention scheme", () => 
         : valueSamplingProbabilities(scheme, values, weightsP);
     const expectedErr = dkmExpectedSquaredError(weightsP, values, sV, probs);
     const err = new Float64Array(T);
-    for (let t = 0; t < T; t++) err[t] = squaredFrobeniusDiff(sampledValueProduct(weightsP, values, sV, [13, scheme, t], { scheme }).output, exact);
+    for (let t = 0; t < T; t++)
+      err[t] = squaredFrobeniusDiff(sampledValueProduct(weightsP, values, sV, [13, scheme, t], { scheme }).output, exact);
     const check = checkMean(err, expectedErr, { comparisons: schemes.length });
     expect(check.ok, JSON.stringify(check)).toBe(true);
   });

@@ -15,12 +15,17 @@ describe("ratio estimator (normalizer 'estimated')", () => {
       const r = sampledAttention(queries, keys, values, 7, [3, scheme], { scheme });
       const ref = sampledValueProduct(scores, values, 7, [3, scheme], { scheme, normalize: "ratio" });
       expect(Array.from(r.indices)).toEqual(Array.from(ref.indices));
-      expect(Math.sqrt(squaredFrobeniusDiff(r.output, ref.output))).toBeLessThanOrEqual(1e-12 * Math.sqrt(squaredFrobeniusDiff(ref.output, new Matrix(ref.output.rows, ref.output.cols))));
+      expect(Math.sqrt(squaredFrobeniusDiff(r.output, ref.output))).toBeLessThanOrEqual(
+        1e-12 * Math.sqrt(squaredFrobeniusDiff(ref.output, new Matrix(ref.output.rows, ref.output.cols))),
+      );
     }
   });
 
   it("is consistent: mean squared error falls about 4× per 4× more samples", () => {
-    const mse = (s: number) => mean(Array.from({ length: 300 }, (_, t) => squaredFrobeniusDiff(sampledAttention(queries, keys, values, s, [4, s, t]).output, exact)));
+    const mse = (s: number) =>
+      mean(
+        Array.from({ length: 300 }, (_, t) => squaredFrobeniusDiff(sampledAttention(queries, keys, values, s, [4, s, t]).output, exact)),
+      );
     const e4 = mse(4);
     const e16 = mse(16);
     const e64 = mse(64);
@@ -48,7 +53,8 @@ describe("exact-Z variant (normalizer 'exact')", () => {
   it.each(["uniform", "value-norm", "optimal", "attention"] as const)("%s: unbiased for Y = Z⁻¹AV", (scheme) => {
     const T = 1500;
     const acc = new MomentAccumulator(exact.data.length);
-    for (let t = 0; t < T; t++) acc.add(sampledAttention(queries, keys, values, 6, [6, scheme, t], { scheme, normalizer: "exact", blockSize: 7 }).output.data);
+    for (let t = 0; t < T; t++)
+      acc.add(sampledAttention(queries, keys, values, 6, [6, scheme, t], { scheme, normalizer: "exact", blockSize: 7 }).output.data);
     const m = acc.mean();
     const v = acc.variance();
     const z = bonferroniZ(1e-3, exact.data.length * 4);
@@ -68,7 +74,16 @@ describe("exact-Z variant (normalizer 'exact')", () => {
   it("the ratio estimator is biased at small s where the exact-Z variant is not (why both exist)", () => {
     // Single query, keys with one dominant logit: Ẑ misses it most of the time.
     const q = Matrix.fromArray([[3, 0]]);
-    const k = Matrix.fromArray([[3, 0], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0]]);
+    const k = Matrix.fromArray([
+      [3, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+    ]);
     const v = Matrix.fromArray([[1], [0], [0], [0], [0], [0], [0], [0]]);
     const y = attention(q, k, v).data[0];
     const T = 4000;

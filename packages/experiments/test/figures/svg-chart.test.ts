@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { latexTable, lineChartSvg, markdownTable, type Series } from "@randattn/experiments";
+
+const series: Series[] = [
+  { name: "exact", points: [{ x: 100, y: 0, lo: 0, hi: 0 }] },
+  { name: "rows<s>", points: [{ x: 10, y: 0.5, lo: 0.4, hi: 0.6 }, { x: 1000, y: 0.05, lo: 0.01, hi: 0.09 }] },
+];
+
+describe("hand-written SVG charts", () => {
+  it("are a pure function of the data (byte-identical on repeat)", () => {
+    const a = lineChartSvg(series, { title: "t", xLabel: "flops", yLabel: "err" });
+    expect(lineChartSvg(series, { title: "t", xLabel: "flops", yLabel: "err" })).toBe(a);
+  });
+
+  it("draw a band and a line per series, escape labels, and count points dropped on log axes", () => {
+    const svg = lineChartSvg(series, { title: "a < b & c", xLabel: "flops", yLabel: "err" });
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg).toContain("a &lt; b &amp; c");
+    expect(svg).toContain("rows&lt;s&gt;");
+    expect(svg.match(/<polygon /g)).toHaveLength(1);
+    expect(svg.match(/<polyline /g)).toHaveLength(1);
+    expect(svg).toContain("1 point(s) not plottable on these axes omitted");
+    expect(svg.trim().endsWith("</svg>")).toBe(true);
+  });
+
+  it("log ticks are powers of ten spanning the data", () => {
+    const svg = lineChartSvg(series.slice(1), { title: "t", xLabel: "x", yLabel: "y" });
+    for (const t of [">10<", ">100<", ">1000<"]) expect(svg).toContain(t);
+  });
+
+  it("tables: Markdown pipes and LaTeX specials are escaped", () => {
+    const t = { header: ["method_label", "err"], rows: [["a|b", "1 ± 2"]], caption: "x_y" };
+    expect(markdownTable(t)).toContain("| a\\|b | 1 ± 2 |");
+    const tex = latexTable(t);
+    expect(tex).toContain("method\\_label & err \\\\");
+    expect(tex).toContain("1 $\\pm$ 2");
+    expect(tex).toContain("\\caption{x\\_y}");
+  });
+});

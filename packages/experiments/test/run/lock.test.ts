@@ -1,0 +1,45 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { FolderLock, LockError } from "@randattn/experiments";
+import { catchError, cli, requireBuild, tempDir, tinyConfig, writeConfig } from "../helpers.js";
+
+describe("two processes on one results folder: the second is refused", () => {
+  it("a CLI run is refused (exit 3) while another process holds the folder", () => {
+    requireBuild();
+    const dir = tempDir();
+    const config = writeConfig(dir, tinyConfig());
+    const lock = FolderLock.acquire(join(dir, "tiny"), "test holder");
+    try {
+      const r = cli(["run", config, "--out", dir, "--workers", "1", "--progress", "none"]);
+      expect(r.status).toBe(3);
+      expect(r.stderr).toContain(`refused: ${join(dir, "tiny")} is in use: locked by pid ${process.pid}`);
+      expect(r.stderr).toContain("(test holder)");
+      expect(existsSync(join(dir, "tiny", "journal.jsonl"))).toBe(false);
+    } finally {
+      lock.release();
+    }
+    expect(existsSync(join(dir, "tiny", ".lock"))).toBe(false);
+  });
+
+  it("in-process: a second acquire throws LockError naming the owner", () => {
+    const dir = tempDir();
+    const a = FolderLock.acquire(dir, "first");
+    const e = catchError(() => FolderLock.acquire(dir, "second"));
+    expect(e).toBeInstanceOf(LockError);
+    expect(e.message).toContain("(first)");
+    a.release();
+    FolderLock.acquire(dir, "third").release();
+  });
+
+  it("a lock left by a dead process (kill -9) is taken over at once", () => {
+    const dir = tempDir();
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    const pid = Number(dead.stdout);
+    writeFileSync(join(dir, ".lock"), JSON.stringify({ pid, host: hostname(), token: "old", since: "then", command: "killed" }));
+    const lock = FolderLock.acquire(dir, "after the crash");
+    lock.release();
+  });
+});

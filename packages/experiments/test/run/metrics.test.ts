@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { Matrix, randomMatrix, ShapeError } from "@randattn/core";
+import { maxAbsError, meanKlDivergence, relativeFrobenius, relativeSpectral, spectralNorm, symmetricMaxEigenvalue } from "@randattn/experiments";
+import { catchError } from "../helpers.js";
+
+/** ‖M‖₂ by plain power iteration on MᵀM with many steps (independent oracle). */
+function powerNorm(m: Matrix): number {
+  let v = new Float64Array(m.cols).fill(1);
+  let lambda = 0;
+  for (let it = 0; it < 5000; it++) {
+    const mv = new Float64Array(m.rows);
+    for (let i = 0; i < m.rows; i++) for (let j = 0; j < m.cols; j++) mv[i] += m.get(i, j) * v[j];
+    const w = new Float64Array(m.cols);
+    for (let j = 0; j < m.cols; j++) for (let i = 0; i < m.rows; i++) w[j] += m.get(i, j) * mv[i];
+    lambda = Math.hypot(...w);
+    v = w.map((x) => x / lambda);
+  }
+  return Math.sqrt(lambda);
+}
+
+describe("error metrics", () => {
+  const exact = randomMatrix(7, 4, [1, "exact"]);
+  const approx = randomMatrix(7, 4, [1, "approx"]);
+
+  it("relative Frobenius and max-abs match the plain formulas", () => {
+    let num = 0;
+    let den = 0;
+    let mx = 0;
+    for (let i = 0; i < 7; i++)
+      for (let j = 0; j < 4; j++) {
+        const d = approx.get(i, j) - exact.get(i, j);
+        num += d * d;
+        den += exact.get(i, j) ** 2;
+        mx = Math.max(mx, Math.abs(d));
+      }
+    expect(Math.abs(relativeFrobenius(approx, exact) - Math.sqrt(num / den))).toBeLessThanOrEqual(1e-12 * Math.sqrt(num / den));
+    expect(maxAbsError(approx, exact)).toBe(mx);
+    expect(relativeFrobenius(exact, exact)).toBe(0);
+  });
+
+  it("spectral norm: exact on a rank-one u vᵀ (‖u‖‖v‖) and equal to power iteration on random matrices", () => {
+    const u = [1, -2, 3, 0.5];
+    const v = [2, 1, -1];
+    const r1 = Matrix.from(4, 3, (i, j) => u[i] * v[j]);
+    expect(spectralNorm(r1)).toBeCloseTo(Math.hypot(...u) * Math.hypot(...v), 12);
+    for (const m of [exact, randomMatrix(3, 9, [2, "wide"])]) {
+      const p = powerNorm(m);
+      expect(Math.abs(spectralNorm(m) - p)).toBeLessThanOrEqual(1e-9 * p);
+    }
+    const diff = Matrix.from(7, 4, (i, j) => approx.get(i, j) - exact.get(i, j));
+    expect(relativeSpectral(approx, exact)).toBeCloseTo(powerNorm(diff) / powerNorm(exact), 9);
+  });
+
+  it("Jacobi max eigenvalue of a diagonal-plus-rotation matrix", () => {
+    const c = Math.cos(0.3);
+    const s = Math.sin(0.3);
+    // R diag(5, 2) Rᵀ has eigenvalues 5 and 2.
+    const a = Float64Array.from([5 * c * c + 2 * s * s, (5 - 2) * c * s, (5 - 2) * c * s, 5 * s * s + 2 * c * c]);
+    expect(symmetricMaxEigenvalue(a, 2)).toBeCloseTo(5, 13);
+  });
+
+  it("mean KL divergence of rows, 0 for identical rows, ∞ when the approximation drops support", () => {
+    const p = Matrix.fromArray([
+      [0.5, 0.5, 0],
+      [0.2, 0.3, 0.5],
+    ]);
+    const q = Matrix.fromArray([
+      [0.25, 0.75, 0],
+      [0.2, 0.3, 0.5],
+    ]);
+    const kl0 = 0.5 * Math.log(0.5 / 0.25) + 0.5 * Math.log(0.5 / 0.75);
+    expect(meanKlDivergence([q], [p])).toBeCloseTo(kl0 / 2, 15);
+    expect(meanKlDivergence([p], [p])).toBe(0);
+    expect(meanKlDivergence([Matrix.fromArray([[1, 0, 0], [0.2, 0.3, 0.5]])], [p])).toBe(Infinity);
+  });
+
+  it("shape mismatches are ShapeErrors naming the argument", () => {
+    const e = catchError(() => relativeFrobenius(randomMatrix(2, 2, [1]), exact));
+    expect(e).toBeInstanceOf(ShapeError);
+    expect(e.message).toBe("approx: expected 7×4 (the exact output's shape), got 2×2");
+  });
+});
