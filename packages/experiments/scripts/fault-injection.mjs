@@ -45,7 +45,10 @@ const uniform = () => {
   return state / 2 ** 32;
 };
 
-const ref = spawnSync(process.execPath, [cli, "run", config, "--out", join(dir, "ref"), "--workers", "2", "--progress", "none"], { env, encoding: "utf8" });
+const ref = spawnSync(process.execPath, [cli, "run", config, "--out", join(dir, "ref"), "--workers", "2", "--progress", "none"], {
+  env,
+  encoding: "utf8",
+});
 if (ref.status !== 0) throw new Error(`reference run failed: ${ref.stderr}`);
 // Campaigns: each kills one sweep folder at random instants (resuming after each kill) until it
 // completes, then checks it; campaigns repeat in fresh folders until `kills` kills have landed.
@@ -60,7 +63,10 @@ while (killed < kills) {
   const out = join(dir, `k${campaigns++}`);
   let first = true;
   for (;;) {
-    const child = spawn(process.execPath, [cli, first ? "run" : "resume", config, "--out", out, "--workers", "2", "--progress", "none"], { env, stdio: "ignore" });
+    const child = spawn(process.execPath, [cli, first ? "run" : "resume", config, "--out", out, "--workers", "2", "--progress", "none"], {
+      env,
+      stdio: "ignore",
+    });
     first = false;
     sessions++;
     const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
@@ -74,12 +80,26 @@ while (killed < kills) {
     if (code !== 0) throw new Error(`session ${sessions} exited ${code}`);
     break;
   }
-  const lines = readFileSync(join(out, "killme", "journal.jsonl"), "utf8").trim().split("\n").slice(1);
+  const lines = readFileSync(join(out, "killme", "journal.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .slice(1);
   const keys = lines.map((l) => JSON.parse(l).key);
   records += keys.length;
   duplicates += keys.length - new Set(keys).size;
   if (hash(join(out, "killme", "results.csv")) !== hash(join(dir, "ref", "killme", "results.csv")) || keys.length !== 48) failures++;
 }
-console.log(JSON.stringify({ kills: killed, sessions, campaigns, tasksPerCampaign: 48, journalRecords: records, duplicates, campaignsNotByteIdentical: failures, seconds: (Date.now() - t0) / 1000 }));
+console.log(
+  JSON.stringify({
+    kills: killed,
+    sessions,
+    campaigns,
+    tasksPerCampaign: 48,
+    journalRecords: records,
+    duplicates,
+    campaignsNotByteIdentical: failures,
+    seconds: (Date.now() - t0) / 1000,
+  }),
+);
 rmSync(dir, { recursive: true, force: true });
 process.exit(failures === 0 && duplicates === 0 ? 0 : 1);

@@ -224,7 +224,11 @@ export function buildProgram(): Command {
       const methods = what !== "problems" ? listMethods() : [];
       const problems = what !== "methods" ? listProblems() : [];
       if (flags.json) {
-        const strip = (d: { name: string; description: string; paramsSchema: unknown }) => ({ name: d.name, description: d.description, params: d.paramsSchema });
+        const strip = (d: { name: string; description: string; paramsSchema: unknown }) => ({
+          name: d.name,
+          description: d.description,
+          params: d.paramsSchema,
+        });
         process.stdout.write(`${JSON.stringify({ methods: methods.map(strip), problems: problems.map(strip) }, null, 2)}\n`);
         return;
       }
@@ -234,15 +238,22 @@ export function buildProgram(): Command {
           .join(", ");
       if (methods.length) {
         process.stdout.write("Methods:\n");
-        for (const m of methods) process.stdout.write(`  ${m.name.padEnd(18)} ${m.description}\n  ${"".padEnd(18)} params: ${params(m.paramsSchema) || "(none)"}\n`);
+        for (const m of methods)
+          process.stdout.write(
+            `  ${m.name.padEnd(18)} ${m.description}\n  ${"".padEnd(18)} params: ${params(m.paramsSchema) || "(none)"}\n`,
+          );
       }
       if (problems.length) {
         process.stdout.write("Problems:\n");
-        for (const p of problems) process.stdout.write(`  ${p.name.padEnd(18)} ${p.description}\n  ${"".padEnd(18)} params: ${params(p.paramsSchema) || "(none)"}\n`);
+        for (const p of problems)
+          process.stdout.write(
+            `  ${p.name.padEnd(18)} ${p.description}\n  ${"".padEnd(18)} params: ${params(p.paramsSchema) || "(none)"}\n`,
+          );
       }
     });
   return program;
 }
 
-const isMain = process.argv[1] !== undefined && new URL(import.meta.url).pathname === (await import("node:fs")).realpathSync(process.argv[1]);
+const isMain =
+  process.argv[1] !== undefined && new URL(import.meta.url).pathname === (await import("node:fs")).realpathSync(process.argv[1]);
 if (isMain) await buildProgram().parseAsync(process.argv);

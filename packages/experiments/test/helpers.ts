@@ -63,7 +63,9 @@ export function fileHash(path: string): string {
 }
 
 /** Expects a typed error whose message contains every fragment; returns it. */
-export function catchError(f: () => unknown): Error & { argument?: string; expected?: string; actual?: string; issues?: { path: string; expected: string; actual: string }[] } {
+export function catchError(
+  f: () => unknown,
+): Error & { argument?: string; expected?: string; actual?: string; issues?: { path: string; expected: string; actual: string }[] } {
   try {
     f();
   } catch (e) {

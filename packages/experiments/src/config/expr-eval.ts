@@ -182,7 +182,8 @@ export function toFunction(expr: CompiledExpression): (...values: number[]) => n
 
 /** A one-variable function `f(s)` from a compiled kernel formula (see `compileKernelFormula`). */
 export function toUnaryFunction(expr: CompiledExpression): (s: number) => number {
-  if (expr.variables.length !== 1) throw new ValueError("formula", "an expression in one variable", `variables ${expr.variables.join(", ")}`);
+  if (expr.variables.length !== 1)
+    throw new ValueError("formula", "an expression in one variable", `variables ${expr.variables.join(", ")}`);
   const fn = build(expr.ast, expr.variables);
   const buf = new Float64Array(1);
   return (s: number) => {

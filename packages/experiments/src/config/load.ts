@@ -105,7 +105,11 @@ export function ajvIssues(errors: readonly ErrorObject[], prefix: readonly (stri
         add(seg, JSON.stringify(p.allowedValue), describe(e.data));
         break;
       case "pattern":
-        add(seg, p.pattern === NAME_PATTERN ? "a kebab-case name (a-z, 0-9, -; at most 64 characters)" : `a string matching ${p.pattern}`, describe(e.data));
+        add(
+          seg,
+          p.pattern === NAME_PATTERN ? "a kebab-case name (a-z, 0-9, -; at most 64 characters)" : `a string matching ${p.pattern}`,
+          describe(e.data),
+        );
         break;
       case "propertyNames":
         add(
@@ -135,10 +139,14 @@ export function ajvIssues(errors: readonly ErrorObject[], prefix: readonly (stri
         add(seg, "no repeated items", `items ${p.j} and ${p.i} equal`);
         break;
       case "anyOf":
-        add(seg, "a list of values, a range or expression string (e.g. \"2^k for k in 6..9\"), or {from, to, step | count}", describe(e.data));
+        add(
+          seg,
+          'a list of values, a range or expression string (e.g. "2^k for k in 6..9"), or {from, to, step | count}',
+          describe(e.data),
+        );
         break;
       case "discriminator":
-        add([...seg, "kind"], "one of \"softmax\", \"dot\"", describe((e.data as Record<string, unknown>)?.kind));
+        add([...seg, "kind"], 'one of "softmax", "dot"', describe((e.data as Record<string, unknown>)?.kind));
         break;
       default:
         add(seg, e.message ?? e.keyword, describe(e.data));
@@ -154,7 +162,8 @@ export function ajvIssues(errors: readonly ErrorObject[], prefix: readonly (stri
  * @throws FormatError for unparseable text, ConfigError for an alias bomb.
  */
 export function parseConfigText(text: string, format: "yaml" | "json", source = "<inline>"): unknown {
-  if (text.length > MAX_CONFIG_BYTES) throw new FormatError(source, `a config of at most ${MAX_CONFIG_BYTES} bytes`, `${text.length} bytes`);
+  if (text.length > MAX_CONFIG_BYTES)
+    throw new FormatError(source, `a config of at most ${MAX_CONFIG_BYTES} bytes`, `${text.length} bytes`);
   if (format === "json") {
     try {
       return JSON.parse(text);
@@ -205,7 +214,11 @@ export function semanticIssues(config: ExperimentConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const problemNames = listProblems().map((p) => p.name);
   if (!problemNames.includes(config.problem.generator)) {
-    issues.push({ path: "problem.generator", expected: `one of ${problemNames.join(", ")}`, actual: JSON.stringify(config.problem.generator) });
+    issues.push({
+      path: "problem.generator",
+      expected: `one of ${problemNames.join(", ")}`,
+      actual: JSON.stringify(config.problem.generator),
+    });
   }
   const methodNames = listMethods().map((m) => m.name);
   const labels = new Map<string, number>();
@@ -214,7 +227,7 @@ export function semanticIssues(config: ExperimentConfig): ConfigIssue[] {
       issues.push({ path: `methods[${i}].method`, expected: `one of ${methodNames.join(", ")}`, actual: JSON.stringify(m.method) });
     }
     const label = m.label ?? m.method;
-    if (label === "problem") issues.push({ path: `methods[${i}].label`, expected: "a label other than \"problem\"", actual: "\"problem\"" });
+    if (label === "problem") issues.push({ path: `methods[${i}].label`, expected: 'a label other than "problem"', actual: '"problem"' });
     const prev = labels.get(label);
     if (prev !== undefined) {
       issues.push({
@@ -232,12 +245,20 @@ export function semanticIssues(config: ExperimentConfig): ConfigIssue[] {
     const t = targetSchema(config, target);
     const path = formatPath(["sweep", axis]);
     if (!t) {
-      issues.push({ path, expected: `an axis on "problem" or a method label (${[...labels.keys()].join(", ")})`, actual: JSON.stringify(target) });
+      issues.push({
+        path,
+        expected: `an axis on "problem" or a method label (${[...labels.keys()].join(", ")})`,
+        actual: JSON.stringify(target),
+      });
       continue;
     }
     if (!Object.hasOwn(t.schema.properties, param)) {
       const allowed = Object.keys(t.schema.properties);
-      issues.push({ path, expected: `a parameter of ${target}: ${allowed.length ? allowed.join(", ") : "(it has none)"}`, actual: JSON.stringify(param) });
+      issues.push({
+        path,
+        expected: `a parameter of ${target}: ${allowed.length ? allowed.join(", ") : "(it has none)"}`,
+        actual: JSON.stringify(param),
+      });
       continue;
     }
     const fixed = target === "problem" ? config.problem.params : config.methods[t.path[1] as number].params;
@@ -273,20 +294,37 @@ export function loadConfigObject(raw: unknown, baseDir: string, source = "<inlin
     kernel = kernelSpec(config);
   } catch (e) {
     const err = e as { argument?: string; expected?: string; actual?: string; message: string };
-    throw new ConfigError(source, [{ path: err.argument ?? "problem.kernel.formula", expected: err.expected ?? "a valid formula", actual: err.actual ?? err.message }]);
+    throw new ConfigError(source, [
+      { path: err.argument ?? "problem.kernel.formula", expected: err.expected ?? "a valid formula", actual: err.actual ?? err.message },
+    ]);
   }
-  const mask: MaskSpec | null = config.problem.mask ? { kind: "causal", ...(config.problem.mask.offset === undefined ? {} : { offset: config.problem.mask.offset }) } : null;
+  const mask: MaskSpec | null = config.problem.mask
+    ? { kind: "causal", ...(config.problem.mask.offset === undefined ? {} : { offset: config.problem.mask.offset }) }
+    : null;
   // Data files are part of the identity: changed data must not resume or merge with old results.
   const dataFiles: Record<string, string> = {};
   if (config.problem.generator === "npy") {
-    const values = [config.problem.params ?? {}, ...Object.entries(config.sweep ?? {}).filter(([k]) => k.startsWith("problem.")).map(([, v]) => v)];
+    const values = [
+      config.problem.params ?? {},
+      ...Object.entries(config.sweep ?? {})
+        .filter(([k]) => k.startsWith("problem."))
+        .map(([, v]) => v),
+    ];
     const paths = new Set<string>();
-    for (const v of values) for (const x of Object.values(Array.isArray(v) ? v : typeof v === "object" ? v : {})) if (typeof x === "string" && x.endsWith(".npy")) paths.add(x);
+    for (const v of values)
+      for (const x of Object.values(Array.isArray(v) ? v : typeof v === "object" ? v : {}))
+        if (typeof x === "string" && x.endsWith(".npy")) paths.add(x);
     for (const p of [...paths].sort()) {
       try {
         dataFiles[p] = fileSha256(resolveDataPath(p, baseDir));
       } catch (e) {
-        throw new ConfigError(source, [{ path: "problem.params", expected: "readable .npy files", actual: `${p} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` }]);
+        throw new ConfigError(source, [
+          {
+            path: "problem.params",
+            expected: "readable .npy files",
+            actual: `${p} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+          },
+        ]);
       }
     }
   }

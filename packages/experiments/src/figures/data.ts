@@ -36,7 +36,7 @@ export function figureSeries(plan: Plan, tasks: readonly Task[], records: Readon
   const groups = new Map<string, Map<number, number[]>>();
   for (const t of tasks) {
     const r = records.get(t.key);
-    if (!r || r.status !== "ok") continue;
+    if (r?.status !== "ok") continue;
     if (fig.where && Object.entries(fig.where).some(([col, want]) => String(columnValue(plan, t, r, col) ?? "") !== String(want))) continue;
     const name = String(columnValue(plan, t, r, s) ?? "");
     const xv = toNumber(columnValue(plan, t, r, x));

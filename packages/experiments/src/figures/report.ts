@@ -25,7 +25,14 @@ code{background:#f4f4f4;padding:1px 4px}img{max-width:100%;border:1px solid #eee
  * Writes figures/*.svg, tables/summary.{md,tex} and report.html into `dir`.
  * @returns the relative paths written.
  */
-export function writeReport(plan: Plan, dir: string, tasks: readonly Task[], records: ReadonlyMap<string, JournalRecord>, summary: readonly SummaryRow[], manifest: Manifest): string[] {
+export function writeReport(
+  plan: Plan,
+  dir: string,
+  tasks: readonly Task[],
+  records: ReadonlyMap<string, JournalRecord>,
+  summary: readonly SummaryRow[],
+  manifest: Manifest,
+): string[] {
   const written: string[] = [];
   const figures = plan.loaded.config.report?.figures ?? defaultFigures(plan);
   const figureHtml: string[] = [];
@@ -76,14 +83,21 @@ ${htmlTable(table)}
 /** Rewrites `<root>/index.html` listing every experiment folder with a manifest. */
 export function writeIndex(root: string): void {
   const rows: string[] = [];
-  const names = existsSync(root) ? readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort() : [];
+  const names = existsSync(root)
+    ? readdirSync(root, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort()
+    : [];
   for (const name of names) {
     const path = join(root, name, "manifest.json");
     if (!existsSync(path)) continue;
     try {
       const m = JSON.parse(readFileSync(path, "utf8")) as Manifest & { description?: string };
       const link = existsSync(join(root, name, "report.html")) ? `<a href="${esc(name)}/report.html">${esc(name)}</a>` : esc(name);
-      rows.push(`<tr><td>${link}</td><td>${esc(m.description ?? "")}</td><td>${m.cell_count}</td><td>${m.status.ok}</td><td>${m.status.failed}</td><td><code>${esc(m.results_sha256.slice(0, 12))}</code></td></tr>`);
+      rows.push(
+        `<tr><td>${link}</td><td>${esc(m.description ?? "")}</td><td>${m.cell_count}</td><td>${m.status.ok}</td><td>${m.status.failed}</td><td><code>${esc(m.results_sha256.slice(0, 12))}</code></td></tr>`,
+      );
     } catch {
       rows.push(`<tr><td>${esc(name)}</td><td colspan="5">unreadable manifest</td></tr>`);
     }

@@ -102,7 +102,9 @@ export function lineChartSvg(series: readonly Series[], options: ChartOptions): 
   }));
   const all = clean.flatMap((s) => s.points);
   const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`);
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
+  );
   parts.push(`<rect x="0" y="0" width="${W}" height="${H}" fill="#ffffff"/>`);
   parts.push(`<text x="${f(W / 2)}" y="22" text-anchor="middle" font-size="15">${esc(options.title)}</text>`);
   const pw = W - m.left - m.right;
@@ -147,7 +149,9 @@ export function lineChartSvg(series: readonly Series[], options: ChartOptions): 
     const upper = s.points.map((p) => `${f(X(p.x))},${f(Y(p.hi))}`);
     const lower = s.points.map((p) => `${f(X(p.x))},${f(Y(p.lo))}`).reverse();
     parts.push(`<polygon points="${[...upper, ...lower].join(" ")}" fill="${color}" fill-opacity="0.18" stroke="none"/>`);
-    parts.push(`<polyline points="${s.points.map((p) => `${f(X(p.x))},${f(Y(p.y))}`).join(" ")}" fill="none" stroke="${color}" stroke-width="2"/>`);
+    parts.push(
+      `<polyline points="${s.points.map((p) => `${f(X(p.x))},${f(Y(p.y))}`).join(" ")}" fill="none" stroke="${color}" stroke-width="2"/>`,
+    );
     for (const p of s.points) parts.push(`<circle cx="${f(X(p.x))}" cy="${f(Y(p.y))}" r="3" fill="${color}"/>`);
     const ly = m.top + 10 + i * 18;
     parts.push(`<line x1="${m.left + pw + 12}" y1="${ly}" x2="${m.left + pw + 32}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);

@@ -16,7 +16,10 @@ export interface Table {
 
 /** The default table metric: rel_frobenius_error, or floats_stored for accounting-only plans. */
 export function defaultTableMetric(plan: Plan): string {
-  return plan.loaded.config.report?.tableMetric ?? (plan.cells.every((c) => c.problem.generator === "model-preset") ? "floats_stored" : "rel_frobenius_error");
+  return (
+    plan.loaded.config.report?.tableMetric ??
+    (plan.cells.every((c) => c.problem.generator === "model-preset") ? "floats_stored" : "rel_frobenius_error")
+  );
 }
 
 /** Builds the summary table of a plan. */
@@ -26,7 +29,11 @@ export function summaryTable(plan: Plan, rows: readonly SummaryRow[]): Table {
   const values = plan.cells.map((c) => cellValues(plan, c.index));
   const shown = cols
     .map((name, i) => ({ name, i }))
-    .filter(({ name, i }) => name === "method_label" || (name !== "cell" && name !== "experiment" && name !== "method" && new Set(values.map((v) => v[i])).size > 1));
+    .filter(
+      ({ name, i }) =>
+        name === "method_label" ||
+        (name !== "cell" && name !== "experiment" && name !== "method" && new Set(values.map((v) => v[i])).size > 1),
+    );
   const metric = defaultTableMetric(plan);
   const header = [...shown.map((s) => s.name), "n", `${metric} (mean ± 95% CI)`, "flops", "floats_stored"];
   const get = (cell: number, m: string) => rows.find((r) => r.cell === cell && r.metric === m);
@@ -35,7 +42,12 @@ export function summaryTable(plan: Plan, rows: readonly SummaryRow[]): Table {
     const v = cellValues(plan, c.index);
     const main = get(c.index, metric);
     const ci = main?.stats.ciHigh != null && main.stats.mean != null ? main.stats.ciHigh - main.stats.mean : null;
-    const mainText = main?.stats.mean == null ? "–" : ci === null ? formatDisplay(main.stats.mean) : `${formatDisplay(main.stats.mean)} ± ${formatDisplay(ci)}`;
+    const mainText =
+      main?.stats.mean == null
+        ? "–"
+        : ci === null
+          ? formatDisplay(main.stats.mean)
+          : `${formatDisplay(main.stats.mean)} ± ${formatDisplay(ci)}`;
     out.push([
       ...shown.map((s) => v[s.i]),
       String(main?.stats.n ?? 0) + (main && main.nFailed > 0 ? ` (${main.nFailed} failed)` : ""),

@@ -39,6 +39,8 @@ export function formatDisplay(x: number | null): string {
   if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "∞" : "−∞";
   if (x === 0) return "0";
   const a = Math.abs(x);
+  // Counts (floats stored, small flop counts) are shown exactly, never rounded to 4 digits.
+  if (Number.isInteger(x) && a < 1e6) return String(x);
   if (a >= 1e5 || a < 1e-3) {
     const [m, e] = x.toExponential(3).split("e");
     return `${m}e${Number(e)}`;

@@ -37,7 +37,12 @@ export interface Manifest {
 /** Current git commit and dirty flag of the repository containing `dir`, or null outside git. */
 export function gitInfo(dir: string): { commit: string; dirty: boolean } | null {
   try {
-    const opts = { cwd: dir, encoding: "utf8" as const, timeout: 5000, stdio: ["ignore", "pipe", "ignore"] as ["ignore", "pipe", "ignore"] };
+    const opts = {
+      cwd: dir,
+      encoding: "utf8" as const,
+      timeout: 5000,
+      stdio: ["ignore", "pipe", "ignore"] as ["ignore", "pipe", "ignore"],
+    };
     const commit = execFileSync("git", ["rev-parse", "HEAD"], opts).trim();
     const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], opts).trim() !== "";
     return { commit, dirty };
@@ -49,7 +54,8 @@ export function gitInfo(dir: string): { commit: string; dirty: boolean } | null 
 function packageVersion(name: string): string | null {
   try {
     const require = createRequire(import.meta.url);
-    const path = name === "@randattn/experiments" ? new URL("../../package.json", import.meta.url) : require.resolve(`${name}/package.json`);
+    const path =
+      name === "@randattn/experiments" ? new URL("../../package.json", import.meta.url) : require.resolve(`${name}/package.json`);
     return (JSON.parse(readFileSync(path, "utf8")) as { version?: string }).version ?? null;
   } catch {
     return null;

@@ -40,7 +40,7 @@ export function recordValue(r: JournalRecord, column: string): number | null {
 }
 
 /** Structured summary rows: for every cell, every value column that has at least one value. */
-export function summaryRows(plan: Plan, tasks: readonly Task[], records: ReadonlyMap<string, JournalRecord>): SummaryRow[] {
+export function summaryRows(tasks: readonly Task[], records: ReadonlyMap<string, JournalRecord>): SummaryRow[] {
   const byCell = new Map<number, JournalRecord[]>();
   for (const t of tasks) {
     const list = byCell.get(t.cell) ?? [];

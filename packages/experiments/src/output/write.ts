@@ -29,7 +29,13 @@ export interface WriteOptions {
  * folder with a manifest always has the results it describes.
  * @returns the manifest written.
  */
-export function writeOutputs(plan: Plan, dir: string, tasks: readonly Task[], records: ReadonlyMap<string, JournalRecord>, options: WriteOptions): Manifest {
+export function writeOutputs(
+  plan: Plan,
+  dir: string,
+  tasks: readonly Task[],
+  records: ReadonlyMap<string, JournalRecord>,
+  options: WriteOptions,
+): Manifest {
   const files: Record<string, { sha256: string; bytes: number }> = {};
   const put = (name: string, text: string) => {
     writeFileAtomic(join(dir, name), text);
@@ -37,7 +43,7 @@ export function writeOutputs(plan: Plan, dir: string, tasks: readonly Task[], re
   };
   put("results.csv", resultsCsv(plan, tasks, records));
   put("timings.csv", timingsCsv(plan, tasks, records));
-  const rows = summaryRows(plan, tasks, records);
+  const rows = summaryRows(tasks, records);
   if (!options.shard) put("summary.csv", summaryCsv(plan, rows));
   let ok = 0;
   let failed = 0;
@@ -45,7 +51,15 @@ export function writeOutputs(plan: Plan, dir: string, tasks: readonly Task[], re
     if (records.get(t.key)?.status === "ok") ok++;
     else failed++;
   }
-  const manifest = buildManifest(plan, { shard: options.shard, taskCount: tasks.length, complete: true, ok, failed, files, extra: options.extra });
+  const manifest = buildManifest(plan, {
+    shard: options.shard,
+    taskCount: tasks.length,
+    complete: true,
+    ok,
+    failed,
+    files,
+    extra: options.extra,
+  });
   if (options.report && !options.shard) {
     writeReport(plan, dir, tasks, records, rows, manifest);
   }

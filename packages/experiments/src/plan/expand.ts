@@ -65,11 +65,13 @@ export function axisValues(axis: SweepAxisConfig, path: string): ConfigValue[] {
   else if (typeof axis === "string") values = expandSweepExpression(axis, path);
   else {
     const { from, to } = axis;
-    if (axis.step !== undefined && axis.count !== undefined) throw new ConfigError("sweep", [{ path, expected: "either step or count", actual: "both" }]);
+    if (axis.step !== undefined && axis.count !== undefined)
+      throw new ConfigError("sweep", [{ path, expected: "either step or count", actual: "both" }]);
     if (axis.count !== undefined) {
       const n = axis.count;
       const log = axis.spacing === "log";
-      if (log && !(from > 0 && to > 0)) throw new ConfigError("sweep", [{ path, expected: "from > 0 and to > 0 for log spacing", actual: `${from}..${to}` }]);
+      if (log && !(from > 0 && to > 0))
+        throw new ConfigError("sweep", [{ path, expected: "from > 0 and to > 0 for log spacing", actual: `${from}..${to}` }]);
       values = Array.from({ length: n }, (_, i) => {
         if (n === 1) return from;
         const t = i / (n - 1);
@@ -86,10 +88,18 @@ export function axisValues(axis: SweepAxisConfig, path: string): ConfigValue[] {
   const seen = new Set<string>();
   values.forEach((v, i) => {
     const k = `${typeof v}:${v}`;
-    if (seen.has(k)) throw new ConfigError("sweep", [{ path: `${path}[${i}]`, expected: "values listed once (a repeated value would duplicate cells)", actual: `${JSON.stringify(v)} again` }]);
+    if (seen.has(k))
+      throw new ConfigError("sweep", [
+        {
+          path: `${path}[${i}]`,
+          expected: "values listed once (a repeated value would duplicate cells)",
+          actual: `${JSON.stringify(v)} again`,
+        },
+      ]);
     seen.add(k);
   });
-  if (values.length > MAX_RANGE_VALUES) throw new ConfigError("sweep", [{ path, expected: `at most ${MAX_RANGE_VALUES} values`, actual: `${values.length}` }]);
+  if (values.length > MAX_RANGE_VALUES)
+    throw new ConfigError("sweep", [{ path, expected: `at most ${MAX_RANGE_VALUES} values`, actual: `${values.length}` }]);
   return values;
 }
 
@@ -148,7 +158,11 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
       if (e instanceof ConfigError) issues.push(...e.issues);
       else {
         const err = e as { argument?: string; expected?: string; actual?: string; message: string };
-        issues.push({ path: err.argument ?? formatPath(["sweep", name]), expected: err.expected ?? "a valid sweep", actual: err.actual ?? err.message });
+        issues.push({
+          path: err.argument ?? formatPath(["sweep", name]),
+          expected: err.expected ?? "a valid sweep",
+          actual: err.actual ?? err.message,
+        });
       }
     }
     const list = axesByTarget.get(target) ?? [];
@@ -174,7 +188,11 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
   }
   if (cellCount * config.trials > DEFAULT_MAX_TASKS) {
     throw new ConfigError(loaded.source, [
-      { path: "trials", expected: `at most ${DEFAULT_MAX_TASKS} (cell, trial) tasks`, actual: `${cellCount} cells × ${config.trials} trials` },
+      {
+        path: "trials",
+        expected: `at most ${DEFAULT_MAX_TASKS} (cell, trial) tasks`,
+        actual: `${cellCount} cells × ${config.trials} trials`,
+      },
     ]);
   }
 
@@ -203,7 +221,8 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
         const problem = { generator: generator.name, params: pp };
         const method = { name: m.method, label: m.label ?? m.method, params: mp };
         const id = cellSeed(config.seed, { problem, kernel, mask: config.problem.mask ?? null, method });
-        if (ids.has(id)) throw new ConfigError(loaded.source, [{ path: "sweep", expected: "distinct cells", actual: `a repeated cell ${id}` }]);
+        if (ids.has(id))
+          throw new ConfigError(loaded.source, [{ path: "sweep", expected: "distinct cells", actual: `a repeated cell ${id}` }]);
         ids.add(id);
         cells.push({ index: cells.length, id, problem, method });
       }

@@ -19,7 +19,8 @@ export function parseShard(text: string, argument = "--shard"): Shard {
   if (!m) throw new ValueError(argument, "i/n with 0 ≤ i < n (e.g. 0/4)", JSON.stringify(text));
   const index = Number(m[1]);
   const count = Number(m[2]);
-  if (count < 1 || count > MAX_SHARDS || index >= count) throw new ValueError(argument, `i/n with 0 ≤ i < n ≤ ${MAX_SHARDS}`, JSON.stringify(text));
+  if (count < 1 || count > MAX_SHARDS || index >= count)
+    throw new ValueError(argument, `i/n with 0 ≤ i < n ≤ ${MAX_SHARDS}`, JSON.stringify(text));
   return { index, count };
 }
 

@@ -16,7 +16,12 @@ export const kvCache: MethodDefinition = {
   paramsSchema: {
     type: "object",
     properties: {
-      scope: { type: "string", enum: ["token-layer", "model"], default: "token-layer", description: "per token and layer (Table 3) or whole model" },
+      scope: {
+        type: "string",
+        enum: ["token-layer", "model"],
+        default: "token-layer",
+        description: "per token and layer (Table 3) or whole model",
+      },
       includeRotaryKey: { type: "boolean", default: true, description: "MLA: count the decoupled rotary key d_R (ERRATA: 512 vs 576)" },
       asMha: { type: "boolean", default: false, description: "the cache the same layer would need as plain MHA, H·(d_QK + d_V)" },
     },
@@ -39,4 +44,3 @@ export const kvCache: MethodDefinition = {
     return { output: null, cost: { flops, floatsStored } };
   },
 };
-

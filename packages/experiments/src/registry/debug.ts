@@ -23,7 +23,11 @@ export function debugMethods(): MethodDefinition[] {
       name: "debug-sleep",
       description: "Exact attention after sleeping `ms` milliseconds (slow cells for kill tests).",
       family: "debug",
-      paramsSchema: { type: "object", properties: { ms: { type: "integer", minimum: 0, maximum: 60_000, default: 20 } }, additionalProperties: false },
+      paramsSchema: {
+        type: "object",
+        properties: { ms: { type: "integer", minimum: 0, maximum: 60_000, default: 20 } },
+        additionalProperties: false,
+      },
       exposesWeights: true,
       run(problem, params, _seed, context) {
         sleep(params.ms as number);

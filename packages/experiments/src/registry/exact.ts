@@ -93,4 +93,3 @@ export const exactStreaming: MethodDefinition = {
     return { output: concatCols(outputs), cost: exactCost(problem, false, blockSize) };
   },
 };
-

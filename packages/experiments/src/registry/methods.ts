@@ -38,4 +38,3 @@ export function getMethod(name: string, argument = "method"): MethodDefinition {
 export function listMethods(): MethodDefinition[] {
   return [...METHODS.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
-

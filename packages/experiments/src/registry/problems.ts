@@ -39,7 +39,13 @@ const int = (min: number, max: number, def?: number, description?: string) => ({
   ...(def === undefined ? {} : { default: def }),
   ...(description ? { description } : {}),
 });
-const positive = (def: number, description: string, max = 1e6) => ({ type: "number", exclusiveMinimum: 0, maximum: max, default: def, description });
+const positive = (def: number, description: string, max = 1e6) => ({
+  type: "number",
+  exclusiveMinimum: 0,
+  maximum: max,
+  default: def,
+  description,
+});
 
 const SIZE_PROPS = {
   n: int(1, MAX_SEQUENCE_LENGTH, undefined, "sequence length N_KV (and N_Q unless nQueries is set)"),
@@ -109,7 +115,11 @@ const lowRank: ProblemDefinition = {
   name: "low-rank",
   description: "Q, K and V each rank-r Gaussian products plus Gaussian noise (scale multiplies Q and K).",
   paramsSchema: schema(
-    { ...SIZE_PROPS, rank: int(1, MAX_WIDTH, 4, "rank r of the low-rank part"), noise: { type: "number", minimum: 0, maximum: 1e3, default: 0.1 } },
+    {
+      ...SIZE_PROPS,
+      rank: int(1, MAX_WIDTH, 4, "rank r of the low-rank part"),
+      noise: { type: "number", minimum: 0, maximum: 1e3, default: 0.1 },
+    },
     ["n"],
   ),
   structuralParams: [...SIZE_STRUCTURAL, "rank"],
@@ -311,7 +321,8 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
 
 const modelPreset: ProblemDefinition = {
   name: "model-preset",
-  description: "A full-size model of Table 3 (llama3-70b, gemma3-27b, deepseek-v2) and a context length, for the accounting methods (no tensors).",
+  description:
+    "A full-size model of Table 3 (llama3-70b, gemma3-27b, deepseek-v2) and a context length, for the accounting methods (no tensors).",
   paramsSchema: schema(
     {
       preset: { type: "string", enum: Object.keys(MODEL_PRESETS) },

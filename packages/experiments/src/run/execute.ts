@@ -63,7 +63,15 @@ const cache = new Map<string, Reference>();
 const CACHE_SIZE = 2;
 
 function reference(spec: TaskSpec, wantWeights: boolean): Reference {
-  const key = JSON.stringify([spec.rootSeed, spec.problem, spec.kernel.kind === "dot" ? spec.kernel.formula : "", spec.kernel.scale ?? null, spec.mask, spec.trial, spec.baseDir]);
+  const key = JSON.stringify([
+    spec.rootSeed,
+    spec.problem,
+    spec.kernel.kind === "dot" ? spec.kernel.formula : "",
+    spec.kernel.scale ?? null,
+    spec.mask,
+    spec.trial,
+    spec.baseDir,
+  ]);
   const hit = cache.get(key);
   if (hit && (!wantWeights || hit.weights !== null || hit.output === null)) return hit;
   // A miss, or a hit without the weights now wanted: recompute (the output is the same bits either
@@ -80,7 +88,11 @@ function reference(spec: TaskSpec, wantWeights: boolean): Reference {
       ref = { instance, output: r.output, weights: r.weights ? [...r.weights] : null };
     } else {
       const opts = attentionOptions(instance.kernel, instance.mask);
-      ref = { instance, output: concatCols(instance.heads.map((h) => streamingAttention(h.queries, h.keys, h.values, opts))), weights: null };
+      ref = {
+        instance,
+        output: concatCols(instance.heads.map((h) => streamingAttention(h.queries, h.keys, h.values, opts))),
+        weights: null,
+      };
     }
   }
   cache.delete(key);
@@ -137,7 +149,17 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
 
 /** The outcome recorded for a task that failed outside `executeTask` (e.g. its worker crashed). */
 export function failedOutcome(spec: Pick<TaskSpec, "key" | "index">, error: string, wallMs = 0, setupMs = 0): TaskOutcome {
-  return { key: spec.key, index: spec.index, status: "failed", error, metrics: { ...NO_METRICS }, flops: null, floatsStored: null, wallMs, setupMs };
+  return {
+    key: spec.key,
+    index: spec.index,
+    status: "failed",
+    error,
+    metrics: { ...NO_METRICS },
+    flops: null,
+    floatsStored: null,
+    wallMs,
+    setupMs,
+  };
 }
 
 /** The outcome of a task stopped before it finished (not a result: it is run again on resume). */

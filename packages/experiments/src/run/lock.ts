@@ -145,7 +145,8 @@ function breakStale(path: string, seen: { content: LockContent | null; mtimeMs: 
   const b = readLock(breaker);
   // A breaker left by a process killed while breaking is itself stale after a few seconds.
   if (b && Date.now() - b.mtimeMs > 10_000) rmSync(breaker, { force: true });
-  if (!tryCreate(breaker, { pid: process.pid, host: hostname(), token: "break", since: new Date().toISOString(), command: "break" })) return;
+  if (!tryCreate(breaker, { pid: process.pid, host: hostname(), token: "break", since: new Date().toISOString(), command: "break" }))
+    return;
   try {
     const again = readLock(path);
     // Only remove the very lock judged stale (same token), never one taken meanwhile.

@@ -61,7 +61,8 @@ export function mergeShards(plan: Plan, options: MergeOptions = {}): Manifest {
     const shard: Shard = parseShard(j.header.shard.replace("-of-", "/"), d);
     if (count !== null && shard.count !== count) throw new RunRefusedError(d, `a shard of ${count}`, `a shard of ${shard.count}`);
     count = shard.count;
-    if (shards.has(shard.index)) throw new RunRefusedError(d, `one folder for shard ${shard.index}`, `a second one (also ${shards.get(shard.index)!.dir})`);
+    if (shards.has(shard.index))
+      throw new RunRefusedError(d, `one folder for shard ${shard.index}`, `a second one (also ${shards.get(shard.index)!.dir})`);
     shards.set(shard.index, { dir: d, records: j.records });
   }
   const n = count!;
@@ -83,7 +84,14 @@ export function mergeShards(plan: Plan, options: MergeOptions = {}): Manifest {
   const lock = FolderLock.acquire(dir, `randattn merge ${plan.loaded.source}`);
   try {
     // A combined journal, so `report` and `run` treat the merged folder like an unsharded run.
-    const header: JournalHeader = { type: "header", version: 1, experiment: plan.loaded.config.experiment, configHash: plan.loaded.hash, shard: null, taskCount: tasks.length };
+    const header: JournalHeader = {
+      type: "header",
+      version: 1,
+      experiment: plan.loaded.config.experiment,
+      configHash: plan.loaded.hash,
+      shard: null,
+      taskCount: tasks.length,
+    };
     const lines = [header, ...tasks.map((t) => records.get(t.key)!)].map((v) => JSON.stringify(v));
     writeFileAtomic(join(dir, JOURNAL_FILE), `${lines.join("\n")}\n`);
     return writeOutputs(plan, dir, tasks, records, {

@@ -20,7 +20,11 @@ export function regenerateOutputs(plan: Plan, outRoot = "results"): Manifest {
   try {
     const j = readJournal(path);
     if (j.header?.configHash !== plan.loaded.hash) {
-      throw new RunRefusedError(dir, `results of this config (sha256 ${plan.loaded.hash.slice(0, 12)}…)`, `results of another config (${j.header?.configHash.slice(0, 12) ?? "?"}…)`);
+      throw new RunRefusedError(
+        dir,
+        `results of this config (sha256 ${plan.loaded.hash.slice(0, 12)}…)`,
+        `results of another config (${j.header?.configHash.slice(0, 12) ?? "?"}…)`,
+      );
     }
     const tasks = planTasks(plan);
     const missing = tasks.filter((t) => !j.records.has(t.key)).length;

@@ -58,16 +58,32 @@ export async function reproduceAll(options: ReproduceOptions): Promise<Reproduce
       }
       const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Manifest;
       if (manifest.config_sha256 !== loaded.hash) {
-        verdicts.push({ ...base, status: "config-changed", expected: manifest.config_sha256, actual: loaded.hash, detail: "the config differs from the one the committed results came from" });
-        log(`✗ ${name}: config changed since the committed results (sha256 ${loaded.hash.slice(0, 12)}… ≠ ${manifest.config_sha256.slice(0, 12)}…)`);
+        verdicts.push({
+          ...base,
+          status: "config-changed",
+          expected: manifest.config_sha256,
+          actual: loaded.hash,
+          detail: "the config differs from the one the committed results came from",
+        });
+        log(
+          `✗ ${name}: config changed since the committed results (sha256 ${loaded.hash.slice(0, 12)}… ≠ ${manifest.config_sha256.slice(0, 12)}…)`,
+        );
         continue;
       }
       const plan = expandPlan(loaded, { maxCells: options.maxCells });
-      const result = await runPlan(plan, { outRoot: scratch, workers: options.workers ?? 1, progress: "none", report: false, log: () => {} });
+      const result = await runPlan(plan, {
+        outRoot: scratch,
+        workers: options.workers ?? 1,
+        progress: "none",
+        report: false,
+        log: () => {},
+      });
       const actual = result.manifest?.results_sha256 ?? "";
       const status = result.manifest === null ? "failed" : actual === manifest.results_sha256 ? "match" : "mismatch";
       verdicts.push({ ...base, status, expected: manifest.results_sha256, actual, detail: result.ioError ?? "" });
-      log(`${status === "match" ? "✓" : "✗"} ${name}: results.csv sha256 ${actual.slice(0, 16) || "(none)"} ${status === "match" ? "=" : "≠"} committed ${manifest.results_sha256.slice(0, 16)}`);
+      log(
+        `${status === "match" ? "✓" : "✗"} ${name}: results.csv sha256 ${actual.slice(0, 16) || "(none)"} ${status === "match" ? "=" : "≠"} committed ${manifest.results_sha256.slice(0, 16)}`,
+      );
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });

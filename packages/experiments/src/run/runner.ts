@@ -120,7 +120,10 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
     journal = Journal.open(dir, header);
     const h = journal.header;
     if (h.configHash !== header.configHash || h.shard !== header.shard) {
-      const what = h.configHash !== header.configHash ? `config sha256 ${h.configHash.slice(0, 12)}…, not ${header.configHash.slice(0, 12)}…` : `shard ${h.shard}, not ${header.shard}`;
+      const what =
+        h.configHash !== header.configHash
+          ? `config sha256 ${h.configHash.slice(0, 12)}…, not ${header.configHash.slice(0, 12)}…`
+          : `shard ${h.shard}, not ${header.shard}`;
       throw new RunRefusedError(
         dir,
         "results of this config",
@@ -223,9 +226,14 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
     const ok = tasks.filter(done).length;
     progress.stop(
       `${label}: ${ran} run this session, ${skipped} skipped; ${ok}/${tasks.length} ok, ${failures.length} failed` +
-        (complete ? (manifest ? ` → ${dir}` : "") : ` — incomplete${interrupted ? " (interrupted)" : ""}; continue with \`randattn resume\``),
+        (complete
+          ? manifest
+            ? ` → ${dir}`
+            : ""
+          : ` — incomplete${interrupted ? " (interrupted)" : ""}; continue with \`randattn resume\``),
     );
-    if (ioError) log(`error: ${ioError}\n  completed tasks are kept in ${join(dir, JOURNAL_FILE)}; fix the cause and run \`randattn resume\``);
+    if (ioError)
+      log(`error: ${ioError}\n  completed tasks are kept in ${join(dir, JOURNAL_FILE)}; fix the cause and run \`randattn resume\``);
     return { dir, total: tasks.length, skipped, ran, ok, failed: failures.length, complete, interrupted, ioError, manifest, failures };
   } finally {
     journal?.close();

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ValueError } from "@randattn/core";
-import { compileExpression, compileKernelFormula, expandSweepExpression, MAX_EXPRESSION_LENGTH, MAX_RANGE_VALUES, toUnaryFunction } from "@randattn/experiments";
+import {
+  compileExpression,
+  compileKernelFormula,
+  expandSweepExpression,
+  MAX_EXPRESSION_LENGTH,
+  MAX_RANGE_VALUES,
+  toUnaryFunction,
+} from "@randattn/experiments";
 import { catchError } from "../helpers.js";
 
 const rejected = (text: string, fragment: string) => {
@@ -12,7 +19,7 @@ const rejected = (text: string, fragment: string) => {
 
 describe("config expressions cannot escape the restricted scope", () => {
   it.each([
-    ['import({x: 1}, {override: true})', 'function "import"'],
+    ["import({x: 1}, {override: true})", 'function "import"'],
     ['createUnit("foo")', 'function "createUnit"'],
     ['evaluate("1+1")', 'function "evaluate"'],
     ['parse("1")', 'function "parse"'],
@@ -60,7 +67,9 @@ describe("config expressions cannot escape the restricted scope", () => {
   it("kernel formulas use only s, and must be ≥ 0 and finite", () => {
     expect(catchError(() => compileKernelFormula("exp(q)", "problem.kernel.formula")).message).toContain('unknown name "q"');
     expect(catchError(() => compileKernelFormula("s", "problem.kernel.formula")).message).toContain("f(-1) = -1");
-    expect(catchError(() => compileKernelFormula("1/abs(s)", "problem.kernel.formula")).message).toContain("f(0) = Infinity for \"1/abs(s)\"");
+    expect(catchError(() => compileKernelFormula("1/abs(s)", "problem.kernel.formula")).message).toContain(
+      'f(0) = Infinity for "1/abs(s)"',
+    );
     const f = toUnaryFunction(compileKernelFormula("s > 0 ? s^2 : 0", "k"));
     expect([f(-2), f(3)]).toEqual([0, 9]);
   });

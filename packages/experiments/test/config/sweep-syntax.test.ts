@@ -12,7 +12,9 @@ describe("sweep value mini-syntax", () => {
     expect(expandSweepExpression("3..6", "x")).toEqual([3, 4, 5, 6]);
     const tenths = expandSweepExpression("0..1 step 0.1", "x");
     expect(tenths).toHaveLength(11);
-    tenths.forEach((v, i) => expect(v).toBe(i * 0.1));
+    tenths.forEach((v, i) => {
+      expect(v).toBe(i * 0.1);
+    });
   });
 
   it("a single expression is one value", () => {
@@ -26,7 +28,9 @@ describe("sweep value mini-syntax", () => {
     const log = axisValues({ from: 1, to: 1000, count: 4, spacing: "log" }, "a") as number[];
     expect(log[0]).toBe(1);
     expect(log[3]).toBe(1000);
-    log.slice(1, 3).forEach((v, i) => expect(v).toBeCloseTo(10 ** (i + 1), 10));
+    log.slice(1, 3).forEach((v, i) => {
+      expect(v).toBeCloseTo(10 ** (i + 1), 10);
+    });
     expect(axisValues({ from: 8, to: 64, count: 4, spacing: "log", integer: true }, "a")).toEqual([8, 16, 32, 64]);
   });
 

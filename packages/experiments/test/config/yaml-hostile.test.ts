@@ -29,7 +29,9 @@ describe("hostile YAML is refused before anything runs", () => {
   });
 
   it("duplicate keys are rejected rather than silently overwritten", () => {
-    expect(catchError(() => parseConfigText("trials: 1\ntrials: 100000\n", "yaml", "dup.yaml")).message).toMatch(/dup\.yaml: expected valid YAML, got .*unique/i);
+    expect(catchError(() => parseConfigText("trials: 1\ntrials: 100000\n", "yaml", "dup.yaml")).message).toMatch(
+      /dup\.yaml: expected valid YAML, got .*unique/i,
+    );
   });
 
   it("merge keys (<<) are not expanded", () => {

@@ -3,7 +3,13 @@ import { latexTable, lineChartSvg, markdownTable, type Series } from "@randattn/
 
 const series: Series[] = [
   { name: "exact", points: [{ x: 100, y: 0, lo: 0, hi: 0 }] },
-  { name: "rows<s>", points: [{ x: 10, y: 0.5, lo: 0.4, hi: 0.6 }, { x: 1000, y: 0.05, lo: 0.01, hi: 0.09 }] },
+  {
+    name: "rows<s>",
+    points: [
+      { x: 10, y: 0.5, lo: 0.4, hi: 0.6 },
+      { x: 1000, y: 0.05, lo: 0.01, hi: 0.09 },
+    ],
+  },
 ];
 
 describe("hand-written SVG charts", () => {

@@ -18,7 +18,12 @@ describe("CSV output parses back to the same values", () => {
     const xs = [0.1 + 0.2, 1 / 3, 1e-300, 5e-324, 1.7976931348623157e308, 123456789012345680000, -2.5e-7, 2 ** 53 + 2];
     for (const x of xs) expect(parseNumber(formatNumber(x))).toBe(x);
     expect(formatNumber(-0)).toBe("0");
-    expect([formatNumber(Number.NaN), formatNumber(Infinity), formatNumber(-Infinity), formatNumber(null)]).toEqual(["nan", "inf", "-inf", ""]);
+    expect([formatNumber(Number.NaN), formatNumber(Infinity), formatNumber(-Infinity), formatNumber(null)]).toEqual([
+      "nan",
+      "inf",
+      "-inf",
+      "",
+    ]);
     expect(Number.isNaN(parseNumber("nan"))).toBe(true);
     expect([parseNumber("inf"), parseNumber("-inf"), parseNumber("")]).toEqual([Infinity, -Infinity, null]);
   });
@@ -40,7 +45,12 @@ describe("CSV output parses back to the same values", () => {
         index: t.index,
         status: failed ? "failed" : "ok",
         error: failed ? 'ValueError: keys: expected "4×3", got 2×3, oops' : "",
-        metrics: { rel_frobenius_error: failed ? null : 1 / (i + 3), rel_spectral_error: Math.PI * i, max_abs_error: Infinity, mean_kl_divergence: null },
+        metrics: {
+          rel_frobenius_error: failed ? null : 1 / (i + 3),
+          rel_spectral_error: Math.PI * i,
+          max_abs_error: Infinity,
+          mean_kl_divergence: null,
+        },
         flops: 1e21 + i,
         floatsStored: 40 * i,
         wallMs: 1,

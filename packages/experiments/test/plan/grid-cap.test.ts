@@ -17,7 +17,9 @@ describe("grid cap", () => {
     const e = catchError(() => expandPlan(loadConfigObject(c, "/tmp", "big.yaml")));
     expect(performance.now() - t0).toBeLessThan(3000);
     expect(e).toBeInstanceOf(ConfigError);
-    expect(e.message).toContain(`sweep: expected a grid of at most ${DEFAULT_MAX_CELLS} cells (raise the cap with --max-cells), got ${10000 * 100 * 100 * 10000 * 2} cells`);
+    expect(e.message).toContain(
+      `sweep: expected a grid of at most ${DEFAULT_MAX_CELLS} cells (raise the cap with --max-cells), got ${10000 * 100 * 100 * 10000 * 2} cells`,
+    );
   });
 
   it("maxCells lifts (or lowers) the cap", () => {

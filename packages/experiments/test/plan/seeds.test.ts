@@ -9,7 +9,9 @@ describe("seed derivation", () => {
   it("is stable (non-regression snapshot of keys, a cell id and the first draws)", () => {
     const key = inputSeed(11, "gaussian", { n: 9, nQueries: 0, d: 4, dv: 3, scale: 2 }, ["n", "nQueries", "d", "dv"], 1);
     expect(seedString(key)).toBe('[11,"inputs","gaussian","n",9,"nQueries",0,"d",4,"dv",3,"trial",1]');
-    expect(seedString(methodSeed(11, "exact-streaming", { blockSize: 3 }, 0))).toBe('[11,"method","exact-streaming","{\\"blockSize\\":3}","trial",0]');
+    expect(seedString(methodSeed(11, "exact-streaming", { blockSize: 3 }, 0))).toBe(
+      '[11,"method","exact-streaming","{\\"blockSize\\":3}","trial",0]',
+    );
     expect(plan(tinyConfig()).cells.map((c) => c.id)).toMatchInlineSnapshot(`
       [
         "0e2ac12fb1dcc323",
@@ -45,7 +47,12 @@ describe("seed derivation", () => {
 
   it("a cell's id and seeds do not depend on which other cells or methods are in the plan", () => {
     const small = plan(tinyConfig());
-    const bigger = plan(tinyConfig({ methods: [{ method: "exact-streaming", label: "b7", params: { blockSize: 7 } }, ...(tinyConfig().methods as object[])], sweep: { "problem.n": [3, 5, 9] } }));
+    const bigger = plan(
+      tinyConfig({
+        methods: [{ method: "exact-streaming", label: "b7", params: { blockSize: 7 } }, ...(tinyConfig().methods as object[])],
+        sweep: { "problem.n": [3, 5, 9] },
+      }),
+    );
     for (const c of small.cells) expect(bigger.cells.some((d) => d.id === c.id)).toBe(true);
   });
 

@@ -3,13 +3,22 @@ import { DEEPSEEK_V2, GEMMA3_27B, LLAMA3_70B } from "@randattn/core";
 import { getMethod, getProblem } from "@randattn/experiments";
 
 const run = (preset: string, params: Record<string, unknown>, tokens = 1000) => {
-  const inst = getProblem("model-preset").generate({ preset, tokens }, [1], { kind: "softmax" }, null, { baseDir: "/", wantWeights: false });
-  return getMethod("kv-cache").run(inst, { scope: "token-layer", includeRotaryKey: true, asMha: false, ...params } as never, [1], { baseDir: "/", wantWeights: false });
+  const inst = getProblem("model-preset").generate({ preset, tokens }, [1], { kind: "softmax" }, null, {
+    baseDir: "/",
+    wantWeights: false,
+  });
+  return getMethod("kv-cache").run(inst, { scope: "token-layer", includeRotaryKey: true, asMha: false, ...params } as never, [1], {
+    baseDir: "/",
+    wantWeights: false,
+  });
 };
 
 describe("kv-cache accounting regenerates Table 3's cache figures from the preset dimensions", () => {
   it("GQA presets: 2·G·d_head floats per token and layer", () => {
-    for (const [name, p] of [["llama3-70b", LLAMA3_70B], ["gemma3-27b", GEMMA3_27B]] as const) {
+    for (const [name, p] of [
+      ["llama3-70b", LLAMA3_70B],
+      ["gemma3-27b", GEMMA3_27B],
+    ] as const) {
       const a = p.attention as { numKvHeads: number; headDim: number };
       expect(run(name, {}).cost.floatsStored).toBe(2 * a.numKvHeads * a.headDim);
     }

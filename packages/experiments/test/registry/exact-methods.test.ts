@@ -71,10 +71,20 @@ describe("exact methods against the literal formula", () => {
   it("executeTask: exact has zero error and zero KL; errors are recorded, not thrown", () => {
     const base = { key: "c/0", index: 0, trial: 0, rootSeed: 1, kernel: { kind: "softmax" } as const, mask: null, baseDir: "/tmp" };
     const metrics = ["rel_frobenius_error", "rel_spectral_error", "max_abs_error", "mean_kl_divergence"] as const;
-    const ok = executeTask({ ...base, problem: { generator: "gaussian", params: { n: 6, nQueries: 0, d: 3, dv: 2, scale: 1 } }, method: { name: "exact", params: {} }, metrics: [...metrics] });
+    const ok = executeTask({
+      ...base,
+      problem: { generator: "gaussian", params: { n: 6, nQueries: 0, d: 3, dv: 2, scale: 1 } },
+      method: { name: "exact", params: {} },
+      metrics: [...metrics],
+    });
     expect(ok.status).toBe("ok");
     expect(ok.metrics).toEqual({ rel_frobenius_error: 0, rel_spectral_error: 0, max_abs_error: 0, mean_kl_divergence: 0 });
-    const bad = executeTask({ ...base, problem: { generator: "gaussian", params: { n: 6, nQueries: 0, d: 3, dv: 2, scale: 1 } }, method: { name: "nope", params: {} }, metrics: [...metrics] });
+    const bad = executeTask({
+      ...base,
+      problem: { generator: "gaussian", params: { n: 6, nQueries: 0, d: 3, dv: 2, scale: 1 } },
+      method: { name: "nope", params: {} },
+      metrics: [...metrics],
+    });
     expect(bad.status).toBe("failed");
     expect(bad.error).toMatch(/^ValueError: method: expected one of .*, got "nope"$/);
   });

@@ -18,7 +18,9 @@ describe("problem generators", () => {
     expect([a.heads[0].queries.shape, a.heads[0].keys.shape, a.heads[0].values.shape]).toEqual(["4×3", "6×3", "6×2"]);
     expect(gen("gaussian", p).heads[0].keys.data).toEqual(a.heads[0].keys.data);
     const b = gen("gaussian", { ...p, scale: 3 });
-    b.heads[0].keys.data.forEach((v, i) => expect(v).toBe(3 * a.heads[0].keys.data[i]));
+    b.heads[0].keys.data.forEach((v, i) => {
+      expect(v).toBe(3 * a.heads[0].keys.data[i]);
+    });
     expect(b.heads[0].values.data).toEqual(a.heads[0].values.data);
     expect(gen("gaussian", p, 1).heads[0].keys.data).not.toEqual(a.heads[0].keys.data);
   });
@@ -33,7 +35,10 @@ describe("problem generators", () => {
       for (let i = 0; i < v.rows; i++) s += v.get(i, cols[a]) * v.get(i, cols[b]);
       return s;
     });
-    const det = g.get(0, 0) * (g.get(1, 1) * g.get(2, 2) - g.get(1, 2) * g.get(2, 1)) - g.get(0, 1) * (g.get(1, 0) * g.get(2, 2) - g.get(1, 2) * g.get(2, 0)) + g.get(0, 2) * (g.get(1, 0) * g.get(2, 1) - g.get(1, 1) * g.get(2, 0));
+    const det =
+      g.get(0, 0) * (g.get(1, 1) * g.get(2, 2) - g.get(1, 2) * g.get(2, 1)) -
+      g.get(0, 1) * (g.get(1, 0) * g.get(2, 2) - g.get(1, 2) * g.get(2, 0)) +
+      g.get(0, 2) * (g.get(1, 0) * g.get(2, 1) - g.get(1, 1) * g.get(2, 0));
     expect(Math.abs(det)).toBeLessThan(1e-9 * g.get(0, 0) * g.get(1, 1) * g.get(2, 2));
   });
 
@@ -73,14 +78,36 @@ describe("problem generators", () => {
 
   it("npy: loads 2-D and 3-D arrays relative to the config folder", () => {
     const dir = tempDir();
-    writeNpyFile(join(dir, "q.npy"), Matrix.fromArray([[1, 2], [3, 4], [5, 6]]));
-    writeNpyFile(join(dir, "k.npy"), [Matrix.fromArray([[1, 0], [0, 1]])]);
+    writeNpyFile(
+      join(dir, "q.npy"),
+      Matrix.fromArray([
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ]),
+    );
+    writeNpyFile(join(dir, "k.npy"), [
+      Matrix.fromArray([
+        [1, 0],
+        [0, 1],
+      ]),
+    ]);
     writeNpyFile(join(dir, "v.npy"), Matrix.fromArray([[2], [4]]));
     const def = getProblem("npy");
-    const inst = def.generate({ queries: "q.npy", keys: "k.npy", values: "v.npy", scale: 1 }, [1], softmax, null, { baseDir: dir, wantWeights: false });
-    expect(inst.heads[0].queries.toArray()).toEqual([[1, 2], [3, 4], [5, 6]]);
+    const inst = def.generate({ queries: "q.npy", keys: "k.npy", values: "v.npy", scale: 1 }, [1], softmax, null, {
+      baseDir: dir,
+      wantWeights: false,
+    });
+    expect(inst.heads[0].queries.toArray()).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]);
     expect(inst.heads[0].values.shape).toBe("2×1");
-    expect(inst.heads[0].keys.toArray()).toEqual([[1, 0], [0, 1]]);
+    expect(inst.heads[0].keys.toArray()).toEqual([
+      [1, 0],
+      [0, 1],
+    ]);
   });
 
   it("every registered generator has a description and a closed params schema", () => {

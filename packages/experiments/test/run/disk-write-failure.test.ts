@@ -16,7 +16,9 @@ describe("a failing disk write is reported and loses no completed cell", () => {
     expect(r.stderr).toContain("could not record a finished task");
     expect(r.stderr).toContain("EIO");
     expect(r.stderr).toContain("randattn resume");
-    const lines = readFileSync(join(out, "tiny", "journal.jsonl"), "utf8").trim().split("\n");
+    const lines = readFileSync(join(out, "tiny", "journal.jsonl"), "utf8")
+      .trim()
+      .split("\n");
     expect(lines).toHaveLength(1 + 3);
     const again = cli(["resume", config, "--out", out, "--workers", "1", "--progress", "none"]);
     expect(again.status, again.stderr).toBe(0);

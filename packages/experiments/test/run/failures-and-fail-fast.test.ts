@@ -34,7 +34,9 @@ describe("failing cells are recorded without stopping the others", () => {
     const r = cli(["run", config(dir), "--out", dir, "--workers", "1", "--progress", "none", "--fail-fast"], env);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain("incomplete");
-    const lines = readFileSync(join(dir, "fails", "journal.jsonl"), "utf8").trim().split("\n");
+    const lines = readFileSync(join(dir, "fails", "journal.jsonl"), "utf8")
+      .trim()
+      .split("\n");
     expect(lines.length).toBeLessThan(1 + 6);
   });
 });

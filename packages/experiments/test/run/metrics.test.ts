@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { Matrix, randomMatrix, ShapeError } from "@randattn/core";
-import { maxAbsError, meanKlDivergence, relativeFrobenius, relativeSpectral, spectralNorm, symmetricMaxEigenvalue } from "@randattn/experiments";
+import {
+  maxAbsError,
+  meanKlDivergence,
+  relativeFrobenius,
+  relativeSpectral,
+  spectralNorm,
+  symmetricMaxEigenvalue,
+} from "@randattn/experiments";
 import { catchError } from "../helpers.js";
 
 /** ‖M‖₂ by plain power iteration on MᵀM with many steps (independent oracle). */
@@ -71,7 +78,17 @@ describe("error metrics", () => {
     const kl0 = 0.5 * Math.log(0.5 / 0.25) + 0.5 * Math.log(0.5 / 0.75);
     expect(meanKlDivergence([q], [p])).toBeCloseTo(kl0 / 2, 15);
     expect(meanKlDivergence([p], [p])).toBe(0);
-    expect(meanKlDivergence([Matrix.fromArray([[1, 0, 0], [0.2, 0.3, 0.5]])], [p])).toBe(Infinity);
+    expect(
+      meanKlDivergence(
+        [
+          Matrix.fromArray([
+            [1, 0, 0],
+            [0.2, 0.3, 0.5],
+          ]),
+        ],
+        [p],
+      ),
+    ).toBe(Infinity);
   });
 
   it("shape mismatches are ShapeErrors naming the argument", () => {

@@ -5,7 +5,13 @@ import { RandomStream } from "@randattn/core";
 import { cli, cliAsync, fileHash, requireBuild, tempDir, writeConfig } from "../helpers.js";
 
 /** Kills (SIGKILL) a sweep at `kills` random instants, resuming each time; returns the kill count. */
-export async function killAndResume(config: string, out: string, kills: number, seed: number, env: Record<string, string>): Promise<number> {
+export async function killAndResume(
+  config: string,
+  out: string,
+  kills: number,
+  seed: number,
+  env: Record<string, string>,
+): Promise<number> {
   const rng = new RandomStream([seed, "kill-points"]);
   let killed = 0;
   let first = true;
@@ -56,7 +62,10 @@ describe("a sweep killed with SIGKILL and resumed ends byte-identical, nothing l
     expect(killed).toBeGreaterThanOrEqual(3);
     expect(fileHash(join(dir, "k", "killme", "results.csv"))).toBe(fileHash(join(dir, "ref", "killme", "results.csv")));
     // Journal: every task recorded exactly once (never repeated after a kill).
-    const lines = readFileSync(join(dir, "k", "killme", "journal.jsonl"), "utf8").trim().split("\n").slice(1);
+    const lines = readFileSync(join(dir, "k", "killme", "journal.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .slice(1);
     const keys = lines.map((l) => JSON.parse(l).key);
     expect(new Set(keys).size).toBe(keys.length);
     expect(keys.length).toBe(3 * 2 * 3);
