@@ -42,6 +42,26 @@ export function assertFinite(m: Matrix | ArrayLike<number>, argument: string): v
   }
 }
 
+/**
+ * Throws `ShapeError` unless `v` is an array or typed array (optionally of the given length) —
+ * the run-time check behind every `ArrayLike<number>` argument.
+ */
+export function assertVector(v: unknown, argument: string, length?: number, why?: string): asserts v is ArrayLike<number> {
+  if (v === null || typeof v !== "object" || typeof (v as ArrayLike<number>).length !== "number") {
+    throw new ShapeError(argument, length === undefined ? "an array of numbers" : `an array of ${length} numbers`, describe(v));
+  }
+  if (length !== undefined && (v as ArrayLike<number>).length !== length) {
+    throw new ShapeError(argument, `length ${length}${why ? ` (${why})` : ""}`, `length ${(v as ArrayLike<number>).length}`);
+  }
+}
+
+/** Throws `ShapeError` unless `parts` is a non-empty array of Matrix. */
+export function assertMatrixList(parts: unknown, argument: string, minLength = 1): asserts parts is readonly Matrix[] {
+  if (!Array.isArray(parts)) throw new ShapeError(argument, "an array of Matrix", describe(parts));
+  if (parts.length < minLength) throw new ValueError(argument, `at least ${minLength} matri${minLength === 1 ? "x" : "ces"}`, "none");
+  parts.forEach((p, i) => assertMatrix(p, `${argument}[${i}]`));
+}
+
 /** Integer ≥ `min` (default 1). */
 export function assertInteger(value: unknown, argument: string, min = 1, max = Number.MAX_SAFE_INTEGER): asserts value is number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {

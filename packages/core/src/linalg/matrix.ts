@@ -18,12 +18,15 @@ export class Matrix {
   constructor(rows: number, cols: number, data?: Float64Array) {
     if (!Number.isInteger(rows) || rows < 0) throw new ValueError("rows", "a non-negative integer", String(rows));
     if (!Number.isInteger(cols) || cols < 0) throw new ValueError("cols", "a non-negative integer", String(cols));
+    if (data !== undefined && !(data instanceof Float64Array)) {
+      throw new ShapeError("data", "a Float64Array (or undefined)", data === null ? "null" : Array.isArray(data) ? "an array" : typeof data);
+    }
     if (data !== undefined && data.length !== rows * cols) {
       throw new ShapeError("data", `length ${rows * cols} (${rows}×${cols})`, `length ${data.length}`);
     }
     this.rows = rows;
     this.cols = cols;
-    this.data = data ?? new Float64Array(rows * cols);
+    this.data = data ?? allocate(rows, cols);
   }
 
   /** `"rows×cols"`, used in error messages. */
@@ -76,12 +79,14 @@ export class Matrix {
    * @throws ShapeError on ragged rows.
    */
   static fromArray(rows: ArrayLike<ArrayLike<number>>, argument = "rows"): Matrix {
+    if (!isArrayLike(rows)) throw new ShapeError(argument, "an array of rows", rows === null ? "null" : typeof rows);
     const r = rows.length;
+    if (r > 0 && !isArrayLike(rows[0])) throw new ShapeError(`${argument}[0]`, "an array of numbers", rows[0] === null ? "null" : typeof rows[0]);
     const c = r === 0 ? 0 : rows[0].length;
     const m = new Matrix(r, c);
     for (let i = 0; i < r; i++) {
       const row = rows[i];
-      if (row.length !== c) throw new ShapeError(`${argument}[${i}]`, `length ${c}`, `length ${row.length}`);
+      if (!isArrayLike(row) || row.length !== c) throw new ShapeError(`${argument}[${i}]`, `length ${c}`, isArrayLike(row) ? `length ${row.length}` : row === null ? "null" : typeof row);
       for (let j = 0; j < c; j++) m.data[i * c + j] = row[j];
     }
     return m;
@@ -110,6 +115,21 @@ export class Matrix {
     for (let i = 0; i < m.rows; i++) for (let j = 0; j < m.columns; j++) out.data[i * m.columns + j] = m.get(i, j);
     return out;
   }
+}
+
+/** A zeroed rows × cols buffer; a size the engine cannot allocate is a ValueError, not a RangeError. */
+function allocate(rows: number, cols: number): Float64Array {
+  try {
+    return new Float64Array(rows * cols);
+  } catch (e) {
+    if (e instanceof RangeError) throw new ValueError("rows×cols", "a matrix size this engine can allocate", `${rows}×${cols}`);
+    throw e;
+  }
+}
+
+/** An array or typed array (not a string): what `ArrayLike` arguments must be at run time. */
+function isArrayLike(v: unknown): v is ArrayLike<unknown> {
+  return v !== null && typeof v === "object" && typeof (v as ArrayLike<unknown>).length === "number";
 }
 
 /** Anything accepted where a matrix is expected: a `Matrix` or nested arrays. */

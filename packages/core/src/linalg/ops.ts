@@ -3,8 +3,8 @@
  * ends in `InPlace`. Loops run over the flat `data` array (no per-element get/set).
  */
 import { Matrix } from "./matrix.js";
-import { assertMatrix, assertShape, assertInteger } from "../validate.js";
-import { ShapeError, ValueError } from "../errors.js";
+import { assertInteger, assertMatrix, assertMatrixList, assertNumber, assertShape, assertVector } from "../validate.js";
+import { NonFiniteError, NumericalError, ShapeError, ValueError } from "../errors.js";
 
 export function transpose(a: Matrix): Matrix {
   assertMatrix(a, "a");
@@ -58,6 +58,7 @@ export function hadamard(a: Matrix, b: Matrix): Matrix {
 
 export function scale(a: Matrix, s: number): Matrix {
   assertMatrix(a, "a");
+  assertNumber(s, "s");
   const out = new Matrix(a.rows, a.cols);
   for (let i = 0; i < a.data.length; i++) out.data[i] = a.data[i] * s;
   return out;
@@ -73,7 +74,7 @@ export function map(a: Matrix, f: (x: number, i: number, j: number) => number): 
 /** Adds the length-`cols` vector `v` to every row (a bias). */
 export function addRowVector(a: Matrix, v: ArrayLike<number>): Matrix {
   assertMatrix(a, "a");
-  if (v.length !== a.cols) throw new ShapeError("v", `length ${a.cols} (a.cols)`, `length ${v.length}`);
+  assertVector(v, "v", a.cols, "a.cols");
   const out = new Matrix(a.rows, a.cols);
   for (let i = 0; i < a.rows; i++) for (let j = 0; j < a.cols; j++) out.data[i * a.cols + j] = a.data[i * a.cols + j] + v[j];
   return out;
@@ -95,9 +96,11 @@ export function rowSums(a: Matrix): Float64Array {
 /** diag(d)⁻¹ A: divides row i by d[i]. */
 export function divideRows(a: Matrix, d: ArrayLike<number>): Matrix {
   assertMatrix(a, "a");
-  if (d.length !== a.rows) throw new ShapeError("d", `length ${a.rows} (a.rows)`, `length ${d.length}`);
+  assertVector(d, "d", a.rows, "a.rows");
   const out = new Matrix(a.rows, a.cols);
   for (let i = 0; i < a.rows; i++) {
+    // d is a diagonal to invert: a zero (or NaN) divisor has no answer, so say which row.
+    if (d[i] === 0 || Number.isNaN(d[i])) throw new ValueError(`d[${i}]`, "a non-zero number", String(d[i]));
     const inv = 1 / d[i];
     const o = i * a.cols;
     for (let j = 0; j < a.cols; j++) out.data[o + j] = a.data[o + j] * inv;
@@ -107,8 +110,9 @@ export function divideRows(a: Matrix, d: ArrayLike<number>): Matrix {
 
 /**
  * Numerically stable row softmax: σ(x)_j = exp(x_j − max x) / Σ exp(x_ℓ − max x).
- * Subtracting the row max keeps logits of ±1e4 finite. Rows that are entirely −∞ give a row of
- * NaN here; attention callers handle empty rows explicitly (see attention/mask.ts).
+ * Subtracting the row max keeps logits of ±1e4 finite. −∞ entries are allowed (masked logits get
+ * weight exactly 0); NaN or +∞ is a `NonFiniteError`, and a row that is entirely −∞ (no allowed
+ * entry: σ is undefined there) is a `NumericalError` naming the row — never a row of NaN.
  */
 export function softmaxRows(a: Matrix): Matrix {
   assertMatrix(a, "a");
@@ -117,7 +121,12 @@ export function softmaxRows(a: Matrix): Matrix {
   for (let i = 0; i < rows; i++) {
     const o = i * cols;
     let mx = Number.NEGATIVE_INFINITY;
-    for (let j = 0; j < cols; j++) if (a.data[o + j] > mx) mx = a.data[o + j];
+    for (let j = 0; j < cols; j++) {
+      const x = a.data[o + j];
+      if (Number.isNaN(x) || x === Number.POSITIVE_INFINITY) throw new NonFiniteError("a", "finite or −∞ entries", `${x} at [${i}, ${j}]`);
+      if (x > mx) mx = x;
+    }
+    if (cols > 0 && mx === Number.NEGATIVE_INFINITY) throw new NumericalError("a", "at least one entry > −∞ per row", `row ${i} entirely −∞`);
     let s = 0;
     for (let j = 0; j < cols; j++) {
       const e = Math.exp(a.data[o + j] - mx);
@@ -131,8 +140,10 @@ export function softmaxRows(a: Matrix): Matrix {
 }
 
 /** Rows [start, end). */
-export function sliceRows(a: Matrix, start: number, end = a.rows): Matrix {
+export function sliceRows(a: Matrix, start: number, end?: number): Matrix {
   assertMatrix(a, "a");
+  // (not a default parameter: it would read a.rows before `a` is checked)
+  end ??= a.rows;
   if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > a.rows || start > end) {
     throw new ValueError("start/end", `0 ≤ start ≤ end ≤ ${a.rows}`, `start=${start}, end=${end}`);
   }
@@ -140,8 +151,9 @@ export function sliceRows(a: Matrix, start: number, end = a.rows): Matrix {
 }
 
 /** Columns [start, end). */
-export function sliceCols(a: Matrix, start: number, end = a.cols): Matrix {
+export function sliceCols(a: Matrix, start: number, end?: number): Matrix {
   assertMatrix(a, "a");
+  end ??= a.cols;
   if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > a.cols || start > end) {
     throw new ValueError("start/end", `0 ≤ start ≤ end ≤ ${a.cols}`, `start=${start}, end=${end}`);
   }
@@ -154,6 +166,7 @@ export function sliceCols(a: Matrix, start: number, end = a.cols): Matrix {
 /** Rows selected by index (gather), e.g. sampled rows of V. */
 export function selectRows(a: Matrix, indices: ArrayLike<number>): Matrix {
   assertMatrix(a, "a");
+  assertVector(indices, "indices");
   const out = new Matrix(indices.length, a.cols);
   for (let r = 0; r < indices.length; r++) {
     const i = indices[r];
@@ -165,7 +178,7 @@ export function selectRows(a: Matrix, indices: ArrayLike<number>): Matrix {
 
 /** concat_col(M_1, …, M_n): side by side (same number of rows). */
 export function concatCols(parts: readonly Matrix[]): Matrix {
-  if (parts.length === 0) throw new ValueError("parts", "at least one matrix", "none");
+  assertMatrixList(parts, "parts");
   const rows = parts[0].rows;
   let cols = 0;
   parts.forEach((p, h) => {
@@ -183,7 +196,7 @@ export function concatCols(parts: readonly Matrix[]): Matrix {
 
 /** Stacked vertically (same number of columns). */
 export function concatRows(parts: readonly Matrix[]): Matrix {
-  if (parts.length === 0) throw new ValueError("parts", "at least one matrix", "none");
+  assertMatrixList(parts, "parts");
   const cols = parts[0].cols;
   let rows = 0;
   parts.forEach((p, h) => {
@@ -210,7 +223,7 @@ export function splitCols(a: Matrix, n: number): Matrix[] {
 
 /** blockdiag(M_1, …, M_n). */
 export function blockDiag(parts: readonly Matrix[]): Matrix {
-  if (parts.length === 0) throw new ValueError("parts", "at least one matrix", "none");
+  assertMatrixList(parts, "parts");
   const rows = parts.reduce((s, p) => s + p.rows, 0);
   const cols = parts.reduce((s, p) => s + p.cols, 0);
   const out = new Matrix(rows, cols);

@@ -3,11 +3,12 @@
  * `(root seed, ...purpose)`, so adding a weight to a model never changes the others.
  */
 import { Matrix } from "../linalg/matrix.js";
-import { assertInteger, assertNumber } from "../validate.js";
+import { assertInteger, assertNumber, assertOneOf } from "../validate.js";
 import { type SeedKey, RandomStream } from "./stream.js";
 
 /** How the entries of a random matrix are drawn. */
 export type EntryDistribution = "gaussian" | "uniform" | "rademacher";
+const ENTRY_DISTRIBUTIONS: readonly EntryDistribution[] = ["gaussian", "uniform", "rademacher"];
 
 export interface RandomMatrixOptions {
   /** Entry distribution. @default "gaussian" */
@@ -22,10 +23,13 @@ export function randomMatrix(rows: number, cols: number, key: SeedKey, options: 
   assertInteger(cols, "cols", 0);
   const scale = options.scale ?? 1;
   assertNumber(scale, "scale");
+  // an unknown distribution used to fall through the switch and return a silent zero matrix
+  const distribution = options.distribution ?? "gaussian";
+  assertOneOf(distribution, "options.distribution", ENTRY_DISTRIBUTIONS);
   const rng = new RandomStream(key);
   const m = new Matrix(rows, cols);
   const d = m.data;
-  switch (options.distribution ?? "gaussian") {
+  switch (distribution) {
     case "gaussian":
       for (let i = 0; i < d.length; i++) d[i] = scale * rng.gaussian();
       break;

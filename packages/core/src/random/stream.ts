@@ -15,6 +15,10 @@ export type SeedKey = readonly [SeedPart, ...SeedPart[]];
 
 /** Canonical string of a seed key (stable across runs and platforms). */
 export function seedString(key: readonly SeedPart[]): string {
+  if (!Array.isArray(key)) {
+    const actual = key === null ? "null" : typeof key === "string" ? JSON.stringify(key) : typeof key;
+    throw new ValueError("seed", "a SeedKey array [rootSeed, ...purpose]", actual);
+  }
   if (key.length === 0) throw new ValueError("seed", "a root seed", "an empty key");
   for (const [i, part] of key.entries()) {
     if (typeof part === "number" ? !Number.isFinite(part) : typeof part !== "string") {

@@ -60,7 +60,7 @@ interface Reference {
 // A tiny cache: consecutive tasks of one problem point and trial (every method of a cell row)
 // reuse the inputs and the reference instead of recomputing them.
 const cache = new Map<string, Reference>();
-const CACHE_SIZE = 2;
+const CACHE_SIZE = 4;
 
 function reference(spec: TaskSpec, wantWeights: boolean): Reference {
   const key = JSON.stringify([

@@ -47,14 +47,14 @@ export class Progress {
     if (useBar) {
       this.bar = new cliProgress.SingleBar(
         {
-          format: `${label} {bar} {value}/{total} | {failed} failed | {rate}/s | ETA {eta}`,
+          format: `${label} {bar} {value}/{total} | {failed} failed | {rate}/s | ETA {etaText}`,
           stream: process.stderr,
           hideCursor: true,
           clearOnComplete: false,
         },
         cliProgress.Presets.shades_classic,
       );
-      this.bar.start(total, skipped, { failed: 0, rate: "0", eta: "--" });
+      this.bar.start(total, skipped, { failed: 0, rate: "0", etaText: "--" });
     } else {
       this.bar = null;
       if (mode !== "none") log(`${label}: ${total} tasks, ${skipped} already done, ${total - skipped} to run`);
@@ -67,7 +67,7 @@ export class Progress {
     if (failed) this.failed++;
     if (this.bar) {
       const { rate, etaSeconds } = estimate(this.done, performance.now() - this.start, this.total - this.skipped - this.done);
-      this.bar.update(this.skipped + this.done, { failed: this.failed, rate: rate.toFixed(1), eta: duration(etaSeconds) });
+      this.bar.update(this.skipped + this.done, { failed: this.failed, rate: rate.toFixed(1), etaText: duration(etaSeconds) });
     }
   }
 

@@ -88,6 +88,21 @@ export function taskSpec(plan: Plan, task: Task): TaskSpec {
   };
 }
 
+/**
+ * The order tasks are handed to workers: by problem point, then trial, then cell — so the tasks
+ * that share inputs and the exact reference run back to back (each worker caches the last few).
+ * Execution order never affects results: results.csv is written in plan order.
+ */
+export function dispatchOrder(plan: Plan, tasks: readonly Task[]): Task[] {
+  const point = new Map<string, number>();
+  const pointOf = plan.cells.map((c) => {
+    const key = JSON.stringify(c.problem);
+    if (!point.has(key)) point.set(key, point.size);
+    return point.get(key)!;
+  });
+  return [...tasks].sort((a, b) => pointOf[a.cell] - pointOf[b.cell] || a.trial - b.trial || a.cell - b.cell);
+}
+
 function sessionId(): string {
   return `${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}-${process.pid}`;
 }
@@ -142,7 +157,10 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
       );
     }
     // "run" on a finished journal re-runs nothing; "resume" retries failed tasks.
-    const pending = tasks.filter((t) => (mode === "run" ? !finished(t) : !done(t)));
+    const pending = dispatchOrder(
+      plan,
+      tasks.filter((t) => (mode === "run" ? !finished(t) : !done(t))),
+    );
     const skipped = tasks.length - pending.length;
     const workers = Math.max(0, Math.min(options.workers ?? 1, pending.length));
     const label = `${plan.loaded.config.experiment}${shard ? ` [shard ${shardName(shard)}]` : ""}`;
@@ -168,7 +186,8 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
       await new Promise<void>((resolveAll) => {
         let next = 0;
         let inFlight = 0;
-        const window = Math.max(1, workers) * 2;
+        // Two tasks per worker keep every worker busy; in-thread (workers 0) one at a time.
+        const window = workers > 0 ? workers * 2 : 1;
         const finish = () => {
           if (inFlight === 0 && (stopping || next >= pending.length)) resolveAll();
         };

@@ -1,31 +1,38 @@
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, requireBuild, tempDir, tinyConfig, writeConfig } from "../helpers.js";
+import { expandPlan, loadConfigObject, RunRefusedError, runPlan } from "@randattn/experiments";
+import { tempDir, tinyConfig } from "../helpers.js";
+
+const plan = (c: unknown) => expandPlan(loadConfigObject(c, "/tmp", "c.yaml"));
+const quiet = { workers: 0, progress: "none" as const, report: false, log: () => {} };
+
+/** Runs with the journal failing after `k` tasks (an interrupted run). */
+async function interrupted(out: string, k: number) {
+  process.env.RANDATTN_FAIL_JOURNAL_AFTER = String(k);
+  try {
+    return await runPlan(plan(tinyConfig()), { ...quiet, outRoot: out });
+  } finally {
+    delete process.env.RANDATTN_FAIL_JOURNAL_AFTER;
+  }
+}
 
 describe("resume refuses when the config changed", () => {
-  it("exits 3 naming both config hashes; --restart starts over", () => {
-    requireBuild();
-    const dir = tempDir();
-    const config = writeConfig(dir, tinyConfig());
-    const r = cli(["run", config, "--out", dir, "--workers", "1", "--progress", "none"], { RANDATTN_FAIL_JOURNAL_AFTER: "2" });
-    expect(r.status).toBe(4);
-    writeConfig(dir, tinyConfig({ trials: 3 }));
-    const again = cli(["resume", config, "--out", dir, "--workers", "1", "--progress", "none"]);
-    expect(again.status).toBe(3);
-    expect(again.stderr).toMatch(/holds results of a different run \(config sha256 [0-9a-f]{12}…, not [0-9a-f]{12}…\); refusing to resume/);
-    const run = cli(["run", config, "--out", dir, "--workers", "1", "--progress", "none"]);
-    expect(run.status).toBe(3);
-    const restart = cli(["run", config, "--out", dir, "--workers", "1", "--progress", "none", "--restart"]);
-    expect(restart.status, restart.stderr).toBe(0);
-    expect(restart.stderr).toContain("12/12 ok");
+  it("resume of a changed config is refused naming both hashes; --restart starts over", async () => {
+    const out = tempDir();
+    expect((await interrupted(out, 2)).complete).toBe(false);
+    const changed = plan(tinyConfig({ trials: 3 }));
+    const e = await runPlan(changed, { ...quiet, outRoot: out, mode: "resume" }).catch((x) => x);
+    expect(e).toBeInstanceOf(RunRefusedError);
+    expect(e.message).toMatch(/holds results of a different run \(config sha256 [0-9a-f]{12}…, not [0-9a-f]{12}…\); refusing to resume/);
+    await expect(runPlan(changed, { ...quiet, outRoot: out })).rejects.toBeInstanceOf(RunRefusedError);
+    const restarted = await runPlan(changed, { ...quiet, outRoot: out, restart: true });
+    expect([restarted.complete, restarted.ok, restarted.skipped]).toEqual([true, 12, 0]);
   });
 
-  it("run refuses an unfinished run of the same config and points to resume", () => {
-    const dir = tempDir();
-    const config = writeConfig(dir, tinyConfig());
-    cli(["run", config, "--out", join(dir), "--workers", "1", "--progress", "none"], { RANDATTN_FAIL_JOURNAL_AFTER: "2" });
-    const r = cli(["run", config, "--out", dir, "--workers", "1", "--progress", "none"]);
-    expect(r.status).toBe(3);
-    expect(r.stderr).toContain("continue it with `randattn resume`");
+  it("run refuses an unfinished run of the same config and points to resume", async () => {
+    const out = tempDir();
+    await interrupted(out, 2);
+    const e = await runPlan(plan(tinyConfig()), { ...quiet, outRoot: out }).catch((x) => x);
+    expect(e).toBeInstanceOf(RunRefusedError);
+    expect(e.message).toContain("continue it with `randattn resume`");
   });
 });
