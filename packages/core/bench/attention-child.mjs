@@ -1,9 +1,24 @@
-// One exact-attention timing in a fresh process, so its peak resident memory (resourceUsage().maxRSS,
-// a process-wide high-water mark) belongs to this configuration alone. Spawned by run.mjs:
+// One exact-attention timing in a fresh process, so its peak resident memory (VmHWM, the
+// address space's high-water mark) belongs to this configuration alone. Spawned by run.mjs:
 //   node attention-child.mjs <impl> <nKV> <d> <reps> [nQ]
-// impl: core-materialized | core-streaming (attention/ module) | fast64-materialized | fast64-streaming |
+// impl: core-materialized | core-streaming | core-float32 | core-float32-streaming (attention/ module,
+//       the last two with precision "float32") | fast64-materialized | fast64-streaming |
 //       fast32-materialized | fast32-streaming (fast/ module). Prints one JSON line.
+import { readFileSync } from "node:fs";
 import * as core from "../dist/index.js";
+
+/**
+ * Peak resident memory of this process in MB: VmHWM from /proc (per address space, so it starts
+ * afresh at exec), else resourceUsage().maxRSS — which Linux carries over from the parent across
+ * fork + exec, so under the bench it never reads below the parent's own RSS.
+ */
+function peakRssMB() {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
+    if (m) return Number(m[1]) / 1024;
+  } catch {}
+  return process.resourceUsage().maxRSS / 1024;
+}
 
 const [impl, nKVArg, dArg, repsArg, nQArg] = process.argv.slice(2);
 const nKV = Number(nKVArg);
@@ -17,6 +32,10 @@ function runner(name) {
       return typeof core.attention === "function" ? (q, k, v) => core.attention(q, k, v) : undefined;
     case "core-streaming":
       return typeof core.streamingAttention === "function" ? (q, k, v) => core.streamingAttention(q, k, v) : undefined;
+    case "core-float32":
+      return (q, k, v) => core.attention(q, k, v, { precision: "float32" });
+    case "core-float32-streaming":
+      return (q, k, v) => core.streamingAttention(q, k, v, { precision: "float32" });
     case "fast64-materialized":
       return (q, k, v) => core.fastAttention(q, k, v, { precision: "float64" });
     case "fast64-streaming":
@@ -62,6 +81,6 @@ console.log(
     gflops: flops / best / 1e9,
     inputsMB: (3 * nKV * d * 8) / 2 ** 20,
     rssAfterInputsMB: rssInputs / 2 ** 20,
-    peakRssMB: process.resourceUsage().maxRSS / 1024,
+    peakRssMB: peakRssMB(),
   }),
 );

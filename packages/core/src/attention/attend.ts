@@ -21,7 +21,7 @@ import {
   resolveAttention,
   scaledQueries,
 } from "./options.js";
-import { allowedRowMax, dotRow, expRow, firstNonFinite } from "./rows.js";
+import { allowedRowMax, dotRow, expRow, firstNonFinite, float32Attention, fusedSoftmax } from "./rows.js";
 
 /**
  * The kernel matrix in a overflow-safe factored form: the true A[i,j] = scores[i,j]·exp(rowShift[i])
@@ -43,6 +43,9 @@ export function computeScores(queries: Matrix, keys: Matrix, r: ResolvedAttentio
   const d = queries.cols;
   const scores = new Matrix(nQ, nKV);
   const s = scores.data;
+  // Softmax on the fused WebAssembly path (SIMD exp; same numbers to ≈ 1e-15): see rows.ts.
+  const fused = fusedSoftmax(queries, keys, undefined, r, { scores: s });
+  if (fused !== null) return { scores, normalizer: fused.normalizer, rowShift: fused.rowShift };
   const normalizer = new Float64Array(nQ);
   const rowShift = new Float64Array(nQ);
   const k = r.kernel;
@@ -133,20 +136,35 @@ export function attention(queries: Matrix, keys: Matrix, values: Matrix, options
   checkQueriesKeys(queries, keys);
   checkValues(values, keys);
   const r = resolveAttention(options, queries.rows, keys.rows, queries.cols);
+  // Softmax: blocks of query rows through S, exp and A·V in WebAssembly memory — the N_Q×N_KV
+  // score matrix is never allocated (one ≈ 1 MiB row block is reused); see rows.ts.
+  if (r.precision === "float32") {
+    const y32 = float32Attention(queries, keys, values, r, options?.mask, "materialized");
+    if (y32 !== null) return y32;
+  }
+  const out = new Matrix(queries.rows, values.cols);
+  if (fusedSoftmax(queries, keys, values, r, { out: out.data }) !== null) return out;
   const { scores, normalizer } = computeScores(queries, keys, r);
   return normalizedProduct(scores, normalizer, values);
 }
 
-/** Z⁻¹(AV): one N_Q·N_KV·d_V product, then N_Q·d_V divisions (cheaper than normalizing A first). */
+/**
+ * (Z⁻¹A)V: the rows of A are normalized first, then one N_Q·N_KV·d_V product. Normalizing after
+ * the product (Z⁻¹(AV), N_Q·d_V divisions instead of N_Q·N_KV) overflows for non-exp kernels with
+ * large values — κ ≈ 1e300 times |V| ≈ 1e150 is ∞ in AV although Y is a convex combination of the
+ * rows of V (issue #6). With P = Z⁻¹A (entries in [0, 1]) every |Y[i,c]| ≤ max_j |V[j,c]|.
+ * `scores` is private to the caller and is overwritten.
+ */
 function normalizedProduct(scores: Matrix, normalizer: Float64Array, values: Matrix): Matrix {
   const nQ = scores.rows;
+  const nKV = scores.cols;
   const dV = values.cols;
-  const out = new Matrix(nQ, dV);
-  const y = out.data;
-  matmulInto(scores.data, values.data, y, nQ, scores.cols, dV, false);
+  const s = scores.data;
   for (let i = 0; i < nQ; i++) {
     const inv = normalizer[i] === 0 ? 0 : 1 / normalizer[i];
-    for (let p = i * dV; p < (i + 1) * dV; p++) y[p] *= inv;
+    for (let p = i * nKV; p < (i + 1) * nKV; p++) s[p] *= inv;
   }
+  const out = new Matrix(nQ, dV);
+  matmulInto(s, values.data, out.data, nQ, nKV, dV, false);
   return out;
 }

@@ -36,7 +36,13 @@ export {
   multiplicativeMask,
   paddingMask,
 } from "./mask.js";
-export { type AttentionOptions, EMPTY_ROW_POLICIES, type EmptyRowPolicy } from "./options.js";
+export {
+  ATTENTION_PRECISIONS,
+  type AttentionOptions,
+  type AttentionPrecisionOption,
+  EMPTY_ROW_POLICIES,
+  type EmptyRowPolicy,
+} from "./options.js";
 export { type AttentionScores, attention, attentionScores, attentionWeights } from "./attend.js";
 export {
   DEFAULT_KEY_BLOCK_SIZE,

@@ -11,7 +11,7 @@
  * (ReLU, sigmoid, exp…). Otherwise no ∅_κ exists and the multiplicative form κ(QKᵀ) ⊙ M̃ is used.
  */
 import { NumericalError, ShapeError, ValueError } from "../errors.js";
-import { assertNumber, describe } from "../validate.js";
+import { assertFinite, assertNumber, assertVector, describe } from "../validate.js";
 
 /** A kernel κ: R^{d_QK} × R^{d_QK} → [0, ∞). */
 export type Kernel =
@@ -146,6 +146,10 @@ export function kernelScale(kernel: Kernel | undefined, dQK: number): number {
  * @throws ShapeError when q and k differ in length; NumericalError when κ is not finite and ≥ 0.
  */
 export function evaluateKernel(kernel: Kernel | undefined, q: Float64Array, k: Float64Array): number {
+  assertVector(q, "q");
+  assertVector(k, "k");
+  assertFinite(q, "q");
+  assertFinite(k, "k");
   if (q.length !== k.length) throw new ShapeError("k", `length ${q.length} (= q.length)`, `length ${k.length}`);
   const r = resolveKernel(kernel, q.length, "kernel");
   let v: number;

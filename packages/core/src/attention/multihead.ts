@@ -123,6 +123,8 @@ export function multiHeadShape(weights: MultiHeadWeights): MultiHeadShape {
 
 /** Default query positions: offset + i with offset = N_KV − N_Q (the queries are the newest tokens). */
 export function defaultQueryPositions(nQ: number, nKV: number): Float64Array {
+  assertInteger(nQ, "nQ", 0);
+  assertInteger(nKV, "nKV", 0);
   const out = new Float64Array(nQ);
   for (let i = 0; i < nQ; i++) out[i] = nKV - nQ + i;
   return out;

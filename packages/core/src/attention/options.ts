@@ -30,7 +30,21 @@ export interface AttentionOptions {
    * normalizer 0, rowShift 0) — Y is then "no information", never NaN. @default "error"
    */
   onEmptyRow?: EmptyRowPolicy;
+  /**
+   * Arithmetic of Y = Z⁻¹AV in `attention` / `streamingAttention` (and so `multiHeadAttention`):
+   * `"float64"`, or `"float32"` — Q Kᵀ and A V on the f32x4 WebAssembly kernels (twice the SIMD
+   * width), row max, exp and Z in float64, Y returned as float64 (`fast/attention32.ts`; measured
+   * max|Y₃₂ − Y₆₄|/max|Y₆₄| ≈ 5e-7 at N = 1024, d = 64, a-priori bound `float32AttentionErrorBound`).
+   * Float32 supports the softmax kernel with no, causal or padding mask (a `ValueError` otherwise);
+   * `attentionScores` / `attentionWeights` always compute in float64. @default "float64"
+   */
+  precision?: AttentionPrecisionOption;
 }
+
+/** The arithmetic of the attention products (`AttentionOptions.precision`). */
+export type AttentionPrecisionOption = "float64" | "float32";
+/** Both precisions. */
+export const ATTENTION_PRECISIONS: readonly AttentionPrecisionOption[] = ["float64", "float32"];
 
 /** Options resolved against concrete N_Q, N_KV, d_QK. */
 export interface ResolvedAttention {
@@ -39,6 +53,8 @@ export interface ResolvedAttention {
   /** The form actually used (multiplicative when the kernel has no ∅_κ). */
   readonly form: MaskForm;
   readonly onEmptyRow: EmptyRowPolicy;
+  /** Arithmetic of the products (see `AttentionOptions.precision`). */
+  readonly precision: AttentionPrecisionOption;
 }
 
 /** Validates queries (N_Q×d_QK) and keys (N_KV×d_QK): matrices, non-empty, same width, finite. */
@@ -71,7 +87,9 @@ export function resolveAttention(options: unknown, nQ: number, nKV: number, dQK:
   assertOneOf(onEmptyRow, "options.onEmptyRow", EMPTY_ROW_POLICIES);
   // No ∅_κ means no additive form exists; the multiplicative one defines the same A (§3.2).
   const form: MaskForm = requested === "additive" && kernel.empty === undefined ? "multiplicative" : requested;
-  return { kernel, mask, form, onEmptyRow };
+  const precision = o.precision ?? "float64";
+  assertOneOf(precision, "options.precision", ATTENTION_PRECISIONS);
+  return { kernel, mask, form, onEmptyRow, precision };
 }
 
 /**

@@ -52,6 +52,7 @@ export function project(x: Matrix, w: Matrix, xName = "x", wName = "w"): Matrix 
 
 /** Runs the chosen exact algorithm. */
 export function runAttention(queries: Matrix, keys: Matrix, values: Matrix, options: ProjectedAttentionOptions = {}): Matrix {
+  if (options === null || typeof options !== "object") throw new ValueError("options", "an options object", describe(options));
   const algorithm = options.algorithm ?? "materialized";
   if (algorithm === "streaming") return streamingAttention(queries, keys, values, options);
   if (algorithm !== "materialized") throw new ValueError("options.algorithm", '"materialized" or "streaming"', describe(algorithm));

@@ -2,8 +2,13 @@
  * Row kernels shared by the materialized and the streaming attention loops: apply κ to one row of
  * logits in place, under a mask row, in the additive or multiplicative form (§3.2). Internal.
  */
-import type { MaskForm } from "./mask.js";
+import { ValueError } from "../errors.js";
+import { fastAttention } from "../fast/attention32.js";
+import { fusedSoftmaxAttention, useFusedSoftmax } from "../fast/softmaxWasm.js";
+import { Matrix } from "../linalg/matrix.js";
+import type { Mask, MaskForm } from "./mask.js";
 import { type ResolvedKernel, kernelValueError } from "./kernel.js";
+import { type ResolvedAttention, emptyRow, overflowError } from "./options.js";
 
 const NEG_INF = Number.NEGATIVE_INFINITY;
 
@@ -93,4 +98,136 @@ export function dotRow(
 export function firstNonFinite(s: Float64Array, o: number, w: number): number {
   for (let c = 0; c < w; c++) if (!Number.isFinite(s[o + c])) return c;
   return -1;
+}
+
+/**
+ * Softmax attention on the fused WebAssembly path (`fast/softmaxWasm.ts`): S = (scale·Q)Kᵀ, the
+ * row max, exp and sum, and A V all in kernel memory with the SIMD exp — materialized (one
+ * N_KV-wide tile per block of query rows) unless `keyBlock` is given (streaming, online softmax).
+ * Then the row checks of the JavaScript loops, in row order and with the same errors: a row with no
+ * allowed key → `emptyRow` (throws unless onEmptyRow "zero"; its Y, scores, normalizer and rowShift
+ * are 0), a logit that is not finite → `overflowError` naming the query and the key.
+ * Returns `null` (nothing computed) when the fused path does not apply — not softmax, the scalar
+ * backend, a small problem under "auto", or more kernel memory than allowed — so the caller runs its
+ * JavaScript loop.
+ */
+export function fusedSoftmax(
+  queries: Matrix,
+  keys: Matrix,
+  values: Matrix | undefined,
+  r: ResolvedAttention,
+  opts: { keyBlock?: number; queryBlock?: number; out?: Float64Array; scores?: Float64Array },
+): { rowShift: Float64Array; normalizer: Float64Array } | null {
+  if (r.kernel.kind !== "softmax") return null;
+  const nQ = queries.rows;
+  const nKV = keys.rows;
+  const d = queries.cols;
+  if (!useFusedSoftmax(nQ, nKV, d)) return null;
+  const stats = fusedSoftmaxAttention({
+    queries: queries.data,
+    keys: keys.data,
+    values: values?.data,
+    nQ,
+    nKV,
+    d,
+    dV: values ? values.cols : 0,
+    scale: r.kernel.scale,
+    mask: r.mask,
+    keyBlock: opts.keyBlock,
+    queryBlock: opts.queryBlock,
+    out: opts.out,
+    scores: opts.scores,
+  });
+  if (stats === null) return null;
+  const { rowMax, normalizer } = stats;
+  checkFusedRows(queries, keys, r, normalizer, rowMax);
+  return { rowShift: rowMax, normalizer };
+}
+
+/** The first allowed key j whose logit scale·⟨Q[i,:], K[j,:]⟩ is not finite (error path only), or −1. */
+function firstNonFiniteLogit(queries: Matrix, keys: Matrix, r: ResolvedAttention, i: number): number {
+  const d = queries.cols;
+  const scale = r.kernel.scale;
+  const q = queries.data;
+  const kd = keys.data;
+  for (let j = 0; j < keys.rows; j++) {
+    if (r.mask && !r.mask.allows(i, j)) continue;
+    let s = 0;
+    for (let p = 0; p < d; p++) s += q[i * d + p] * scale * kd[j * d + p];
+    if (!Number.isFinite(s)) return j;
+  }
+  return -1;
+}
+
+/**
+ * `precision: "float32"`: Q Kᵀ and A V in float32 (max, exp, Z in float64), materialized, or
+ * streaming when `blocks.blockSize` is given. On the fused WebAssembly path every mask kind and form
+ * is supported (masked logits → −∞ as in float64); without it (scalar backend, no SIMD) the float32
+ * kernels of `fast/attention32.ts` serve no/causal/padding masks, and other masks return `null` so
+ * the caller computes in float64 (at least as accurate).
+ * @throws ValueError for a kernel other than softmax — κ is only evaluated in float64.
+ */
+export function float32Attention(
+  queries: Matrix,
+  keys: Matrix,
+  values: Matrix,
+  r: ResolvedAttention,
+  mask: Mask | undefined,
+  mode: "materialized" | "streaming",
+  blocks: { blockSize?: number; queryBlockSize?: number } = {},
+): Matrix | null {
+  if (r.kernel.kind !== "softmax") {
+    throw new ValueError(
+      "options.precision",
+      '"float64" unless the kernel is softmax (the float32 path has no kernel callbacks)',
+      `"float32" with kernel "${r.kernel.name}"`,
+    );
+  }
+  const nQ = queries.rows;
+  const nKV = keys.rows;
+  if (useFusedSoftmax(nQ, nKV, queries.cols)) {
+    const out = new Matrix(nQ, values.cols);
+    const stats = fusedSoftmaxAttention({
+      queries: queries.data,
+      keys: keys.data,
+      values: values.data,
+      nQ,
+      nKV,
+      d: queries.cols,
+      dV: values.cols,
+      scale: r.kernel.scale,
+      mask: r.mask,
+      keyBlock: mode === "streaming" ? blocks.blockSize : undefined,
+      queryBlock: mode === "streaming" ? blocks.queryBlockSize : undefined,
+      out: out.data,
+      precision: "float32",
+    });
+    if (stats !== null) {
+      checkFusedRows(queries, keys, r, stats.normalizer);
+      return out;
+    }
+  }
+  if (mask !== undefined && mask.kind !== "causal" && mask.kind !== "padding") return null;
+  return fastAttention(queries, keys, values, {
+    precision: "float32",
+    mode,
+    scale: r.kernel.scale,
+    mask,
+    onEmptyRow: r.onEmptyRow,
+    ...blocks,
+  });
+}
+
+/** The row checks after a fused call: empty rows (error or zero), non-finite logits (error). */
+function checkFusedRows(queries: Matrix, keys: Matrix, r: ResolvedAttention, normalizer: Float64Array, rowMax?: Float64Array): void {
+  for (let i = 0; i < normalizer.length; i++) {
+    const l = normalizer[i];
+    if (l > 0 && l < Number.POSITIVE_INFINITY) continue;
+    if (l === 0) {
+      emptyRow(r, i); // throws unless onEmptyRow = "zero"; the driver wrote the zero rows
+      if (rowMax) rowMax[i] = 0;
+      continue;
+    }
+    throw overflowError(r, i, firstNonFiniteLogit(queries, keys, r, i), "logits scale·⟨Q[i,:], K[j,:]⟩");
+  }
 }

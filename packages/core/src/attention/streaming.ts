@@ -29,7 +29,7 @@ import {
   resolveAttention,
   scaledQueries,
 } from "./options.js";
-import { allowedRowMax, dotRow, expRow, firstNonFinite } from "./rows.js";
+import { allowedRowMax, dotRow, expRow, firstNonFinite, float32Attention, fusedSoftmax } from "./rows.js";
 
 /**
  * Default key/value block size (tile width). Measured on a shared 2-core Node 20 machine,
@@ -73,6 +73,14 @@ export function streamingAttention(queries: Matrix, keys: Matrix, values: Matrix
   assertInteger(bq, "options.queryBlockSize");
   const tq = Math.min(bq, nQ);
   const tk = Math.min(bk, nKV);
+  // Softmax on the fused WebAssembly path: the same online-softmax recurrence over key blocks, with
+  // the tile, m, ℓ and O in kernel memory and the SIMD exp (see rows.ts / fast/softmaxWasm.ts).
+  if (r.precision === "float32") {
+    const y32 = float32Attention(queries, keys, values, r, options?.mask, "streaming", { blockSize: bk, queryBlockSize: bq });
+    if (y32 !== null) return y32;
+  }
+  const fusedOut = new Matrix(nQ, dV);
+  if (fusedSoftmax(queries, keys, values, r, { keyBlock: bk, queryBlock: bq, out: fusedOut.data }) !== null) return fusedOut;
 
   const k = r.kernel;
   const isSoftmax = k.kind === "softmax";
@@ -83,7 +91,8 @@ export function streamingAttention(queries: Matrix, keys: Matrix, values: Matrix
   const y = out.data;
   const tile = new Float64Array(tq * tk);
   const tmask = new Uint8Array(tq * tk);
-  const m = new Float64Array(tq); // running max of allowed logits (softmax)
+  // running max of the allowed logits (softmax), or of the kernel values κ (other kernels)
+  const m = new Float64Array(tq);
   const l = new Float64Array(tq); // running normalizer
   const qRows = k.kind === "pairwise" ? Array.from({ length: nQ }, (_, i) => queries.rowView(i)) : [];
   const kRows = k.kind === "pairwise" ? Array.from({ length: nKV }, (_, j) => keys.rowView(j)) : [];
@@ -91,7 +100,7 @@ export function streamingAttention(queries: Matrix, keys: Matrix, values: Matrix
   for (let i0 = 0; i0 < nQ; i0 += bq) {
     const i1 = Math.min(nQ, i0 + bq);
     const rows = i1 - i0;
-    m.fill(Number.NEGATIVE_INFINITY);
+    m.fill(isSoftmax ? Number.NEGATIVE_INFINITY : 0);
     l.fill(0);
     const oBlk = y.subarray(i0 * dV, i1 * dV);
     for (let j0 = 0; j0 < nKV; j0 += bk) {
@@ -112,15 +121,16 @@ export function streamingAttention(queries: Matrix, keys: Matrix, values: Matrix
             const v = fn(qRows[i0 + a], kRows[j0 + c]);
             if (!(v >= 0 && v < Number.POSITIVE_INFINITY)) throw kernelValueError(k, v, i0 + a, j0 + c);
             tile[t] = v;
-            l[a] += v;
           }
+          rescaleKernelRow(tile, a * w, w, m, l, oBlk, a, dV);
         }
       } else {
         matmulTransBInto(qs.subarray(i0 * d, i1 * d), kd.subarray(j0 * d, j1 * d), tile, rows, d, w);
         for (let a = 0; a < rows; a++) {
           const o = a * w;
           if (!isSoftmax) {
-            l[a] += dotRow(k, tile, o, w, mk, o, r.form, i0 + a, j0);
+            dotRow(k, tile, o, w, mk, o, r.form, i0 + a, j0); // κ in place, validated finite and ≥ 0
+            rescaleKernelRow(tile, o, w, m, l, oBlk, a, dV);
             continue;
           }
           const tmax = allowedRowMax(tile, o, w, mk, o, r.form);
@@ -162,6 +172,42 @@ export function streamingAttention(queries: Matrix, keys: Matrix, values: Matrix
     }
   }
   return out;
+}
+
+/**
+ * Non-exp kernels: the counterpart of the softmax max-shift. κ values may be huge (f(s) ≈ 1e300),
+ * and Σ_j κ_j V_j would overflow although Y is a convex combination of V's rows. So the running
+ * sums ℓ and O of row `a` are kept relative to the row's running max κ, m: a larger tile max m'
+ * rescales them by m/m' (as exp(m − m') does for softmax) and the tile row is divided by m', so every
+ * entry added is in [0, 1]. The factor cancels in O/ℓ.
+ */
+function rescaleKernelRow(
+  tile: Float64Array,
+  o: number,
+  w: number,
+  m: Float64Array,
+  l: Float64Array,
+  oBlk: Float64Array,
+  a: number,
+  dV: number,
+): void {
+  let tmax = 0;
+  for (let j = o; j < o + w; j++) if (tile[j] > tmax) tmax = tile[j];
+  if (tmax > m[a]) {
+    const c = m[a] / tmax; // 0 on the row's first non-zero tile (ℓ and O are still 0)
+    l[a] *= c;
+    for (let p = a * dV; p < (a + 1) * dV; p++) oBlk[p] *= c;
+    m[a] = tmax;
+  }
+  if (m[a] === 0) return; // all κ = 0 so far: the tile adds nothing
+  const inv = 1 / m[a];
+  let sum = 0;
+  for (let j = o; j < o + w; j++) {
+    const v = tile[j] * inv;
+    tile[j] = v;
+    sum += v;
+  }
+  l[a] += sum;
 }
 
 function firstNaNAllowed(s: Float64Array, o: number, w: number, mk: Uint8Array | null): number {

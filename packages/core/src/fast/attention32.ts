@@ -22,6 +22,7 @@ import { Matrix } from "../linalg/matrix.js";
 import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertNumber, assertOneOf, assertShape } from "../validate.js";
 import type { DenseArray } from "./gemm.js";
 import { matmul32Into, matmulTransB32Into } from "./matmul32.js";
+import { fusedSoftmaxAttention, prefixTileMask, useFusedSoftmax } from "./softmaxWasm.js";
 
 /** Arithmetic of the two products: `"float32"` (f32x4 kernels) or `"float64"`. */
 export type AttentionPrecision = "float32" | "float64";
@@ -127,6 +128,36 @@ export function attentionInto(
 ): void {
   const scale = Number.isNaN(plan.scale) ? 1 / Math.sqrt(dQK) : plan.scale;
   const limit = rowLimits(plan.mask, nQ, nKV);
+  if (useFusedSoftmax(nQ, nKV, dQK)) {
+    // The fused WebAssembly driver (S, SIMD exp and A V in kernel memory; softmaxWasm.ts), with the
+    // same float32 error model as the loops below when precision is float32.
+    const stats = fusedSoftmaxAttention({
+      queries: Q,
+      keys: K,
+      values: V,
+      nQ,
+      nKV,
+      d: dQK,
+      dV,
+      scale,
+      mask: limit ? prefixTileMask(limit) : undefined,
+      keyBlock: plan.mode === "streaming" ? plan.blockSize : undefined,
+      queryBlock: plan.mode === "streaming" ? plan.queryBlockSize : undefined,
+      out,
+      precision: plan.precision,
+    });
+    if (stats !== null) {
+      for (let i = 0; i < nQ; i++) {
+        const l = stats.normalizer[i];
+        if (l === 0)
+          emptyRow(plan, i); // the driver wrote the zero row
+        else if (!(l < Number.POSITIVE_INFINITY)) {
+          throw new NumericalError(`queries, keys (query row ${i})`, "finite logits scale·⟨q, k⟩", "a logit that overflowed");
+        }
+      }
+      return;
+    }
+  }
   if (plan.mode === "materialized") materialized(plan, scale, limit, Q, K, V, out, nQ, nKV, dQK, dV);
   else streaming(plan, scale, limit, Q, K, V, out, nQ, nKV, dQK, dV);
 }

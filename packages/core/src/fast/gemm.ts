@@ -34,10 +34,50 @@ export type GemmPrecision = "float64" | "float32";
 /** A dense operand: float64 or float32 storage, row-major. */
 export type DenseArray = Float64Array | Float32Array;
 
-interface Kernels {
+/** Row-major-A macro-kernel: (ap, lda, bp, ldb, cp, ldc, mc, nc, kc, acc) — see `wat.ts`. */
+export type GemmRowsKernel = (
+  ap: number,
+  lda: number,
+  bp: number,
+  ldb: number,
+  cp: number,
+  ldc: number,
+  mc: number,
+  nc: number,
+  kc: number,
+  acc: number,
+) => void;
+
+/** This thread's instance of the kernel module, with typed views of its memory (internal). */
+export interface Kernels {
   memory: WasmMemory;
   gemm_f64: (ap: number, bp: number, cp: number, ldc: number, mc: number, nc: number, kc: number) => void;
   gemm_f32: (ap: number, bp: number, cp: number, ldc: number, mc: number, nc: number, kc: number) => void;
+  gemm_f64_ra: GemmRowsKernel;
+  gemm_f32_ra: GemmRowsKernel;
+  exp_f64: (src: number, dst: number, n: number) => void;
+  softmax_rows_f64: (
+    sp: number,
+    rows: number,
+    cols: number,
+    ld: number,
+    mp: number,
+    lp: number,
+    yp: number,
+    ldy: number,
+    dv: number,
+  ) => void;
+  softmax_rows_f32: (
+    sp: number,
+    rows: number,
+    cols: number,
+    ld: number,
+    mp: number,
+    lp: number,
+    yp: number,
+    ldy: number,
+    dv: number,
+  ) => void;
   f64: Float64Array;
   f32: Float32Array;
 }
@@ -77,7 +117,7 @@ export function wasmSimdAvailable(): boolean {
 /**
  * The compiled kernel module, compiled synchronously at first use and cached. Synchronous
  * compilation is fine in Node and in workers; browsers refuse it on the main thread only for
- * modules over 4 KiB, and this one is ≈ 2 KiB.
+ * modules over 4 KiB (some browsers), and this one is ≈ 20 KiB — Node and workers are the targets.
  */
 export function wasmKernelModule(): WasmModule {
   const api = wasmApi();
@@ -86,7 +126,12 @@ export function wasmKernelModule(): WasmModule {
   return compiled;
 }
 
-function getKernels(): Kernels {
+/**
+ * This thread's kernel instance (instantiated on first use). Internal: for the fused drivers of
+ * fast/ that keep their operands in WebAssembly memory; they must not hold views across a call
+ * that may grow the memory (`ensureKernelMemory`).
+ */
+export function getKernels(): Kernels {
   if (!kernels) {
     const inst = new (wasmApi()!.Instance)(wasmKernelModule(), {});
     const ex = inst.exports as unknown as Omit<Kernels, "f64" | "f32">;
@@ -96,7 +141,7 @@ function getKernels(): Kernels {
 }
 
 /** Grows the memory to at least `bytes` and refreshes the views (growth detaches the old buffer). */
-function ensureMemory(k: Kernels, bytes: number): void {
+export function ensureKernelMemory(k: Kernels, bytes: number): void {
   const have = k.memory.buffer.byteLength;
   if (have < bytes) k.memory.grow(Math.ceil((bytes - have) / 65536));
   if (k.f64.buffer !== k.memory.buffer) {
@@ -296,7 +341,7 @@ export function gemmWasm(
   const cAddr = bAddr + roundUp(ncMax * kcMax * es, 16);
   const end = cAddr + chunkRows * n * es;
   const K = getKernels();
-  ensureMemory(K, end);
+  ensureKernelMemory(K, end);
   const view: DenseArray = f64 ? K.f64 : K.f32;
   const kernel = f64 ? K.gemm_f64 : K.gemm_f32;
   const aOff = aAddr / es;
@@ -349,6 +394,9 @@ let backend: KernelBackend | undefined;
  */
 export const AUTO_MIN_WORK = 16 * 16 * 16;
 
+/** Products with fewer output rows than this run on the scalar few-rows kernels under "auto". */
+export const SMALL_M_ROWS = 4;
+
 /**
  * Selects the matmul kernels for this thread: `"scalar"` (the register-tiled JavaScript kernels of
  * `linalg/matmul.ts`), `"wasm"` (always the SIMD128 kernels) or `"auto"` (WebAssembly when SIMD is
@@ -387,8 +435,10 @@ export function kernelBackendFor(m: number, k: number, n: number): "scalar" | "w
   const b = getKernelBackend();
   if (b === "scalar") return "scalar";
   if (b === "wasm") return "wasm";
-  // A single output row or column is a matrix-vector product: packing the whole other operand
-  // costs as much as the product itself, so the scalar kernel is as fast.
-  if (m < 2 || n < 2 || m * k * n < AUTO_MIN_WORK) return "scalar";
+  // A few output rows (x·W for one decoded token, m < SMALL_M_ROWS) or one output column is a
+  // matrix-vector-like product: the driver would repack the whole other operand for as many
+  // multiply-adds as copies, so the scalar few-rows kernels of linalg/matmul.ts, which stream B
+  // once, are faster (measured ≈ 1.3–4× for m = 1…3; docs/performance.md).
+  if (m < SMALL_M_ROWS || n < 2 || m * k * n < AUTO_MIN_WORK) return "scalar";
   return wasmSimdAvailable() ? "wasm" : "scalar";
 }

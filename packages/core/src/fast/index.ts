@@ -1,7 +1,8 @@
 /**
  * fast/ — WebAssembly SIMD128 kernels behind the linalg signatures (issue #5): backend selection,
- * float32 products, float32/float64 exact attention on the fast kernels, and multi-head attention
- * over worker threads. The float64 `matmul*` functions of linalg/ dispatch here automatically.
+ * float32 products, the SIMD exp and the fused softmax-attention driver used by attention/,
+ * float32/float64 exact attention on the fast kernels, and multi-head attention over worker
+ * threads. The float64 `matmul*` functions of linalg/ dispatch here automatically.
  */
 export {
   AUTO_MIN_WORK,
@@ -16,6 +17,7 @@ export {
   getKernelBackend,
   kernelBackendFor,
   setKernelBackend,
+  SMALL_M_ROWS,
   wasmKernelBytes,
   wasmMemoryBytes,
   wasmSimdAvailable,
@@ -40,3 +42,11 @@ export {
   parallelMultiHeadAttention,
 } from "./parallel.js";
 export { kernelWat } from "./wat.js";
+export {
+  FUSED_MIN_WORK,
+  type FusedSoftmaxProfile,
+  fusedSoftmaxProfile,
+  setFusedSoftmaxProfiling,
+  simdExp,
+  useFusedSoftmax,
+} from "./softmaxWasm.js";

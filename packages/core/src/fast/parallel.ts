@@ -166,7 +166,14 @@ function run(pw: PoolWorker, task: HeadTask): Promise<void> {
   });
 }
 
+/**
+ * The data as a whole SharedArrayBuffer the workers can map: the buffer itself when the array
+ * already is one (no copy), else one memcpy into a new one (never a structured clone per worker).
+ */
 function share(data: Float64Array): SharedArrayBuffer {
+  if (data.buffer instanceof SharedArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength) {
+    return data.buffer;
+  }
   const sab = new SharedArrayBuffer(data.length * 8);
   new Float64Array(sab).set(data);
   return sab;
@@ -193,12 +200,13 @@ export async function parallelMultiHeadAttention(
   const count = Math.min(requested, dims.numHeads);
   const url = resolveWorkerUrl(workerUrl);
   const concat = new SharedArrayBuffer(dims.nQ * dims.numHeads * dims.dV * 8);
+  const sharedQ = share(xQ.data);
   const base = {
     backend: getKernelBackend(),
     plan,
     dims,
-    xQ: share(xQ.data),
-    xKV: share(xKV.data),
+    xQ: sharedQ,
+    xKV: xKV === xQ ? sharedQ : share(xKV.data), // self-attention: X shared once
     wq: weights.queries.map((w) => share(w.data)),
     wk: weights.keys.map((w) => share(w.data)),
     wv: weights.values.map((w) => share(w.data)),

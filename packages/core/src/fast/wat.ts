@@ -121,7 +121,9 @@ function gemmFunction(name: string, ty: Precision, MR: number, NR: number): stri
  * already sit in WebAssembly memory row by row, so packing them would only copy. The four rows of a
  * register tile are four sequential streams (prefetcher-friendly); rows past `mc` are clamped to
  * row mc − 1 (their results land in the discarded part of the edge tile). `acc` = 0 overwrites C,
- * 1 adds to it (so C needs no zeroing pass).
+ * 1 adds to it (so C needs no zeroing pass). B panels are NR columns wide and `ldb` deep (elements;
+ * `kc` of them used), so a slice of a panel-major operand packed once for all its rows — K for
+ * S = Q Kᵀ, V for P V — is addressed in place.
  */
 function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number): string {
   const lanes = ty === "f64" ? 2 : 4;
@@ -132,7 +134,7 @@ function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number): 
   const acc = (i: number, v: number) => `$c${i}_${v}`;
   const L: string[] = [];
   L.push(
-    `(func $${name} (export "${name}") (param $ap i32) (param $lda i32) (param $bp i32) (param $cp i32) (param $ldc i32) (param $mc i32) (param $nc i32) (param $kc i32) (param $acc i32)`,
+    `(func $${name} (export "${name}") (param $ap i32) (param $lda i32) (param $bp i32) (param $ldb i32) (param $cp i32) (param $ldc i32) (param $mc i32) (param $nc i32) (param $kc i32) (param $acc i32)`,
   );
   L.push("(local $i i32) (local $j i32) (local $p i32) (local $b i32) (local $c i32) (local $av v128) (local $r i32)");
   L.push("(local $ii i32) (local $jj i32) (local $mr i32) (local $nr i32) (local $t i32)");
@@ -148,12 +150,10 @@ function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number): 
   for (let i = 0; i < MR; i++) {
     // row min(i + ii, mc − 1)
     L.push(`(local.set $r (i32.add (local.get $i) (i32.const ${i})))`);
-    L.push(
-      "(local.set $r (select (local.get $r) (i32.sub (local.get $mc) (i32.const 1)) (i32.lt_s (local.get $r) (local.get $mc))))",
-    );
+    L.push("(local.set $r (select (local.get $r) (i32.sub (local.get $mc) (i32.const 1)) (i32.lt_s (local.get $r) (local.get $mc))))");
     L.push(`(local.set $a${i} (i32.add (local.get $ap) (i32.mul (i32.mul (local.get $r) (local.get $lda)) (i32.const ${es}))))`);
   }
-  L.push(`(local.set $b (i32.add (local.get $bp) (i32.mul (local.get $j) (i32.mul (local.get $kc) (i32.const ${es})))))`);
+  L.push(`(local.set $b (i32.add (local.get $bp) (i32.mul (local.get $j) (i32.mul (local.get $ldb) (i32.const ${es})))))`);
   for (let i = 0; i < MR; i++) for (let v = 0; v < NRV; v++) L.push(`(local.set ${acc(i, v)} (v128.const i64x2 0 0))`);
   L.push("(local.set $p (local.get $kc))");
   L.push("(block $pdone (loop $ploop");
@@ -243,60 +243,112 @@ function taylorCoefficients(): string[] {
   return out;
 }
 
-/**
- * Inline f64x2 exp of the v128 local `x` into local `out` (uses locals $ex_t $ex_k $ex_r $ex_p
- * $ex_i). Range reduction x = k·ln 2 + r, |r| ≤ ln2/2 (+ rounding), k = round(x·log₂e) via the
- * 1.5·2⁵² trick, r by Cody–Waite; e^r by the degree-13 Taylor polynomial in Horner form (truncation
- * |r|¹⁴/14! ≤ 5e-18, below 0.05 ulp; the evaluation adds ≈ 1 ulp); 2^k built from exponent bits
- * (i64x2 shifts) in two factors 2^⌊k/2⌋·2^(k−⌊k/2⌋) so that results down in the subnormal range
- * are rounded once and correctly. x is clamped to [−746, 710] first: −∞ and anything below
- * −745.2 give exactly 0, anything above 709.79 gives +∞ — never NaN unless x is NaN.
- */
-function expInline(x: string, out: string): string[] {
-  const c = taylorCoefficients();
-  const L: string[] = [];
+/** The constants of the SIMD exp, as v128 literals (V8 keeps such literals in a constant pool). */
+function expConstants(): Record<string, string> {
   const f = (v: string) => `(v128.const f64x2 ${v} ${v})`;
-  L.push(`(local.set $ex_r (f64x2.min (f64x2.max (local.get ${x}) ${f("-746")}) ${f("710")}))`);
-  L.push(`(local.set $ex_t (f64x2.add (f64x2.mul (local.get $ex_r) ${f("0x1.71547652b82fep0")}) ${f(ROUND_MAGIC)}))`);
-  L.push(`(local.set $ex_k (f64x2.sub (local.get $ex_t) ${f(ROUND_MAGIC)}))`);
-  L.push(
-    `(local.set $ex_r (f64x2.sub (f64x2.sub (local.get $ex_r) (f64x2.mul (local.get $ex_k) ${f(LN2_HI)})) (f64x2.mul (local.get $ex_k) ${f(LN2_LO)})))`,
+  const out: Record<string, string> = {
+    lo: f("-746"),
+    hi: f("710"),
+    log2e: f("0x1.71547652b82fep0"),
+    magic: f(ROUND_MAGIC),
+    ln2hi: f(LN2_HI),
+    ln2lo: f(LN2_LO),
+    magicbits: `(v128.const i64x2 ${ROUND_MAGIC_BITS} ${ROUND_MAGIC_BITS})`,
+    bias: "(v128.const i64x2 1023 1023)",
+    half: f("0.5"),
+  };
+  taylorCoefficients().forEach((v, n) => {
+    out[`c${n}`] = f(v);
+  });
+  return out;
+}
+
+/** Streams the inline exp can interleave (locals `$ex_{t,k,r,p,i}{0…}` are declared for this many). */
+const EXP_STREAMS = 4;
+/** Declarations of the scratch locals of `expInline`. */
+const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
+  ["t", "k", "r", "p", "i"].map((n) => `(local $ex_${n}${u} v128)`).join(" "),
+).join(" ");
+
+/**
+ * Inline f64x2 exp of the v128 locals `xs` into the locals `outs` (up to `EXP_STREAMS` vectors,
+ * interleaved stage by stage: each exp is a chain of ≈ 40 dependent operations, so independent
+ * chains side by side are what keeps the SIMD units busy). Range reduction x = k·ln 2 + r,
+ * |r| ≤ ln2/2 (+ rounding), k = round(x·log₂e) via the 1.5·2⁵² trick, r by Cody–Waite; e^r by the
+ * degree-13 Taylor polynomial in Horner form (truncation |r|¹⁴/14! ≤ 5e-18, below 0.05 ulp; the
+ * evaluation adds ≈ 1 ulp — measured ≤ 1 ulp from Math.exp over 10⁶ arguments); 2^k built from
+ * exponent bits (i64x2 add + shift) in two factors 2^k₁·2^(k−k₁), k₁ = round(k/2), so results in the
+ * subnormal range are rounded once and correctly. x is clamped to [−746, 710] first: −∞ and anything
+ * below −745.2 give exactly 0, anything above 709.79 gives +∞; a NaN x stays NaN.
+ */
+function expInline(xs: string[], outs: string[]): string[] {
+  const C = expConstants();
+  const L: string[] = [];
+  const U = xs.map((_, u) => u);
+  const v = (n: string, u: number) => `$ex_${n}${u}`;
+  const step = (f: (u: number) => string) => {
+    for (const u of U) L.push(f(u));
+  };
+  // pmax/pmin (one maxpd/minpd each; V8 needs several instructions for the IEEE min/max) in the
+  // operand order that lets a NaN x through: pmax(x, lo) = x < lo ? lo : x.
+  step((u) => `(local.set ${v("r", u)} (f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) ${C.lo}) ${C.hi}))`);
+  step((u) => `(local.set ${v("t", u)} (f64x2.add (f64x2.mul (local.get ${v("r", u)}) ${C.log2e}) ${C.magic}))`);
+  step((u) => `(local.set ${v("k", u)} (f64x2.sub (local.get ${v("t", u)}) ${C.magic}))`);
+  step(
+    (u) =>
+      `(local.set ${v("r", u)} (f64x2.sub (f64x2.sub (local.get ${v("r", u)}) (f64x2.mul (local.get ${v("k", u)}) ${C.ln2hi})) (f64x2.mul (local.get ${v("k", u)}) ${C.ln2lo})))`,
   );
-  L.push(`(local.set $ex_p ${f(c[13])})`);
-  for (let n = 12; n >= 0; n--) L.push(`(local.set $ex_p (f64x2.add (f64x2.mul (local.get $ex_p) (local.get $ex_r)) ${f(c[n])}))`);
-  // k as an i64: bits(t) − bits(magic); 2^k1 · 2^k2 with k1 = k >> 1, k2 = k − k1 (both in [−538, 512]).
-  L.push(`(local.set $ex_i (i64x2.sub (local.get $ex_t) (v128.const i64x2 ${ROUND_MAGIC_BITS} ${ROUND_MAGIC_BITS})))`);
-  L.push("(local.set $ex_k (i64x2.shr_s (local.get $ex_i) (i32.const 1)))");
-  L.push("(local.set $ex_i (i64x2.sub (local.get $ex_i) (local.get $ex_k)))");
-  L.push(
-    `(local.set ${out} (f64x2.mul (f64x2.mul (local.get $ex_p) (i64x2.shl (i64x2.add (local.get $ex_k) (v128.const i64x2 1023 1023)) (i32.const 52))) (i64x2.shl (i64x2.add (local.get $ex_i) (v128.const i64x2 1023 1023)) (i32.const 52))))`,
+  step((u) => `(local.set ${v("p", u)} (f64x2.add (f64x2.mul (local.get ${v("r", u)}) ${C.c13}) ${C.c12}))`);
+  for (let n = 11; n >= 0; n--) {
+    step((u) => `(local.set ${v("p", u)} (f64x2.add (f64x2.mul (local.get ${v("p", u)}) (local.get ${v("r", u)})) ${C[`c${n}`]}))`);
+  }
+  // k as an i64: bits(t) − bits(magic); k₁ = round(k/2) by the same magic-number rounding
+  // (i64x2.shr_s has no SSE instruction and V8 emulates it slowly), k₂ = k − k₁; both in [−538, 538].
+  step((u) => `(local.set ${v("i", u)} (i64x2.sub (local.get ${v("t", u)}) ${C.magicbits}))`);
+  step((u) => `(local.set ${v("k", u)} (i64x2.sub (f64x2.add (f64x2.mul (local.get ${v("k", u)}) ${C.half}) ${C.magic}) ${C.magicbits}))`);
+  step((u) => `(local.set ${v("i", u)} (i64x2.sub (local.get ${v("i", u)}) (local.get ${v("k", u)})))`);
+  step(
+    (u) =>
+      `(local.set ${outs[u]} (f64x2.mul (f64x2.mul (local.get ${v("p", u)}) (i64x2.shl (i64x2.add (local.get ${v("k", u)}) ${C.bias}) (i32.const 52))) (i64x2.shl (i64x2.add (local.get ${v("i", u)}) ${C.bias}) (i32.const 52))))`,
   );
   return L;
 }
 
-const EXP_LOCALS = "(local $ex_t v128) (local $ex_k v128) (local $ex_r v128) (local $ex_p v128) (local $ex_i v128)";
+const X4 = ["$x0", "$x1", "$x2", "$x3"];
+const E4 = ["$e0", "$e1", "$e2", "$e3"];
+const V4_LOCALS = [...X4, ...E4].map((n) => `(local ${n} v128)`).join(" ");
 
 /**
  * `exp_f64(src, dst, n)`: dst[i] = exp(src[i]) for n float64s (byte addresses; may alias). The
- * SIMD exp on its own, for the accuracy tests and `simdExp`.
+ * SIMD exp on its own, for the accuracy tests and `simdExp`. Eight elements per iteration (four
+ * interleaved vectors), then pairs, then the odd one.
  */
 function expFunction(): string {
   const L: string[] = [];
   L.push('(func $exp_f64 (export "exp_f64") (param $src i32) (param $dst i32) (param $n i32)');
-  L.push(`(local $x v128) (local $e v128) ${EXP_LOCALS}`);
+  L.push(`${V4_LOCALS} ${EXP_LOCALS}`);
+  L.push("(block $done8 (loop $lp8");
+  L.push("(br_if $done8 (i32.lt_s (local.get $n) (i32.const 8)))");
+  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (v128.load offset=${u * 16} (local.get $src)))`);
+  L.push(...expInline(X4, E4));
+  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $dst) (local.get ${E4[u]}))`);
+  L.push("(local.set $src (i32.add (local.get $src) (i32.const 64)))");
+  L.push("(local.set $dst (i32.add (local.get $dst) (i32.const 64)))");
+  L.push("(local.set $n (i32.sub (local.get $n) (i32.const 8)))");
+  L.push("(br $lp8)))");
   L.push("(block $done (loop $lp");
   L.push("(br_if $done (i32.lt_s (local.get $n) (i32.const 2)))");
-  L.push("(local.set $x (v128.load (local.get $src)))");
-  L.push(...expInline("$x", "$e"));
-  L.push("(v128.store (local.get $dst) (local.get $e))");
+  L.push("(local.set $x0 (v128.load (local.get $src)))");
+  L.push(...expInline(["$x0"], ["$e0"]));
+  L.push("(v128.store (local.get $dst) (local.get $e0))");
   L.push("(local.set $src (i32.add (local.get $src) (i32.const 16)))");
   L.push("(local.set $dst (i32.add (local.get $dst) (i32.const 16)))");
   L.push("(local.set $n (i32.sub (local.get $n) (i32.const 2)))");
   L.push("(br $lp)))");
   L.push("(if (i32.eq (local.get $n) (i32.const 1)) (then");
-  L.push("(local.set $x (v128.load64_zero (local.get $src)))");
-  L.push(...expInline("$x", "$e"));
-  L.push("(f64.store (local.get $dst) (f64x2.extract_lane 0 (local.get $e)))))");
+  L.push("(local.set $x0 (v128.load64_zero (local.get $src)))");
+  L.push(...expInline(["$x0"], ["$e0"]));
+  L.push("(f64.store (local.get $dst) (f64x2.extract_lane 0 (local.get $e0)))))");
   L.push(")");
   return L.join("\n");
 }
@@ -310,7 +362,7 @@ function expFunction(): string {
  *   else: α = exp(m − m') (0 when m = −∞); l ← α·l; Y[r,:] ← α·Y[r,:] (when m' ≠ m);
  *         S[r,c] ← exp(S[r,c] − m') in place; l ← l + Σ_c S[r,c]; m ← m'.
  * Masked logits must be −∞ (exp gives exactly 0). A NaN or +∞ logit makes l NaN — the caller
- * checks l and reports the overflow. Max and sum run over f64x2 pairs (two partial sums).
+ * checks l and reports the overflow. Max and exp run over f64x2 vectors, four at a time.
  */
 function softmaxRowsFunction(): string {
   const L: string[] = [];
@@ -318,17 +370,23 @@ function softmaxRowsFunction(): string {
   L.push(
     '(func $softmax_rows_f64 (export "softmax_rows_f64") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32) (param $yp i32) (param $ldy i32) (param $dv i32)',
   );
-  L.push(`(local $r i32) (local $row i32) (local $q i32) (local $n i32) (local $x v128) (local $e v128) (local $vm v128) (local $vs v128) ${EXP_LOCALS}`);
+  L.push(`(local $r i32) (local $row i32) (local $q i32) (local $n i32) (local $vm v128) (local $vs v128) ${V4_LOCALS} ${EXP_LOCALS}`);
   L.push("(local $t f64) (local $mo f64) (local $mn f64) (local $alpha f64) (local $sum f64) (local $shift v128) (local $ya i32)");
   L.push("(local.set $r (i32.const 0))");
   L.push("(block $rdone (loop $rloop");
   L.push("(br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
   L.push("(local.set $row (i32.add (local.get $sp) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
-  // row max over pairs, then the odd tail
-  L.push(`(local.set $vm ${negInf})`);
+  // Row max over pairs, then the odd tail. pmax (one maxpd) skips a NaN logit here, but the NaN
+  // then reaches the exp and the sum, where the caller's finiteness check of l reports it.
+  L.push(`(local.set $vm ${negInf}) (local.set $vs ${negInf})`);
   L.push("(local.set $q (local.get $row)) (local.set $n (local.get $cols))");
+  L.push("(block $m4done (loop $m4loop (br_if $m4done (i32.lt_s (local.get $n) (i32.const 4)))");
+  L.push("(local.set $vm (f64x2.pmax (local.get $vm) (v128.load (local.get $q))))");
+  L.push("(local.set $vs (f64x2.pmax (local.get $vs) (v128.load offset=16 (local.get $q))))");
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 32))) (local.set $n (i32.sub (local.get $n) (i32.const 4))) (br $m4loop)))");
+  L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $vs)))");
   L.push("(block $mdone (loop $mloop (br_if $mdone (i32.lt_s (local.get $n) (i32.const 2)))");
-  L.push("(local.set $vm (f64x2.max (local.get $vm) (v128.load (local.get $q))))");
+  L.push("(local.set $vm (f64x2.pmax (local.get $vm) (v128.load (local.get $q))))");
   L.push("(local.set $q (i32.add (local.get $q) (i32.const 16))) (local.set $n (i32.sub (local.get $n) (i32.const 2))) (br $mloop)))");
   L.push("(local.set $t (f64.max (f64x2.extract_lane 0 (local.get $vm)) (f64x2.extract_lane 1 (local.get $vm))))");
   L.push("(if (i32.eq (local.get $n) (i32.const 1)) (then (local.set $t (f64.max (local.get $t) (f64.load (local.get $q))))))");
@@ -339,37 +397,142 @@ function softmaxRowsFunction(): string {
   L.push("(else");
   L.push("(local.set $shift (f64x2.splat (local.get $mn)))");
   L.push("(if (f64.ne (local.get $mn) (local.get $mo)) (then");
-  L.push("(local.set $x (f64x2.splat (f64.sub (local.get $mo) (local.get $mn))))");
-  L.push(...expInline("$x", "$e"));
-  L.push("(local.set $alpha (f64x2.extract_lane 0 (local.get $e)))");
+  L.push("(local.set $x0 (f64x2.splat (f64.sub (local.get $mo) (local.get $mn))))");
+  L.push(...expInline(["$x0"], ["$e0"]));
+  L.push("(local.set $alpha (f64x2.extract_lane 0 (local.get $e0)))");
   L.push(
     "(f64.store (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))) (f64.mul (local.get $alpha) (f64.load (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))))))",
   );
   L.push("(local.set $ya (i32.add (local.get $yp) (i32.mul (i32.mul (local.get $r) (local.get $ldy)) (i32.const 8))))");
-  L.push("(local.set $e (f64x2.splat (local.get $alpha)))");
+  L.push("(local.set $e0 (f64x2.splat (local.get $alpha)))");
   L.push("(local.set $n (local.get $dv))");
   L.push("(block $ydone (loop $yloop (br_if $ydone (i32.lt_s (local.get $n) (i32.const 2)))");
-  L.push("(v128.store (local.get $ya) (f64x2.mul (v128.load (local.get $ya)) (local.get $e)))");
+  L.push("(v128.store (local.get $ya) (f64x2.mul (v128.load (local.get $ya)) (local.get $e0)))");
   L.push("(local.set $ya (i32.add (local.get $ya) (i32.const 16))) (local.set $n (i32.sub (local.get $n) (i32.const 2))) (br $yloop)))");
-  L.push("(if (i32.eq (local.get $n) (i32.const 1)) (then (f64.store (local.get $ya) (f64.mul (f64.load (local.get $ya)) (local.get $alpha)))))");
+  L.push(
+    "(if (i32.eq (local.get $n) (i32.const 1)) (then (f64.store (local.get $ya) (f64.mul (f64.load (local.get $ya)) (local.get $alpha)))))",
+  );
   L.push("))");
   L.push("(f64.store (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8))) (local.get $mn))");
   L.push("))");
-  // S ← exp(S − shift), summed
-  L.push("(local.set $vs (v128.const f64x2 0 0))");
+  // S ← exp(S − shift), summed: 8 per iteration (4 interleaved vectors), then pairs, then the odd one.
+  L.push("(local.set $vs (v128.const f64x2 0 0)) (local.set $vm (v128.const f64x2 0 0))");
   L.push("(local.set $q (local.get $row)) (local.set $n (local.get $cols))");
+  L.push("(block $e8done (loop $e8loop (br_if $e8done (i32.lt_s (local.get $n) (i32.const 8)))");
+  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (f64x2.sub (v128.load offset=${u * 16} (local.get $q)) (local.get $shift)))`);
+  L.push(...expInline(X4, E4));
+  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (local.get $e0) (local.get $e1))))");
+  L.push("(local.set $vm (f64x2.add (local.get $vm) (f64x2.add (local.get $e2) (local.get $e3))))");
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (local.set $n (i32.sub (local.get $n) (i32.const 8))) (br $e8loop)))");
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $vm)))");
   L.push("(block $edone (loop $eloop (br_if $edone (i32.lt_s (local.get $n) (i32.const 2)))");
-  L.push("(local.set $x (f64x2.sub (v128.load (local.get $q)) (local.get $shift)))");
-  L.push(...expInline("$x", "$e"));
-  L.push("(v128.store (local.get $q) (local.get $e))");
-  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $e)))");
+  L.push("(local.set $x0 (f64x2.sub (v128.load (local.get $q)) (local.get $shift)))");
+  L.push(...expInline(["$x0"], ["$e0"]));
+  L.push("(v128.store (local.get $q) (local.get $e0))");
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $e0)))");
   L.push("(local.set $q (i32.add (local.get $q) (i32.const 16))) (local.set $n (i32.sub (local.get $n) (i32.const 2))) (br $eloop)))");
   L.push("(local.set $sum (f64.add (f64x2.extract_lane 0 (local.get $vs)) (f64x2.extract_lane 1 (local.get $vs))))");
   L.push("(if (i32.eq (local.get $n) (i32.const 1)) (then");
-  L.push("(local.set $x (f64x2.sub (v128.load64_zero (local.get $q)) (local.get $shift)))");
-  L.push(...expInline("$x", "$e"));
-  L.push("(f64.store (local.get $q) (f64x2.extract_lane 0 (local.get $e)))");
-  L.push("(local.set $sum (f64.add (local.get $sum) (f64x2.extract_lane 0 (local.get $e))))))");
+  L.push("(local.set $x0 (f64x2.sub (v128.load64_zero (local.get $q)) (local.get $shift)))");
+  L.push(...expInline(["$x0"], ["$e0"]));
+  L.push("(f64.store (local.get $q) (f64x2.extract_lane 0 (local.get $e0)))");
+  L.push("(local.set $sum (f64.add (local.get $sum) (f64x2.extract_lane 0 (local.get $e0))))))");
+  L.push("(if (f64.ne (local.get $mn) (f64.const -inf)) (then");
+  L.push(
+    "(f64.store (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))) (f64.add (local.get $sum) (f64.load (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))))))))",
+  );
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1)))");
+  L.push("(br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `softmax_rows_f32(sp, rows, cols, ld, mp, lp, yp, ldy, dv)`: `softmax_rows_f64` for a float32 tile
+ * S and float32 Y (the float32 attention path), with m and l still float64: the logits are widened
+ * (`f64x2.promote_low_f32x4`), max-shifted and exponentiated in float64 by the same SIMD exp, summed
+ * in float64 and only the weights stored back rounded to float32 (`f32x4.demote_f64x2_zero`) — the
+ * error model of `fast/attention32.ts`.
+ */
+function softmaxRowsF32Function(): string {
+  const L: string[] = [];
+  const hi = "(i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7";
+  const join = "(i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23";
+  L.push(
+    '(func $softmax_rows_f32 (export "softmax_rows_f32") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32) (param $yp i32) (param $ldy i32) (param $dv i32)',
+  );
+  L.push(
+    `(local $r i32) (local $row i32) (local $q i32) (local $n i32) (local $vm v128) (local $vs v128) (local $a v128) (local $b v128) ${V4_LOCALS} ${EXP_LOCALS}`,
+  );
+  L.push(
+    "(local $t f64) (local $mo f64) (local $mn f64) (local $alpha f64) (local $sum f64) (local $shift v128) (local $ya i32) (local $al32 v128)",
+  );
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop");
+  L.push("(br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $row (i32.add (local.get $sp) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 4))))");
+  L.push("(local.set $vm (v128.const f32x4 -inf -inf -inf -inf))");
+  L.push("(local.set $q (local.get $row)) (local.set $n (local.get $cols))");
+  L.push("(block $mdone (loop $mloop (br_if $mdone (i32.lt_s (local.get $n) (i32.const 4)))");
+  L.push("(local.set $vm (f32x4.pmax (local.get $vm) (v128.load (local.get $q))))");
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 16))) (local.set $n (i32.sub (local.get $n) (i32.const 4))) (br $mloop)))");
+  L.push(
+    "(local.set $t (f64.promote_f32 (f32.max (f32.max (f32x4.extract_lane 0 (local.get $vm)) (f32x4.extract_lane 1 (local.get $vm))) (f32.max (f32x4.extract_lane 2 (local.get $vm)) (f32x4.extract_lane 3 (local.get $vm))))))",
+  );
+  L.push("(block $tdone (loop $tloop (br_if $tdone (i32.eqz (local.get $n)))");
+  L.push("(local.set $t (f64.max (local.get $t) (f64.promote_f32 (f32.load (local.get $q)))))");
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 4))) (local.set $n (i32.sub (local.get $n) (i32.const 1))) (br $tloop)))");
+  L.push("(local.set $mo (f64.load (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8)))))");
+  L.push("(local.set $mn (f64.max (local.get $mo) (local.get $t)))");
+  L.push("(if (f64.eq (local.get $mn) (f64.const -inf))");
+  L.push("(then (local.set $shift (v128.const f64x2 0 0)))");
+  L.push("(else");
+  L.push("(local.set $shift (f64x2.splat (local.get $mn)))");
+  L.push("(if (f64.ne (local.get $mn) (local.get $mo)) (then");
+  L.push("(local.set $x0 (f64x2.splat (f64.sub (local.get $mo) (local.get $mn))))");
+  L.push(...expInline(["$x0"], ["$e0"]));
+  L.push("(local.set $alpha (f64x2.extract_lane 0 (local.get $e0)))");
+  L.push(
+    "(f64.store (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))) (f64.mul (local.get $alpha) (f64.load (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))))))",
+  );
+  L.push("(local.set $ya (i32.add (local.get $yp) (i32.mul (i32.mul (local.get $r) (local.get $ldy)) (i32.const 4))))");
+  L.push("(local.set $al32 (f32x4.splat (f32.demote_f64 (local.get $alpha))))");
+  L.push("(local.set $n (local.get $dv))");
+  L.push("(block $ydone (loop $yloop (br_if $ydone (i32.lt_s (local.get $n) (i32.const 4)))");
+  L.push("(v128.store (local.get $ya) (f32x4.mul (v128.load (local.get $ya)) (local.get $al32)))");
+  L.push("(local.set $ya (i32.add (local.get $ya) (i32.const 16))) (local.set $n (i32.sub (local.get $n) (i32.const 4))) (br $yloop)))");
+  L.push("(block $y1done (loop $y1loop (br_if $y1done (i32.eqz (local.get $n)))");
+  L.push("(f32.store (local.get $ya) (f32.mul (f32.load (local.get $ya)) (f32x4.extract_lane 0 (local.get $al32))))");
+  L.push("(local.set $ya (i32.add (local.get $ya) (i32.const 4))) (local.set $n (i32.sub (local.get $n) (i32.const 1))) (br $y1loop)))");
+  L.push("))");
+  L.push("(f64.store (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8))) (local.get $mn))");
+  L.push("))");
+  // S ← fl32(exp(S − shift)), summed in float64: 8 floats per iteration (4 f64x2 streams).
+  L.push("(local.set $vs (v128.const f64x2 0 0)) (local.set $vm (v128.const f64x2 0 0))");
+  L.push("(local.set $q (local.get $row)) (local.set $n (local.get $cols))");
+  L.push("(block $e8done (loop $e8loop (br_if $e8done (i32.lt_s (local.get $n) (i32.const 8)))");
+  L.push("(local.set $a (v128.load (local.get $q))) (local.set $b (v128.load offset=16 (local.get $q)))");
+  L.push("(local.set $x0 (f64x2.sub (f64x2.promote_low_f32x4 (local.get $a)) (local.get $shift)))");
+  L.push(`(local.set $x1 (f64x2.sub (f64x2.promote_low_f32x4 ${hi} (local.get $a) (local.get $a))) (local.get $shift)))`);
+  L.push("(local.set $x2 (f64x2.sub (f64x2.promote_low_f32x4 (local.get $b)) (local.get $shift)))");
+  L.push(`(local.set $x3 (f64x2.sub (f64x2.promote_low_f32x4 ${hi} (local.get $b) (local.get $b))) (local.get $shift)))`);
+  L.push(...expInline(X4, E4));
+  L.push(`(v128.store (local.get $q) ${join} (f32x4.demote_f64x2_zero (local.get $e0)) (f32x4.demote_f64x2_zero (local.get $e1))))`);
+  L.push(
+    `(v128.store offset=16 (local.get $q) ${join} (f32x4.demote_f64x2_zero (local.get $e2)) (f32x4.demote_f64x2_zero (local.get $e3))))`,
+  );
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (local.get $e0) (local.get $e1))))");
+  L.push("(local.set $vm (f64x2.add (local.get $vm) (f64x2.add (local.get $e2) (local.get $e3))))");
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 32))) (local.set $n (i32.sub (local.get $n) (i32.const 8))) (br $e8loop)))");
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $vm)))");
+  L.push("(local.set $sum (f64.add (f64x2.extract_lane 0 (local.get $vs)) (f64x2.extract_lane 1 (local.get $vs))))");
+  L.push("(block $e1done (loop $e1loop (br_if $e1done (i32.eqz (local.get $n)))");
+  L.push("(local.set $x0 (f64x2.sub (f64x2.splat (f64.promote_f32 (f32.load (local.get $q)))) (local.get $shift)))");
+  L.push(...expInline(["$x0"], ["$e0"]));
+  L.push("(f32.store (local.get $q) (f32.demote_f64 (f64x2.extract_lane 0 (local.get $e0))))");
+  L.push("(local.set $sum (f64.add (local.get $sum) (f64x2.extract_lane 0 (local.get $e0))))");
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 4))) (local.set $n (i32.sub (local.get $n) (i32.const 1))) (br $e1loop)))");
   L.push("(if (f64.ne (local.get $mn) (f64.const -inf)) (then");
   L.push(
     "(f64.store (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))) (f64.add (local.get $sum) (f64.load (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))))))))",
@@ -383,8 +546,9 @@ function softmaxRowsFunction(): string {
 /**
  * The whole kernel module as WAT text: one exported, growable memory (`memory`); the packed
  * macro-kernels `gemm_f64(ap, bp, cp, ldc, mc, nc, kc)` and `gemm_f32(…)`, their row-major-A forms
- * `gemm_f64_ra(ap, lda, bp, cp, ldc, mc, nc, kc, acc)` / `gemm_f32_ra`, the SIMD exponential
- * `exp_f64(src, dst, n)` and the online-softmax tile update `softmax_rows_f64(…)` (byte addresses;
+ * `gemm_f64_ra(ap, lda, bp, ldb, cp, ldc, mc, nc, kc, acc)` / `gemm_f32_ra`, the SIMD exponential
+ * `exp_f64(src, dst, n)` and the online-softmax tile updates `softmax_rows_f64(…)` /
+ * `softmax_rows_f32(…)` (byte addresses;
  * strides and sizes in elements). Assembled by `assembleKernels()` (wabt) into the bytes embedded
  * in `kernelBytes.ts`.
  */
@@ -399,6 +563,7 @@ export function kernelWat(): string {
     gemmRowsFunction("gemm_f32_ra", "f32", F32_MR, F32_NR),
     expFunction(),
     softmaxRowsFunction(),
+    softmaxRowsF32Function(),
     ")",
     "",
   ].join("\n");

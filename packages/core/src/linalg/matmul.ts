@@ -15,7 +15,7 @@
 import { Matrix } from "./matrix.js";
 import { assertMatrix } from "../validate.js";
 import { ShapeError } from "../errors.js";
-import { gemmWasm, kernelBackendFor } from "../fast/gemm.js";
+import { SMALL_M_ROWS, gemmWasm, kernelBackendFor } from "../fast/gemm.js";
 
 const KB = 256; // k-block: keeps a 4×KB panel of A and KB rows of B's current column block hot.
 
@@ -38,7 +38,141 @@ export function matmul(a: Matrix, b: Matrix): Matrix {
  */
 export function matmulInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number, accumulate: boolean): void {
   if (kernelBackendFor(m, k, n) === "wasm") gemmWasm("float64", false, false, A, B, C, m, k, n, accumulate);
+  else if (m < SMALL_M) smallRowsMatmul(A, k, 1, B, C, m, k, n, accumulate);
   else scalarMatmulInto(A, B, C, m, k, n, accumulate);
+}
+
+/**
+ * Fewer output rows than this take the few-rows kernels below (x·W for one decoded token, or a
+ * handful): the SIMD driver would repack all of B for m·k·n multiply-adds — as many copies as
+ * useful operations — so streaming B once in JavaScript is as fast or faster (measured, see
+ * docs/performance.md), and `kernelBackendFor` sends m < SMALL_M to the scalar side.
+ */
+export const SMALL_M = SMALL_M_ROWS;
+
+/**
+ * C (m×n, m ≤ 3) (+)= op(A) B for a few rows, streaming B once: op(A)(i, p) = A[i·sI + p·sP]
+ * (A B: sI = k, sP = 1; Aᵀ B: sI = 1, sP = m). Four rows of B are combined per pass over a row of C
+ * (C[i, j] += Σ_{q<4} a_iq·B[p+q, j]), so C is read and written once per four B rows — the load/store
+ * traffic of a plain axpy, not its arithmetic, is what limits x·W.
+ */
+function smallRowsMatmul(
+  A: Float64Array,
+  sI: number,
+  sP: number,
+  B: Float64Array,
+  C: Float64Array,
+  m: number,
+  k: number,
+  n: number,
+  accumulate: boolean,
+): void {
+  if (!accumulate) C.fill(0, 0, m * n);
+  let p = 0;
+  for (; p + 3 < k; p += 4) {
+    const b0 = p * n;
+    const b1 = b0 + n;
+    const b2 = b1 + n;
+    const b3 = b2 + n;
+    for (let i = 0; i < m; i++) {
+      const ai = i * sI + p * sP;
+      const x0 = A[ai];
+      const x1 = A[ai + sP];
+      const x2 = A[ai + 2 * sP];
+      const x3 = A[ai + 3 * sP];
+      const c = i * n;
+      for (let j = 0; j < n; j++) C[c + j] += x0 * B[b0 + j] + x1 * B[b1 + j] + x2 * B[b2 + j] + x3 * B[b3 + j];
+    }
+  }
+  for (; p < k; p++) {
+    const b0 = p * n;
+    for (let i = 0; i < m; i++) {
+      const x0 = A[i * sI + p * sP];
+      const c = i * n;
+      for (let j = 0; j < n; j++) C[c + j] += x0 * B[b0 + j];
+    }
+  }
+}
+
+/**
+ * C (m×n, m ≤ 3) = A Bᵀ for a few rows (q·Kᵀ of one decoded token): four rows of B at a time,
+ * dotted with two rows of A at once — eight independent accumulators, so the adds overlap instead
+ * of waiting on one another, and each B value loaded serves two rows; the four B rows stay in L1.
+ */
+function smallRowsMatmulTransB(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number): void {
+  let j = 0;
+  for (; j + 3 < n; j += 4) {
+    const b0 = j * k;
+    const b1 = b0 + k;
+    const b2 = b1 + k;
+    const b3 = b2 + k;
+    let i = 0;
+    for (; i + 1 < m; i += 2) {
+      const a = i * k;
+      const a1 = a + k;
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      let t0 = 0;
+      let t1 = 0;
+      let t2 = 0;
+      let t3 = 0;
+      for (let p = 0; p < k; p++) {
+        const x = A[a + p];
+        const y = A[a1 + p];
+        const v0 = B[b0 + p];
+        const v1 = B[b1 + p];
+        const v2 = B[b2 + p];
+        const v3 = B[b3 + p];
+        s0 += x * v0;
+        s1 += x * v1;
+        s2 += x * v2;
+        s3 += x * v3;
+        t0 += y * v0;
+        t1 += y * v1;
+        t2 += y * v2;
+        t3 += y * v3;
+      }
+      const c = i * n + j;
+      C[c] = s0;
+      C[c + 1] = s1;
+      C[c + 2] = s2;
+      C[c + 3] = s3;
+      C[c + n] = t0;
+      C[c + n + 1] = t1;
+      C[c + n + 2] = t2;
+      C[c + n + 3] = t3;
+    }
+    if (i < m) {
+      const a = i * k;
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      for (let p = 0; p < k; p++) {
+        const x = A[a + p];
+        s0 += x * B[b0 + p];
+        s1 += x * B[b1 + p];
+        s2 += x * B[b2 + p];
+        s3 += x * B[b3 + p];
+      }
+      const c = i * n + j;
+      C[c] = s0;
+      C[c + 1] = s1;
+      C[c + 2] = s2;
+      C[c + 3] = s3;
+    }
+  }
+  for (; j < n; j++) {
+    const b0 = j * k;
+    for (let i = 0; i < m; i++) {
+      const a = i * k;
+      let s = 0;
+      for (let p = 0; p < k; p++) s += A[a + p] * B[b0 + p];
+      C[i * n + j] = s;
+    }
+  }
 }
 
 function scalarMatmulInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number, accumulate: boolean): void {
@@ -90,6 +224,7 @@ export function matmulTransB(a: Matrix, b: Matrix): Matrix {
 /** Raw kernel: C (m×n) = A (m×k) · Bᵀ where B is n×k, all row-major. Overwrites C. */
 export function matmulTransBInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number): void {
   if (kernelBackendFor(m, k, n) === "wasm") gemmWasm("float64", false, true, A, B, C, m, k, n, false);
+  else if (m < SMALL_M) smallRowsMatmulTransB(A, B, C, m, k, n);
   else scalarMatmulTransBInto(A, B, C, m, k, n);
 }
 
@@ -188,6 +323,7 @@ export function matmulTransAInto(
   accumulate: boolean,
 ): void {
   if (kernelBackendFor(m, k, n) === "wasm") gemmWasm("float64", true, false, A, B, C, m, k, n, accumulate);
+  else if (m < SMALL_M) smallRowsMatmul(A, 1, m, B, C, m, k, n, accumulate);
   else scalarMatmulTransAInto(A, B, C, k, m, n, accumulate);
 }
 

@@ -80,10 +80,14 @@ export function outputProbabilities(logits: Matrix): Matrix {
 }
 
 /** argmax of a row of logits (lowest index on ties): the greedy choice. */
-export function greedyToken(logits: Matrix, row = logits.rows - 1): number {
+export function greedyToken(logits: Matrix, row?: number): number {
   assertMatrix(logits, "logits");
   assertNonEmpty(logits, "logits");
+  // (not a default parameter: it would read logits.rows before `logits` is checked)
+  row ??= logits.rows - 1;
   assertInteger(row, "row", 0, logits.rows - 1);
+  // a NaN logit would make the argmax depend on where it sits, silently
+  assertFinite(logits.rowView(row), `logits[${row}]`);
   const o = row * logits.cols;
   let best = 0;
   for (let j = 1; j < logits.cols; j++) if (logits.data[o + j] > logits.data[o + best]) best = j;

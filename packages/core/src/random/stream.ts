@@ -30,6 +30,8 @@ export function seedString(key: readonly SeedPart[]): string {
 
 /** Extends a key with more purpose: `derive([42, "sketch"], "trial", 3)` = `[42, "sketch", "trial", 3]`. */
 export function derive(key: SeedKey, ...purpose: SeedPart[]): SeedKey {
+  // validate here too: a bad key must fail naming "seed", not as "key is not iterable" below
+  seedString(key);
   return [...key, ...purpose] as unknown as SeedKey;
 }
 

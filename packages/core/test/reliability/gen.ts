@@ -102,9 +102,11 @@ export const nonMatrixArb: fc.Arbitrary<unknown> = fc.constantFrom<unknown>(
  * sometimes a wrong shape, sometimes not a Matrix.
  */
 export function matArg(rows: number, cols: number, opts: MatrixArbOptions & { bad?: number } = {}): fc.Arbitrary<unknown> {
-  const bad = opts.bad ?? 1;
+  // weights are integers: `bad` 1 = one bad value in 14, 0.25 = one in 50
+  const good = Math.round(12 / Math.min(1, opts.bad ?? 1));
+  const bad = 1;
   return fc.oneof(
-    { weight: 12, arbitrary: matrixArb(rows, cols, opts) },
+    { weight: good, arbitrary: matrixArb(rows, cols, opts) },
     {
       weight: bad,
       arbitrary: fc

@@ -38,6 +38,13 @@ export interface FigureConfig {
   title?: string;
   /** Keep only rows whose columns have these values (e.g. `{ method_label: model-total }`). */
   where?: Record<string, ConfigValue>;
+  /**
+   * Reference curves: for each entry, the mean of column `y` per series and x, drawn dashed in the
+   * series' colour (no band), with one legend entry `label` per reference (e.g. the DKM
+   * expectation, the HMT bound). Series without values in that column draw nothing.
+   * @default none
+   */
+  references?: { y: string; label: string }[];
 }
 
 /** A config as written (after YAML/JSON parsing and schema validation). */
@@ -180,6 +187,19 @@ export const CONFIG_SCHEMA = {
                 maxProperties: 8,
                 propertyNames: { pattern: "^[a-z][a-z0-9_]*$" },
                 additionalProperties: PARAM_VALUE,
+              },
+              references: {
+                type: "array",
+                maxItems: 4,
+                items: {
+                  type: "object",
+                  additionalProperties: false,
+                  required: ["y", "label"],
+                  properties: {
+                    y: { type: "string", pattern: "^[a-z][a-z0-9_]*$" },
+                    label: { type: "string", minLength: 1, maxLength: 40 },
+                  },
+                },
               },
             },
           },

@@ -5,7 +5,10 @@ import { parseNumber } from "../output/format.js";
 import { cellColumns, cellValues } from "../output/results.js";
 import { recordValue } from "../output/summary.js";
 import type { JournalRecord } from "../run/journal.js";
-import type { Series } from "./svg.js";
+import type { Series, StyleLegend } from "./svg.js";
+
+/** Dash patterns of reference curves, by position in `references`. */
+export const REFERENCE_DASHES = ["6 4", "2 3", "10 3 2 3", "1 5"] as const;
 
 /** Value of a column (cell column, value column or wall_time_ms) for one task. */
 export function columnValue(plan: Plan, task: Task, record: JournalRecord, column: string): string | number | null {
@@ -30,8 +33,40 @@ export function defaultFigures(plan: Plan): FigureConfig[] {
 
 /** The series of a figure (ok rows only), series in plan order, points by x. */
 export function figureSeries(plan: Plan, tasks: readonly Task[], records: ReadonlyMap<string, JournalRecord>, fig: FigureConfig): Series[] {
+  return groupSeries(plan, tasks, records, fig, fig.y ?? "rel_frobenius_error");
+}
+
+/**
+ * The figure's series followed by its reference curves (`fig.references`): per reference column,
+ * one dashed series per main series that has values there, in the main series' colour and
+ * without its own legend entry; `styles` are the legend entries of the dash patterns.
+ */
+export function figureSeriesWithReferences(
+  plan: Plan,
+  tasks: readonly Task[],
+  records: ReadonlyMap<string, JournalRecord>,
+  fig: FigureConfig,
+): { series: Series[]; styles: StyleLegend[] } {
+  const main = figureSeries(plan, tasks, records, fig);
+  const colour = new Map(main.map((s, i) => [s.name, i]));
+  const series: Series[] = main.map((s, i) => ({ ...s, colorIndex: i }));
+  const styles: StyleLegend[] = [];
+  (fig.references ?? []).forEach((ref, r) => {
+    const dash = REFERENCE_DASHES[r % REFERENCE_DASHES.length];
+    const refs = groupSeries(plan, tasks, records, fig, ref.y).filter((s) => s.points.length > 0);
+    if (refs.length === 0) return;
+    styles.push({ label: ref.label, dash });
+    for (const s of refs) {
+      // A reference group with no main series of the same name gets a colour after the main ones.
+      if (!colour.has(s.name)) colour.set(s.name, colour.size);
+      series.push({ ...s, colorIndex: colour.get(s.name), dash, inLegend: false });
+    }
+  });
+  return { series, styles };
+}
+
+function groupSeries(plan: Plan, tasks: readonly Task[], records: ReadonlyMap<string, JournalRecord>, fig: FigureConfig, y: string): Series[] {
   const x = fig.x ?? "flops";
-  const y = fig.y ?? "rel_frobenius_error";
   const s = fig.series ?? "method_label";
   const groups = new Map<string, Map<number, number[]>>();
   for (const t of tasks) {

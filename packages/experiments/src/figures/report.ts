@@ -10,7 +10,7 @@ import { writeFileAtomic } from "../output/atomic.js";
 import type { Manifest } from "../output/manifest.js";
 import type { SummaryRow } from "../output/summary.js";
 import type { JournalRecord } from "../run/journal.js";
-import { defaultFigures, figureSeries } from "./data.js";
+import { defaultFigures, figureSeriesWithReferences } from "./data.js";
 import { lineChartSvg } from "./svg.js";
 import { htmlTable, latexTable, markdownTable, summaryTable } from "./tables.js";
 
@@ -37,7 +37,7 @@ export function writeReport(
   const figures = plan.loaded.config.report?.figures ?? defaultFigures(plan);
   const figureHtml: string[] = [];
   for (const fig of figures) {
-    const series = figureSeries(plan, tasks, records, fig);
+    const { series, styles } = figureSeriesWithReferences(plan, tasks, records, fig);
     const svg = lineChartSvg(series, {
       title: fig.title ?? `${fig.y ?? "rel_frobenius_error"} against ${fig.x ?? "flops"}`,
       xLabel: fig.x ?? "flops",
@@ -45,6 +45,7 @@ export function writeReport(
       logX: fig.logX ?? true,
       logY: fig.logY ?? true,
       note: "line: mean over trials; band: min–max over trials",
+      styles,
     });
     const rel = `figures/${fig.name}.svg`;
     writeFileAtomic(join(dir, rel), svg);

@@ -20,6 +20,18 @@ export interface SeriesPoint {
 export interface Series {
   name: string;
   points: SeriesPoint[];
+  /** Palette index of its colour. @default its position in the list */
+  colorIndex?: number;
+  /** SVG stroke-dasharray: a dashed reference curve (drawn without band or markers). @default solid */
+  dash?: string;
+  /** Whether the series has its own legend entry. @default true */
+  inLegend?: boolean;
+}
+
+/** A legend entry for a line style rather than a series (e.g. "dashed: DKM expectation"). */
+export interface StyleLegend {
+  label: string;
+  dash: string;
 }
 
 /** Chart options. */
@@ -37,6 +49,8 @@ export interface ChartOptions {
   height?: number;
   /** A note under the chart (e.g. what was omitted). */
   note?: string;
+  /** Legend entries for line styles, after the series'. @default none */
+  styles?: readonly StyleLegend[];
 }
 
 /** Okabe–Ito colour-blind-safe palette. */
@@ -89,8 +103,11 @@ export function lineChartSvg(series: readonly Series[], options: ChartOptions): 
   const m = { left: 72, right: 170, top: 40, bottom: 64 };
   let dropped = 0;
   const ok = (v: number, log: boolean) => Number.isFinite(v) && (!log || v > 0);
-  const clean = series.map((s) => ({
+  const clean = series.map((s, i) => ({
     name: s.name,
+    color: PALETTE[(s.colorIndex ?? i) % PALETTE.length],
+    dash: s.dash,
+    inLegend: s.inLegend ?? true,
     points: s.points
       .filter((p) => {
         const keep = ok(p.x, logX) && ok(p.y, logY);
@@ -143,20 +160,34 @@ export function lineChartSvg(series: readonly Series[], options: ChartOptions): 
   parts.push(
     `<text transform="translate(18 ${f(m.top + ph / 2)}) rotate(-90)" text-anchor="middle">${esc(options.yLabel)}${logY ? " (log)" : ""}</text>`,
   );
-  clean.forEach((s, i) => {
-    if (s.points.length === 0) return;
-    const color = PALETTE[i % PALETTE.length];
-    const upper = s.points.map((p) => `${f(X(p.x))},${f(Y(p.hi))}`);
-    const lower = s.points.map((p) => `${f(X(p.x))},${f(Y(p.lo))}`).reverse();
-    parts.push(`<polygon points="${[...upper, ...lower].join(" ")}" fill="${color}" fill-opacity="0.18" stroke="none"/>`);
-    parts.push(
-      `<polyline points="${s.points.map((p) => `${f(X(p.x))},${f(Y(p.y))}`).join(" ")}" fill="none" stroke="${color}" stroke-width="2"/>`,
-    );
-    for (const p of s.points) parts.push(`<circle cx="${f(X(p.x))}" cy="${f(Y(p.y))}" r="3" fill="${color}"/>`);
-    const ly = m.top + 10 + i * 18;
-    parts.push(`<line x1="${m.left + pw + 12}" y1="${ly}" x2="${m.left + pw + 32}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);
+  let legendRow = 0;
+  const legendY = () => m.top + 10 + legendRow++ * 18;
+  for (const s of clean) {
+    if (s.points.length === 0) continue;
+    const color = s.color;
+    const line = s.points.map((p) => `${f(X(p.x))},${f(Y(p.y))}`).join(" ");
+    if (s.dash) {
+      parts.push(`<polyline points="${line}" fill="none" stroke="${color}" stroke-width="1.5" stroke-dasharray="${s.dash}"/>`);
+    } else {
+      const upper = s.points.map((p) => `${f(X(p.x))},${f(Y(p.hi))}`);
+      const lower = s.points.map((p) => `${f(X(p.x))},${f(Y(p.lo))}`).reverse();
+      parts.push(`<polygon points="${[...upper, ...lower].join(" ")}" fill="${color}" fill-opacity="0.18" stroke="none"/>`);
+      parts.push(`<polyline points="${line}" fill="none" stroke="${color}" stroke-width="2"/>`);
+      for (const p of s.points) parts.push(`<circle cx="${f(X(p.x))}" cy="${f(Y(p.y))}" r="3" fill="${color}"/>`);
+    }
+    if (!s.inLegend) continue;
+    const ly = legendY();
+    const dash = s.dash ? ` stroke-dasharray="${s.dash}"` : "";
+    parts.push(`<line x1="${m.left + pw + 12}" y1="${ly}" x2="${m.left + pw + 32}" y2="${ly}" stroke="${color}" stroke-width="2"${dash}/>`);
     parts.push(`<text x="${m.left + pw + 38}" y="${ly + 4}">${esc(s.name)}</text>`);
-  });
+  }
+  for (const st of options.styles ?? []) {
+    const ly = legendY();
+    parts.push(
+      `<line x1="${m.left + pw + 12}" y1="${ly}" x2="${m.left + pw + 32}" y2="${ly}" stroke="#333333" stroke-width="1.5" stroke-dasharray="${st.dash}"/>`,
+    );
+    parts.push(`<text x="${m.left + pw + 38}" y="${ly + 4}">${esc(st.label)}</text>`);
+  }
   const note = [options.note, dropped > 0 ? `${dropped} point(s) not plottable on these axes omitted` : ""].filter(Boolean).join("; ");
   if (note) parts.push(`<text x="${m.left}" y="${H - 8}" font-size="10" fill="#555555">${esc(note)}</text>`);
   parts.push("</svg>");

@@ -41,9 +41,13 @@ export function cellColumns(plan: Plan): string[] {
   ];
 }
 
-/** The full header of results.csv. */
+/**
+ * The full header of results.csv: the cell columns, `trial, status, error`, the fixed value
+ * columns, then the plan's extra metric columns (sorted by name; none for plans whose methods
+ * declare no `extraMetrics`, so such results keep exactly the fixed columns).
+ */
 export function resultColumns(plan: Plan): string[] {
-  return [...cellColumns(plan), "trial", "status", "error", ...VALUE_COLUMNS];
+  return [...cellColumns(plan), "trial", "status", "error", ...VALUE_COLUMNS, ...plan.extraColumns];
 }
 
 /** The identifying values of a cell, aligned with `cellColumns`. */
@@ -74,6 +78,7 @@ export function resultRow(plan: Plan, task: Task, record: JournalRecord): string
     formatNumber(m.mean_kl_divergence),
     formatNumber(record.flops),
     formatNumber(record.floatsStored),
+    ...plan.extraColumns.map((c) => formatNumber(record.extras?.[c] ?? null)),
   ];
 }
 

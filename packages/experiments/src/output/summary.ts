@@ -35,12 +35,19 @@ export function recordValue(r: JournalRecord, column: string): number | null {
     case "wall_time_ms":
       return r.wallMs;
     default:
-      return null;
+      return r.extras?.[column] ?? null;
   }
 }
 
-/** Structured summary rows: for every cell, every value column that has at least one value. */
-export function summaryRows(tasks: readonly Task[], records: ReadonlyMap<string, JournalRecord>): SummaryRow[] {
+/**
+ * Structured summary rows: for every cell, every value column (the fixed ones, then `extraColumns`)
+ * that has at least one value.
+ */
+export function summaryRows(
+  tasks: readonly Task[],
+  records: ReadonlyMap<string, JournalRecord>,
+  extraColumns: readonly string[] = [],
+): SummaryRow[] {
   const byCell = new Map<number, JournalRecord[]>();
   for (const t of tasks) {
     const list = byCell.get(t.cell) ?? [];
@@ -51,7 +58,7 @@ export function summaryRows(tasks: readonly Task[], records: ReadonlyMap<string,
   for (const [cell, recs] of [...byCell.entries()].sort((a, b) => a[0] - b[0])) {
     const ok = recs.filter((r) => r.status === "ok");
     const nFailed = recs.length - ok.length;
-    for (const metric of VALUE_COLUMNS) {
+    for (const metric of [...VALUE_COLUMNS, ...extraColumns]) {
       const values = ok.map((r) => recordValue(r, metric)).filter((v): v is number => v !== null);
       if (values.length === 0 && ok.length > 0) continue;
       rows.push({ cell, metric, nFailed, stats: summarize(values) });

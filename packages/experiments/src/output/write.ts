@@ -43,7 +43,7 @@ export function writeOutputs(
   };
   put("results.csv", resultsCsv(plan, tasks, records));
   put("timings.csv", timingsCsv(plan, tasks, records));
-  const rows = summaryRows(tasks, records);
+  const rows = summaryRows(tasks, records, plan.extraColumns);
   if (!options.shard) put("summary.csv", summaryCsv(plan, rows));
   let ok = 0;
   let failed = 0;

@@ -50,6 +50,8 @@ export interface Plan {
   readonly problemParams: readonly string[];
   /** Method params that appear as `param_<name>`, sorted. */
   readonly methodParams: readonly string[];
+  /** Extra metric columns (union of the methods' `extraMetrics`), sorted; after `floats_stored`. */
+  readonly extraColumns: readonly string[];
 }
 
 /** Options of `expandPlan`. */
@@ -230,7 +232,10 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
   }
   const problemParams = Object.keys(generator.paramsSchema.properties).sort();
   const methodParams = [...new Set(config.methods.flatMap((m) => Object.keys(getMethod(m.method).paramsSchema.properties)))].sort();
-  return { loaded, cells, trials: config.trials, problemParams, methodParams };
+  const extraColumns = [
+    ...new Set(config.methods.flatMap((m) => (getMethod(m.method).extraMetrics ?? []).map((e) => e.name))),
+  ].sort();
+  return { loaded, cells, trials: config.trials, problemParams, methodParams, extraColumns };
 }
 
 /** The tasks of a plan in order (cell-major, then trial). */

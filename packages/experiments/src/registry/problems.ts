@@ -18,6 +18,7 @@ import {
   Matrix,
   matmul,
   type ModelPreset,
+  type MultiHeadWeights,
   RandomStream,
   randomMatrix,
   type SeedKey,
@@ -212,15 +213,20 @@ const llamaGqa: ProblemDefinition = {
     const dh = p.headDim as number;
     const dIn = (p.dIn as number) > 0 ? (p.dIn as number) : h * dh;
     const x = randomMatrix(n, dIn, derive(seed, "x"), { scale: p.scale as number });
-    const keys = Array.from({ length: g }, (_, j) => matmul(x, initWeight(dIn, dh, derive(seed, "wK", j))));
-    const values = Array.from({ length: g }, (_, j) => matmul(x, initWeight(dIn, dh, derive(seed, "wV", j))));
+    const wK = Array.from({ length: g }, (_, j) => initWeight(dIn, dh, derive(seed, "wK", j)));
+    const wV = Array.from({ length: g }, (_, j) => initWeight(dIn, dh, derive(seed, "wV", j)));
+    const wQ = Array.from({ length: h }, (_, i) => initWeight(dIn, dh, derive(seed, "wQ", i)));
+    const keys = wK.map((w) => matmul(x, w));
+    const values = wV.map((w) => matmul(x, w));
     const heads: AttentionHead[] = [];
     for (let i = 0; i < h; i++) {
       // GQA group map g(h) = ⌊h / (H/G)⌋ (ERRATA), so contiguous query heads share a KV head.
       const grp = Math.floor(i / (h / g));
-      heads.push({ queries: matmul(x, initWeight(dIn, dh, derive(seed, "wQ", i))), keys: keys[grp], values: values[grp] });
+      heads.push({ queries: matmul(x, wQ[i]), keys: keys[grp], values: values[grp] });
     }
-    return { heads, kernel, mask, numKvHeads: g };
+    // W_O = I: the layer output is the concatenation of the heads, which is what methods are scored on.
+    const weights: MultiHeadWeights = { queries: wQ, keys: wK, values: wV, output: Matrix.identity(h * dh) };
+    return { heads, kernel, mask, numKvHeads: g, multiHead: { x, weights } };
   },
 };
 
@@ -229,12 +235,19 @@ const DS = DEEPSEEK_V2.attention as { numHeads: number; latentDim?: number; head
 const deepseekMla: ProblemDefinition = {
   name: "deepseek-v2-mla",
   description:
-    "DeepSeek-V2-like multi-head latent attention layer scaled down by `shrink` (Table 3: 128 heads, d_L = 512, d_head = 128, d_in = 5120); K_h = L W_LK^h, V_h = L W_LV^h from the cached latent L = X W_L (§4.2), no decoupled RoPE.",
+    "DeepSeek-V2-like multi-head latent attention layer scaled down by `shrink` (Table 3: 128 heads, d_L = 512, d_head = 128, d_in = 5120); K_h = L W_LK^h, V_h = L W_LV^h from the cached latent L = X W_L (§4.2), no decoupled RoPE; `decay` makes the input anisotropic.",
   paramsSchema: schema(
     {
       n: SIZE_PROPS.n,
       shrink: int(1, 128, 16, "divides every DeepSeek-V2 width (heads, d_L, d_LQ, d_head, d_in)"),
       scale: SIZE_PROPS.scale,
+      decay: {
+        type: "number",
+        minimum: 0,
+        maximum: 8,
+        default: 0,
+        description: "input anisotropy: column j of X scaled by (j+1)^(−decay), so the latent's spectrum decays (0: isotropic)",
+      },
     },
     ["n"],
   ),
@@ -251,6 +264,13 @@ const deepseekMla: ProblemDefinition = {
     };
     const w = initMlaWeights(dims, derive(seed, "weights"));
     const x = randomMatrix(p.n as number, dims.dIn, derive(seed, "x"), { scale: p.scale as number });
+    const decay = p.decay as number;
+    if (decay > 0) {
+      // Hidden states of trained models are far from isotropic; a power-law column scale gives the
+      // latent L = X W_L a decaying spectrum (the regime where a low-rank latent cache makes sense).
+      // The same Gaussian draw for every decay (common random numbers across a decay sweep).
+      for (let i = 0; i < x.rows; i++) for (let j = 0; j < x.cols; j++) x.data[i * x.cols + j] *= (j + 1) ** -decay;
+    }
     const latent = matmul(x, w.latentDown);
     const queryLatent = matmul(x, w.queryDown);
     const heads: AttentionHead[] = w.keyUp.map((wk, h) => ({
@@ -265,6 +285,59 @@ const deepseekMla: ProblemDefinition = {
       numKvHeads: dims.numHeads,
       latent: { latent, keyUp: w.keyUp, valueUp: w.valueUp },
     };
+  },
+};
+
+const kernelPairs: ProblemDefinition = {
+  name: "kernel-pairs",
+  description:
+    "n pairs (q_i, k_i) for kernel-value methods (no attention): after the softmax kernel's scale, x = √scale·q and y = √scale·k have ‖x‖ = ‖y‖ = norm and cos∠(x, y) = cosine, so SM(x, y) = exp(norm²·cosine); random directions.",
+  paramsSchema: schema(
+    {
+      n: int(1, MAX_SEQUENCE_LENGTH, undefined, "number of pairs"),
+      d: SIZE_PROPS.d,
+      norm: { type: "number", minimum: 0, maximum: 100, default: 1, description: "‖x‖ = ‖y‖ of the scaled vectors" },
+      cosine: { type: "number", minimum: -1, maximum: 1, default: 0, description: "cosine of the angle between x and y" },
+    },
+    ["n"],
+  ),
+  // norm and cosine reshape the same directions (common random numbers across a norm sweep).
+  structuralParams: ["n", "d"],
+  producesTensors: true,
+  generate(p, seed, kernel) {
+    if (kernel.kind !== "softmax") throw new ValueError("problem.kernel", 'the softmax kernel for "kernel-pairs"', `"${kernel.kind}"`);
+    const n = p.n as number;
+    const d = p.d as number;
+    if (d < 2) throw new ValueError("problem.params.d", "d ≥ 2 (two directions per pair)", String(d));
+    const r = p.norm as number;
+    const c = p.cosine as number;
+    const s = Math.sqrt(1 - c * c);
+    const unscale = 1 / Math.sqrt(kernel.scale ?? 1 / Math.sqrt(d));
+    const u = randomMatrix(n, d, derive(seed, "u"));
+    const w = randomMatrix(n, d, derive(seed, "w"));
+    const q = new Matrix(n, d);
+    const k = new Matrix(n, d);
+    for (let i = 0; i < n; i++) {
+      const o = i * d;
+      let uu = 0;
+      for (let j = 0; j < d; j++) uu += u.data[o + j] ** 2;
+      const un = Math.sqrt(uu);
+      for (let j = 0; j < d; j++) u.data[o + j] /= un;
+      // e ⟂ u by one Gram–Schmidt step, then normalized: y = r(c·u + √(1−c²)·e).
+      let uw = 0;
+      for (let j = 0; j < d; j++) uw += u.data[o + j] * w.data[o + j];
+      let ee = 0;
+      for (let j = 0; j < d; j++) {
+        w.data[o + j] -= uw * u.data[o + j];
+        ee += w.data[o + j] ** 2;
+      }
+      const en = Math.sqrt(ee);
+      for (let j = 0; j < d; j++) {
+        q.data[o + j] = unscale * r * u.data[o + j];
+        k.data[o + j] = unscale * r * (c * u.data[o + j] + (s * w.data[o + j]) / en);
+      }
+    }
+    return { heads: [], kernel, mask: null, numKvHeads: 0, kernelPairs: { queries: q, keys: k } };
   },
 };
 
@@ -349,7 +422,7 @@ export function registerProblem(def: ProblemDefinition): void {
   PROBLEMS.set(def.name, def);
 }
 
-for (const def of [gaussian, lowRank, heavyTailed, clustered, llamaGqa, deepseekMla, npy, modelPreset]) registerProblem(def);
+for (const def of [gaussian, lowRank, heavyTailed, clustered, llamaGqa, deepseekMla, kernelPairs, npy, modelPreset]) registerProblem(def);
 
 /**
  * The generator registered as `name`.

@@ -3,26 +3,34 @@
  *
  * Each adapter is a `MethodDefinition` (registry/types.ts): a kebab-case name, a description, a
  * JSON schema for its params (with defaults), and a pure `run(problem, params, seed, context)`
- * that applies the sketch to every head of `problem.heads` and returns
- * `{ output: concatCols(headOutputs), cost: { flops, floatsStored }, weights? }`.
- * The `seed` is the method's key (root, "method", name, params, trial): pass it (or `derive`d keys)
- * to the sketch functions — never open a stream shared between heads.
+ * that applies one sketch function to every head of `problem.heads` (head h with the seed
+ * `derive(seed, "head", h)`) and returns `{ output: concatCols(headOutputs), cost, extras? }`;
+ * cost is the sum over heads of the sketch function's own `{ flops, floatsStored }`.
+ * Adapters live in registry/sketch/, one module per family:
  *
- * Planned adapters (filled in once the sketch APIs settle):
- * - `row-sampling`   sampling/: Y ≈ Z⁻¹ A S Sᵀ V with s sampled rows of V; params samples, distribution
- *                    ("uniform" | "row-norms" | "attention-norms"), replacement.
- * - `random-features` features/: linear-time attention with m features; params features, kind
- *                    ("trig" | "positive" | "hyperbolic"), orthogonal.
- * - `rsvd-values`    lowrank/: randomized SVD of V (rank, oversampling, powerIterations).
- * - `mla-latent-rsvd` lowrank/: MLA latent compression (uses `problem.latent`), params rank, powerIterations.
- * - `mha-to-mla`     lowrank/: MHA/GQA → MLA latent by (randomized) SVD of the stacked K/V weights.
+ * | method            | module       | sketch function                         | extra columns                                      |
+ * | ----------------- | ------------ | --------------------------------------- | -------------------------------------------------- |
+ * | `row-sampling`    | sampling.ts  | `sampledAttention`                      | DKM expectation                                    |
+ * | `top-k`           | sampling.ts  | `topKAttention`                         | —                                                  |
+ * | `random-features` | features.ts  | `randomFeatureAttention`                | fraction of rows with D ≤ 0                        |
+ * | `kernel-value`    | features.ts  | `drawProjection` + `randomFeatures`     | kernel MSE, Performer closed form                  |
+ * | `latent-rsvd`     | lowrank.ts   | `compressLatent` (randomized)           | cache, latent errors, Eckart–Young, HMT bound      |
+ * | `latent-svd`      | lowrank.ts   | `compressLatent` (exact, reference)     | cache, latent errors, Eckart–Young                 |
+ * | `mha-to-mla`      | lowrank.ts   | `multiHeadToMla`                        | cache, weight error                                |
  *
- * To add one: write `const rowSampling: MethodDefinition = { … }` below and return it from
- * `sketchMethods()`; it is then listed by `randattn list`, validated in configs and run by workers.
+ * To add one: write the `MethodDefinition` in the family's module and list it below; it is then
+ * listed by `randattn list`, validated in configs and run by workers.
  */
+import { kernelValue, randomFeaturesMethod } from "./sketch/features.js";
+import { latentRsvd, latentSvd, mhaToMla } from "./sketch/lowrank.js";
+import { rowSampling, topK } from "./sketch/sampling.js";
 import type { MethodDefinition } from "./types.js";
 
-/** The sketch method adapters (none registered yet). */
+export { dkmExpectedRelativeError } from "./sketch/sampling.js";
+export { performerMse } from "./sketch/features.js";
+export { hmtSpectralBound } from "./sketch/lowrank.js";
+
+/** The sketch method adapters, in listing order. */
 export function sketchMethods(): MethodDefinition[] {
-  return [];
+  return [rowSampling, topK, randomFeaturesMethod, kernelValue, latentRsvd, latentSvd, mhaToMla];
 }

@@ -9,7 +9,7 @@
  * Both are plain data + a pure function, so a cell's result depends only on its identity and
  * seed — never on which worker ran it or what ran before (byte-identical results.csv).
  */
-import type { Matrix, SeedKey } from "@randattn/core";
+import type { Matrix, MultiHeadWeights, SeedKey } from "@randattn/core";
 import type { CompiledExpression } from "../config/expr-eval.js";
 
 /** A JSON schema (ajv draft-07 subset) for a params object. */
@@ -50,6 +50,23 @@ export interface LatentStructure {
   readonly valueUp: readonly Matrix[];
 }
 
+/** The projections behind a multi-head problem (GQA/MHA), for methods that rewrite the weights. */
+export interface MultiHeadStructure {
+  /** The layer input X (N × d_in); queries, keys and values of `heads` are X W_Q^h, X W_K^g, X W_V^g. */
+  readonly x: Matrix;
+  /** W_Q^h, W_K^g, W_V^g and an identity W_O (so the layer output is the concatenation of the heads). */
+  readonly weights: MultiHeadWeights;
+}
+
+/**
+ * Pairs of vectors for kernel-value methods (no attention): row i of `queries` and of `keys` is one
+ * pair (q_i, k_i), and the target is the exact kernel value κ(q_i, k_i) of the problem's kernel.
+ */
+export interface KernelPairsStructure {
+  readonly queries: Matrix;
+  readonly keys: Matrix;
+}
+
 /** Model accounting problem (no tensors): a named preset and a token count. */
 export interface AccountingStructure {
   readonly preset: string;
@@ -65,6 +82,8 @@ export interface ProblemInstance {
   /** Query heads per KV group (1 for MHA); informational, used in cost accounting. */
   readonly numKvHeads: number;
   readonly latent?: LatentStructure;
+  readonly multiHead?: MultiHeadStructure;
+  readonly kernelPairs?: KernelPairsStructure;
   readonly accounting?: AccountingStructure;
 }
 
@@ -83,6 +102,18 @@ export interface MethodResult {
   readonly cost: Cost;
   /** Row-stochastic attention weights per head, when the method forms them (for the KL metric). */
   readonly weights?: readonly Matrix[];
+  /**
+   * Values of the method's declared `extraMetrics` (reference curves such as the DKM expectation,
+   * errors of the sketched object itself). null (or a missing key) leaves the column empty;
+   * non-finite values are recorded as empty too.
+   */
+  readonly extras?: Readonly<Record<string, number | null>>;
+}
+
+/** An extra results.csv column a method fills (snake_case, units in the name where there are units). */
+export interface ExtraMetric {
+  readonly name: string;
+  readonly description: string;
 }
 
 /** Inputs a method or generator receives besides its params. */
@@ -98,12 +129,25 @@ export interface MethodDefinition {
   readonly name: string;
   readonly description: string;
   /** Family, for listings and default figure styling. */
-  readonly family: "exact" | "sampling" | "features" | "lowrank" | "latent" | "accounting" | "debug";
+  readonly family: "exact" | "sampling" | "features" | "kernel" | "lowrank" | "latent" | "accounting" | "debug";
   readonly paramsSchema: ParamsSchema;
   /** Whether `run` returns attention weights (so the KL metric is defined). */
   readonly exposesWeights: boolean;
+  /**
+   * Extra columns this method fills in `MethodResult.extras`. A plan's results.csv gets the union
+   * over its methods, sorted by name, after `floats_stored` (empty for methods without them).
+   * @default none
+   */
+  readonly extraMetrics?: readonly ExtraMetric[];
   /** Computes the approximation. Must be a pure function of (problem, params, seed). */
   run(problem: ProblemInstance, params: Params, seed: SeedKey, context: RunContext): MethodResult;
+  /**
+   * Reference values of declared extra columns that do not depend on the method's random draw
+   * (a closed-form expectation, a bound, the optimum), computed after `run` and outside its wall
+   * time, so expensive references never distort timings. Merged over `MethodResult.extras`.
+   * @default none
+   */
+  references?(problem: ProblemInstance, params: Params): Readonly<Record<string, number | null>>;
 }
 
 /** A registered problem generator. */

@@ -42,6 +42,11 @@ export interface TaskOutcome {
   readonly metrics: MetricValues;
   readonly flops: number | null;
   readonly floatsStored: number | null;
+  /**
+   * The method's extra columns (its declared `extraMetrics`; absent keys and non-finite values are
+   * null). Optional so journals written before extra columns existed still read.
+   */
+  readonly extras?: Readonly<Record<string, number | null>>;
   /** Wall time of the method alone, ms (timings.csv only). */
   readonly wallMs: number;
   /** Wall time of input generation and the exact reference, ms (timings.csv only). */
@@ -123,6 +128,7 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
     const seed = methodSeed(spec.rootSeed, spec.method.name, spec.method.params, spec.trial);
     const result = method.run(ref.instance, spec.method.params, seed, { baseDir: spec.baseDir, wantWeights });
     const wallMs = performance.now() - t1;
+    const references = method.references?.(ref.instance, spec.method.params) ?? {};
     const metrics: MetricValues = { ...NO_METRICS };
     if (result.output && ref.output) {
       const want = (m: MetricName) => spec.metrics.includes(m);
@@ -130,6 +136,12 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
       if (want("rel_spectral_error")) metrics.rel_spectral_error = relativeSpectral(result.output, ref.output);
       if (want("max_abs_error")) metrics.max_abs_error = maxAbsError(result.output, ref.output);
       if (wantWeights && result.weights && ref.weights) metrics.mean_kl_divergence = meanKlDivergence(result.weights, ref.weights);
+    }
+    const extras: Record<string, number | null> = {};
+    for (const { name } of method.extraMetrics ?? []) {
+      const v = name in references ? references[name] : result.extras?.[name];
+      // JSON (the journal) cannot hold ±Inf/NaN, and a reference that is not finite is not plotted.
+      extras[name] = typeof v === "number" && Number.isFinite(v) ? v : null;
     }
     return {
       key: spec.key,
@@ -139,6 +151,7 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
       metrics,
       flops: result.cost.flops,
       floatsStored: result.cost.floatsStored,
+      extras,
       wallMs,
       setupMs,
     };

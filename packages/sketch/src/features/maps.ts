@@ -171,8 +171,10 @@ export function evaluateFeatures(
     norm2[i] = t * s * s;
   }
   if (s !== 1) for (let i = 0; i < u.length; i++) u[i] *= s;
-  // Per-row maximal exponent: the exponent of the largest feature of row i.
+  // Per-row maximal exponent: the exponent of the largest feature of row i (base + mx, with mx
+  // the largest ωᵀx term, kept apart in rowTerm: see the exponent below).
   const rowMax = new Float64Array(n);
+  const rowTerm = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const base = c * norm2[i];
     let mx = 0;
@@ -184,6 +186,7 @@ export function evaluateFeatures(
         if (v > mx) mx = v;
       }
     }
+    rowTerm[i] = mx;
     rowMax[i] = base + mx;
   }
   const logScale = new Float64Array(n);
@@ -198,18 +201,22 @@ export function evaluateFeatures(
   const f = out.data;
   const norm = features === "hyperbolic" ? 1 / Math.sqrt(2 * m) : 1 / Math.sqrt(m);
   for (let i = 0; i < n; i++) {
-    const e = c * norm2[i] - logScale[i];
+    // exponent of feature l = (u_l − mx) + (rowMax − logScale): both parts ≤ 0 under a "row" or
+    // "global" shift, so exp never overflows. Written as u_l + (c‖x‖² − logScale) it cancels
+    // catastrophically for large norms (‖x‖² ≈ 1e200 swallows mx, leaving exp(u_l) = ∞ — issue #6).
+    const mx = rowTerm[i];
+    const e = rowMax[i] - logScale[i];
     const o = i * m;
     const w = i * width;
     if (features === "positive") {
-      for (let l = 0; l < m; l++) f[w + l] = norm * Math.exp(u[o + l] + e);
+      for (let l = 0; l < m; l++) f[w + l] = norm * Math.exp(u[o + l] - mx + e);
     } else if (features === "hyperbolic") {
       for (let l = 0; l < m; l++) {
-        f[w + l] = norm * Math.exp(u[o + l] + e);
-        f[w + m + l] = norm * Math.exp(-u[o + l] + e);
+        f[w + l] = norm * Math.exp(u[o + l] - mx + e);
+        f[w + m + l] = norm * Math.exp(-u[o + l] - mx + e);
       }
     } else {
-      const h = norm * Math.exp(e);
+      const h = norm * Math.exp(e); // trig: mx = 0, e = c‖x‖² − logScale
       for (let l = 0; l < m; l++) {
         f[w + l] = h * Math.sin(u[o + l]);
         f[w + m + l] = h * Math.cos(u[o + l]);

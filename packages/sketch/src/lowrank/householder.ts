@@ -51,13 +51,22 @@ export function householderQr(a: Matrix): ThinQr {
   const R = r.data;
   for (let j = 0; j < n; j++) {
     const cj = j * m;
+    // Work on the column scaled by a power of two s (exact) so that ‖x‖² neither underflows
+    // (entries ≈ 1e-300: ‖x‖² = 0 would skip a needed reflector) nor overflows (≈ 1e200). A
+    // reflector depends only on the direction of v, so v is kept scaled; for ordinary columns the
+    // arithmetic is the unscaled one shifted in exponent, bit for bit.
+    let below = 0;
+    for (let i = j + 1; i < m; i++) below = Math.max(below, Math.abs(at[cj + i]));
+    const s = below === 0 ? 1 : powerOfTwoScale(Math.max(below, Math.abs(at[cj + j])));
     let sq = 0;
+    if (s !== 1) for (let i = j + 1; i < m; i++) at[cj + i] *= s;
     for (let i = j + 1; i < m; i++) sq += at[cj + i] * at[cj + i];
-    const x0 = at[cj + j];
+    const x0 = at[cj + j] * s;
     if (sq === 0) {
       // Already upper triangular in this column: H_j = I.
       tau[j] = 0;
-      R[j * n + j] = x0;
+      if (s !== 1) for (let i = j + 1; i < m; i++) at[cj + i] /= s; // (rounding-level dust: restore it)
+      R[j * n + j] = x0 / s;
       for (let k = j + 1; k < n; k++) R[j * n + k] = at[k * m + j];
       continue;
     }
@@ -68,7 +77,7 @@ export function householderQr(a: Matrix): ThinQr {
     const vv = v0 * v0 + sq;
     const t = 2 / vv; // vv ≥ sq > 0: never a division by zero
     tau[j] = t;
-    R[j * n + j] = alpha;
+    R[j * n + j] = alpha / s;
     applyReflector(at, cj, j, m, t, j + 1, n);
     for (let k = j + 1; k < n; k++) R[j * n + k] = at[k * m + j];
   }
@@ -81,6 +90,14 @@ export function householderQr(a: Matrix): ThinQr {
     applyReflectorTo(at, j * m, qt, j, m, t, j, n);
   }
   return { q: new Matrix(m, n, transposeData(qt, n, m)), r };
+}
+
+/**
+ * 2^e with 2^e·x ∈ [1, 2) for x > 0 — multiplying by it is exact. Capped at 2^1023 (x subnormal:
+ * 2^e·x is then ≥ 2^-51, still far from underflow) so the scale itself never overflows.
+ */
+export function powerOfTwoScale(x: number): number {
+  return 2 ** Math.min(-Math.floor(Math.log2(x)), 1023);
 }
 
 /**

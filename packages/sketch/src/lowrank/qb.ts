@@ -36,6 +36,7 @@ import {
   checkInputMatrix,
   qrFlops,
   rangeFinderResolved,
+  safeScaled,
   resolveRangeFinder,
   testMatrixDistribution,
 } from "./rangefinder.js";
@@ -56,13 +57,16 @@ export interface QbResult {
  * @param seed the test matrix's seed (same stream as `rangeFinder(a, options, seed)`).
  * @throws as {@link rangeFinder}.
  */
-export function qb(a: Matrix, options: RangeFinderOptions, seed: SeedKey): QbResult {
-  checkInputMatrix(a, "a");
-  const r = resolveRangeFinder(options, a.rows, a.cols);
+export function qb(input: Matrix, options: RangeFinderOptions, seed: SeedKey): QbResult {
+  checkInputMatrix(input, "a");
+  const r = resolveRangeFinder(options, input.rows, input.cols);
+  // extreme scales run on an exactly rescaled copy (see safeScaled); B is scaled back
+  const { scaled: a, factor } = safeScaled(input);
   const { Q, cost } = rangeFinderResolved(a, r, derive(seed, "rangeFinder"));
   const l = Q.cols;
   const b = new Matrix(l, a.cols);
   matmulTransAInto(Q.data, a.data, b.data, a.rows, l, a.cols, false);
+  if (factor !== 1) for (let i = 0; i < b.data.length; i++) b.data[i] *= factor;
   cost.flops += 2 * a.rows * a.cols * l;
   cost.floatsStored += l * a.cols;
   return { Q, B: b, cost };
@@ -153,8 +157,10 @@ function sumSquares(a: Float64Array): number {
  * @param seed block i's test matrix is drawn from `derive(seed, "blockedQb", "block", i)`.
  * @throws ShapeError / NonFiniteError for a bad `a`; ValueError for tolerance ∉ (0, 1), bad block size, maxRank, modes.
  */
-export function blockedQb(a: Matrix, options: BlockedQbOptions, seed: SeedKey): BlockedQbResult {
-  checkInputMatrix(a, "a");
+export function blockedQb(input: Matrix, options: BlockedQbOptions, seed: SeedKey): BlockedQbResult {
+  checkInputMatrix(input, "a");
+  // extreme scales run on an exactly rescaled copy (‖A‖² of a 1e-300 matrix is 0); B is scaled back
+  const { scaled: a, factor } = safeScaled(input);
   if (options === null || typeof options !== "object")
     throw new ValueError("options", "an options object with tolerance", describe(options));
   const m = a.rows;
@@ -248,6 +254,7 @@ export function blockedQb(a: Matrix, options: BlockedQbOptions, seed: SeedKey): 
     if (stop) break;
   }
   cost.floatsStored = m * q.cols + q.cols * n + m * blockSize + n * blockSize;
+  if (factor !== 1) for (let i = 0; i < b.data.length; i++) b.data[i] *= factor;
   return { Q: q, B: b, cost, rank: q.cols, converged, relativeError: normA2 > 0 ? Math.sqrt(Math.max(residual2, 0) / normA2) : 0 };
 }
 

@@ -36,7 +36,25 @@ import {
   sparseSignSketch,
   srhtSketch,
 } from "../operators/index.js";
-import { householderQr, luLowerFactor } from "./householder.js";
+import { householderQr, luLowerFactor, powerOfTwoScale } from "./householder.js";
+
+/** Entries of magnitude outside [2^-400, 2^400] are rescaled before the low-rank algorithms run. */
+const SAFE_EXPONENT = 400;
+
+/**
+ * A = factor · scaled with factor a power of two (so the rescaling is exact), and max|scaled| in
+ * [1, 2) when max|A| is outside [2^-400, 2^400]; otherwise A itself (no copy) and factor 1.
+ * Why: ‖A‖², Aᵀ(AY) and the power iterations square the scale of A — entries of 1e-300 underflow
+ * (a zero norm reads as "already converged", a zero column as "no reflector needed") and entries of
+ * 1e150 overflow. Q is invariant under the rescaling, B and the singular values scale by `factor`.
+ */
+export function safeScaled(a: Matrix): { scaled: Matrix; factor: number } {
+  let mx = 0;
+  for (let i = 0; i < a.data.length; i++) mx = Math.max(mx, Math.abs(a.data[i]));
+  if (mx === 0 || (mx >= 2 ** -SAFE_EXPONENT && mx <= 2 ** SAFE_EXPONENT)) return { scaled: a, factor: 1 };
+  const s = powerOfTwoScale(mx);
+  return { scaled: new Matrix(a.rows, a.cols, a.data.map((x) => x * s)), factor: 1 / s };
+}
 
 /** Sketch kinds usable as a range-finder test matrix by name. */
 export type TestMatrixKind = "gaussian" | "rademacher" | "srht" | "countsketch" | "sparse-sign";
@@ -153,6 +171,13 @@ function renormalize(y: Matrix, mode: Orthonormalization, cost: Cost): Matrix {
     cost.flops += y.rows * y.cols * y.cols;
     return luLowerFactor(y);
   }
+  // "none": no change of basis, but an exact power-of-two rescaling so that q power steps, which
+  // multiply Y by ≈ σ₁², cannot overflow (or underflow) — the span, and hence Q, is unchanged.
+  let mx = 0;
+  for (let i = 0; i < y.data.length; i++) mx = Math.max(mx, Math.abs(y.data[i]));
+  if (mx === 0) return y;
+  const s = powerOfTwoScale(mx);
+  if (s !== 1) for (let i = 0; i < y.data.length; i++) y.data[i] *= s;
   return y;
 }
 
@@ -167,7 +192,7 @@ function renormalize(y: Matrix, mode: Orthonormalization, cost: Cost): Matrix {
 export function rangeFinder(a: Matrix, options: RangeFinderOptions, seed: SeedKey): RangeFinderResult {
   checkInputMatrix(a, "a");
   const r = resolveRangeFinder(options, a.rows, a.cols);
-  return rangeFinderResolved(a, r, derive(seed, "rangeFinder"));
+  return rangeFinderResolved(safeScaled(a).scaled, r, derive(seed, "rangeFinder"));
 }
 
 /** The range finder on validated arguments (shared with qb / randomizedSvd). */

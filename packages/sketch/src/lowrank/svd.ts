@@ -7,7 +7,7 @@ import { Matrix, type SeedKey, assertInteger, assertMatrix, assertNonEmpty, asse
 import { SVD } from "ml-matrix";
 import type { Cost } from "../operators/index.js";
 import { qb } from "./qb.js";
-import type { RangeFinderOptions } from "./rangefinder.js";
+import { type RangeFinderOptions, safeScaled } from "./rangefinder.js";
 
 export interface SvdFactors {
   /** U (m × k), orthonormal columns. */
@@ -36,7 +36,10 @@ export function exactSvd(a: Matrix, rank?: number): SvdFactors {
   const full = Math.min(a.rows, a.cols);
   const k = rank ?? full;
   assertInteger(k, "rank", 1, full);
-  const svd = new SVD(a.toMlMatrix(), { autoTranspose: true, computeLeftSingularVectors: true, computeRightSingularVectors: true });
+  // ml-matrix's SVD iteration never terminates on entries of ≈ 1e-300 (its convergence test
+  // underflows) — issue #6: run it on an exact power-of-two rescaling and scale S back.
+  const { scaled, factor } = safeScaled(a);
+  const svd = new SVD(scaled.toMlMatrix(), { autoTranspose: true, computeLeftSingularVectors: true, computeRightSingularVectors: true });
   const sv = svd.diagonal;
   const order = Array.from(sv.keys()).sort((i, j) => sv[j] - sv[i]);
   const u = svd.leftSingularVectors;
@@ -46,7 +49,7 @@ export function exactSvd(a: Matrix, rank?: number): SvdFactors {
   const S = new Float64Array(k);
   for (let t = 0; t < k; t++) {
     const c = order[t];
-    S[t] = sv[c];
+    S[t] = sv[c] * factor;
     for (let i = 0; i < a.rows; i++) U.data[i * k + t] = u.get(i, c);
     for (let j = 0; j < a.cols; j++) Vt.data[t * a.cols + j] = v.get(j, c);
   }

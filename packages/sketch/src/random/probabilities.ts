@@ -9,7 +9,7 @@
  *  - `normalizeWeights(w)` TURNS non-negative finite weights with a positive sum into a
  *    distribution (w / Σ w). Use it when proportional weights (‖V_j‖², leverage scores…) are meant.
  */
-import { NonFiniteError, ShapeError, ValueError, assertNumber } from "@randattn/core";
+import { NonFiniteError, ShapeError, ValueError, assertNumber, assertVector } from "@randattn/core";
 
 /** Options of {@link validateProbabilities}. */
 export interface ProbabilityOptions {
@@ -73,6 +73,7 @@ export function normalizeWeights(weights: ArrayLike<number>, argument = "weights
 
 /** Number of strictly positive entries (the support size, which bounds samples without replacement). */
 export function supportSize(probabilities: ArrayLike<number>): number {
+  assertVector(probabilities, "probabilities");
   let count = 0;
   for (let j = 0; j < probabilities.length; j++) if (probabilities[j] > 0) count++;
   return count;

@@ -7,6 +7,7 @@
  */
 import {
   Matrix,
+  NumericalError,
   type SeedKey,
   ShapeError,
   ValueError,
@@ -182,5 +183,11 @@ export function dkmExpectedSquaredError(a: Matrix, b: Matrix, s: number, probabi
       if (mass > 0) total += mass / p[k];
     }
   }
-  return (total - exact) / s;
+  // Σ mass/p_k can leave float64 (e.g. ‖A⁽ᵏ⁾‖²‖B₍ₖ₎‖² ≈ 1e600 for entries of 1e150): say so, never ∞/NaN.
+  if (!Number.isFinite(total) || !Number.isFinite(exact)) {
+    throw new NumericalError("a, b", "Σ_k ‖A⁽ᵏ⁾‖²‖B₍ₖ₎‖²/p_k and ‖AB‖²_F within float64 range", `${total} and ${exact}`);
+  }
+  // The expectation is ≥ 0 (Cauchy–Schwarz: ‖AB‖²_F ≤ Σ_k ‖A⁽ᵏ⁾‖²‖B₍ₖ₎‖²/p_k); a negative value is
+  // cancellation in the difference (rounding of two nearly equal sums), so clamp it to 0.
+  return Math.max(0, total - exact) / s;
 }

@@ -86,6 +86,10 @@ export function valueSamplingProbabilities(
   weights?: Matrix,
 ): Float64Array {
   assertOneOf(scheme, "scheme", ["uniform", "value-norm", "optimal"] as const);
+  if (scheme === "optimal" && weights !== undefined) checkWeightsValues(weights, values);
+  assertMatrix(values, "values");
+  assertNonEmpty(values, "values");
+  assertFinite(values, "values");
   const n = values.rows;
   if (scheme === "uniform") return new Float64Array(n).fill(1 / n);
   const vn = squaredRowNorms(values);

@@ -1,0 +1,344 @@
+/**
+ * Fused float64 softmax attention in WebAssembly memory (issue #5, second pass): the exact
+ * Y = Z⁻¹AV with A = exp(S − rowShift), S = (scale·Q)Kᵀ (paper §2.1), where every large operand
+ * stays in the kernel module's memory between the steps:
+ *
+ *   K and V are packed once per call into NR-column panels (K: 4 keys × d_QK; V: 4 value columns ×
+ *   N_KV), then for each block of query rows (and, streaming, each block of keys):
+ *     S_tile = Q_blk K_blkᵀ             `gemm_f64_ra` reading the scaled query rows in place,
+ *     masked logits ← −∞                (only for partial mask tiles),
+ *     online-softmax update of the tile `softmax_rows_f64`: row max, α = exp(m − m'), l and Y
+ *                                       rescaled, S ← exp(S − m') in place with the SIMD exp,
+ *     Y_blk += S_tile V_blk             `gemm_f64_ra` reading the exponentiated rows in place.
+ *
+ * The materialized form is the one-key-block case (each query block's full N_KV-wide row block, so
+ * exactly one row max and one exp pass per row as in the literal formula); the streaming form is
+ * FlashAttention's recurrence over key blocks. Nothing crosses the JS/WebAssembly boundary per
+ * element except the scaled queries coming in and Y (and, when asked, the score rows) going out,
+ * and no N_Q × N_KV array exists unless the caller asks for the scores.
+ *
+ * Accuracy: the products are the same f64x2 sums as `gemm_f64` (≤ 2γ_k componentwise from the
+ * scalar kernels), the exp is within 1 ulp of Math.exp (measured over 10⁶ arguments; see
+ * `wat.ts`), so results agree with the scalar reference path to ≈ 1e-15 relative (tested at 1e-12).
+ *
+ * Memory: O(N_KV·(d_QK + d_V)) for the packed K and V plus one query block's tiles (≈ 1 MiB), in
+ * the thread's kernel memory (which grows on demand and is not shrunk). Calls needing more than
+ * `FUSED_MAX_BYTES` return `false` so the caller can take its JavaScript path.
+ */
+import { F32_NR, F64_NR } from "./wat.js";
+import { ensureKernelMemory, getKernels, getKernelBackend, wasmSimdAvailable } from "./gemm.js";
+
+/** Depth of a P V slice (keys per call of the macro-kernel): a 4 × 256 V panel (8 KiB) stays in L1. */
+const KC = 256;
+/** Largest kernel memory the fused path may use; beyond it the callers fall back to JavaScript. */
+export const FUSED_MAX_BYTES = 1 << 30;
+/** Target size of one materialized row block of scores (query rows × N_KV float64s): L2-sized. */
+const ROW_BLOCK_BYTES = 1 << 20;
+/** Below this many multiply-adds (N_Q·N_KV·d_QK) the "auto" backend keeps the JavaScript path. */
+export const FUSED_MIN_WORK = 16 * 16 * 16;
+
+/** Tile status codes, as `CompiledMask.tile` of attention/mask.ts returns them. */
+const TILE_NONE = 0;
+const TILE_PARTIAL = 2;
+
+/**
+ * A mask queried tile by tile (structurally `CompiledMask` of attention/): status of rows
+ * [i0, i1) × keys [j0, j1) — 0 none allowed, 1 all allowed, 2 mixed with the 0/1 tile (row stride
+ * j1 − j0) written to `out`.
+ */
+export interface TileMask {
+  tile(i0: number, i1: number, j0: number, j1: number, out: Uint8Array): number;
+}
+
+/** Inputs and outputs of `fusedSoftmaxAttention` (flat row-major float64). */
+export interface FusedSoftmaxSpec {
+  /** Q, nQ × d (unscaled; the scale is applied while copying the query block in). */
+  queries: Float64Array;
+  /** K, nKV × d. */
+  keys: Float64Array;
+  /** V, nKV × dV; omitted when only the scores are wanted. */
+  values?: Float64Array;
+  nQ: number;
+  nKV: number;
+  d: number;
+  dV: number;
+  /** Logit scale (folded into the query copy, as the JavaScript path does). */
+  scale: number;
+  /** Query rows per block. @default a materialized row block of ≈ 1 MiB (streaming: 128) */
+  queryBlock?: number;
+  /** Keys per block; ≥ nKV (the default) is the materialized form. Rounded up to a multiple of 4. */
+  keyBlock?: number;
+  /** Allowed keys per query; masked logits become −∞ (exp gives exactly 0). */
+  mask?: TileMask;
+  /** Y out (nQ × dV): Y[i,:] = (Σ_j A[i,j]V[j,:]) / l[i]; a zero row where l[i] is 0 or not finite. */
+  out?: Float64Array;
+  /** Scores out (nQ × nKV): exp(S[i,j] − rowShift[i]), masked entries 0. Materialized float64 only. */
+  scores?: Float64Array;
+  /**
+   * Arithmetic of the two products and of the stored weights: `"float32"` runs S = Q Kᵀ and A V on
+   * the f32x4 kernels (`gemm_f32_ra`, 4 × 8 tiles) with the weights rounded to float32, while the
+   * max, exp, l and the final division stay float64 (`softmax_rows_f32`). @default "float64"
+   */
+  precision?: "float64" | "float32";
+}
+
+/** Per-row results: the final max m[i] (−∞ for a row with no allowed key) and normalizer l[i]. */
+export interface FusedSoftmaxStats {
+  rowMax: Float64Array;
+  normalizer: Float64Array;
+}
+
+const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
+
+/** The `TileMask` of a row-prefix mask: query i may attend to keys j < limit[i] (causal, padding). */
+export function prefixTileMask(limit: Int32Array): TileMask {
+  return {
+    tile(i0, i1, j0, j1, out) {
+      let lo = Number.POSITIVE_INFINITY;
+      let hi = Number.NEGATIVE_INFINITY;
+      for (let i = i0; i < i1; i++) {
+        if (limit[i] < lo) lo = limit[i];
+        if (limit[i] > hi) hi = limit[i];
+      }
+      if (hi <= j0) return TILE_NONE;
+      if (lo >= j1) return 1;
+      const w = j1 - j0;
+      for (let i = i0; i < i1; i++) {
+        const o = (i - i0) * w;
+        const c = Math.max(0, Math.min(w, limit[i] - j0));
+        out.fill(1, o, o + c);
+        out.fill(0, o + c, o + w);
+      }
+      return TILE_PARTIAL;
+    },
+  };
+}
+
+/** Time split of `fusedSoftmaxAttention` calls while profiling is on (milliseconds). */
+export interface FusedSoftmaxProfile {
+  /** Calls profiled. */
+  calls: number;
+  /** Packing K and V, copying the scaled query blocks in and Y / scores out, masks. */
+  copyMs: number;
+  /** S = Q Kᵀ tiles (`gemm_f64_ra`). */
+  scoresMs: number;
+  /** Row max, exp, sums and rescaling (`softmax_rows_f64`). */
+  softmaxMs: number;
+  /** A V tiles (`gemm_f64_ra`). */
+  valuesMs: number;
+}
+
+const profile: FusedSoftmaxProfile = { calls: 0, copyMs: 0, scoresMs: 0, softmaxMs: 0, valuesMs: 0 };
+let profiling = false;
+let lapT = 0;
+function lap(field: "copyMs" | "scoresMs" | "softmaxMs" | "valuesMs"): void {
+  const now = performance.now();
+  profile[field] += now - lapT;
+  lapT = now;
+}
+
+/**
+ * Turns the time split of the fused softmax attention on or off and resets it (one
+ * `performance.now()` per step when on, nothing when off); `fusedSoftmaxProfile()` reads it.
+ */
+export function setFusedSoftmaxProfiling(on: boolean): void {
+  profiling = on;
+  profile.calls = 0;
+  profile.copyMs = 0;
+  profile.scoresMs = 0;
+  profile.softmaxMs = 0;
+  profile.valuesMs = 0;
+}
+
+/** A copy of the accumulated profile (see `setFusedSoftmaxProfiling`). */
+export function fusedSoftmaxProfile(): FusedSoftmaxProfile {
+  return { ...profile };
+}
+
+/**
+ * Whether the fused WebAssembly path should run for a softmax attention of this size under the
+ * current kernel backend: never with `"scalar"` (the JavaScript reference), always with `"wasm"`,
+ * and with `"auto"` when SIMD is available and N_Q·N_KV·d_QK ≥ `FUSED_MIN_WORK`.
+ */
+export function useFusedSoftmax(nQ: number, nKV: number, d: number): boolean {
+  const b = getKernelBackend();
+  if (b === "scalar" || !wasmSimdAvailable()) return false;
+  return b === "wasm" || nQ * nKV * d >= FUSED_MIN_WORK;
+}
+
+/**
+ * Runs the fused softmax attention of the module doc. Raw: no argument checks beyond sizes (the
+ * attention functions validate). Returns the per-row max and normalizer, or `null` when the
+ * kernel memory needed exceeds `FUSED_MAX_BYTES` (the caller then uses its JavaScript path).
+ * Rows whose normalizer is 0 (no allowed key) or not finite (a logit overflowed) get a zero row of
+ * Y; the caller decides whether that is an error.
+ */
+export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null {
+  const { queries: Q, keys: K, values: V, nQ, nKV, d, scale, mask, out, scores } = spec;
+  const f32 = spec.precision === "float32";
+  if (f32 && scores) throw new Error("fusedSoftmaxAttention: scores are float64 only");
+  const es = f32 ? 4 : 8;
+  const NR = f32 ? F32_NR : F64_NR;
+  const dV = V ? spec.dV : 0;
+  const materialized = spec.keyBlock === undefined || spec.keyBlock >= nKV;
+  const kb = materialized ? nKV : Math.max(NR, roundUp(spec.keyBlock!, NR));
+  if (scores && !materialized) throw new Error("fusedSoftmaxAttention: scores need the materialized form");
+  const rowsDefault = materialized ? Math.floor(ROW_BLOCK_BYTES / (es * nKV)) : 128;
+  const qb = Math.max(1, Math.min(nQ, spec.queryBlock ?? Math.min(256, Math.max(4, rowsDefault - (rowsDefault % 4)))));
+  const nKVp = roundUp(nKV, NR);
+  const dVp = roundUp(Math.max(dV, 1), NR);
+  const ldS = Math.min(kb, nKVp); // row stride of the score tile (keys padded to whole panels)
+
+  // Byte layout: [scratch 256 | K panels | V panels | Q block | S tile | Y block | m | l].
+  const kAddr = 256;
+  const vAddr = roundUp(kAddr + nKVp * d * es, 16);
+  const qAddr = roundUp(vAddr + (dV > 0 ? dVp * nKV * es : 0), 16);
+  const sAddr = roundUp(qAddr + qb * d * es, 64);
+  const yAddr = roundUp(sAddr + qb * ldS * es, 16);
+  const mAddr = roundUp(yAddr + qb * Math.max(dV, 1) * es, 16);
+  const lAddr = mAddr + qb * 8;
+  const end = lAddr + qb * 8;
+  if (end > FUSED_MAX_BYTES) return null;
+
+  if (profiling) {
+    profile.calls++;
+    lapT = performance.now();
+  }
+  const k = getKernels();
+  ensureKernelMemory(k, end);
+  const mem: Float64Array | Float32Array = f32 ? k.f32 : k.f64;
+  const m64 = k.f64;
+  const gemm = f32 ? k.gemm_f32_ra : k.gemm_f64_ra;
+  const softmax = f32 ? k.softmax_rows_f32 : k.softmax_rows_f64;
+  packPanels(K, mem, kAddr / es, nKV, d, NR, true);
+  if (V && dV > 0) packPanels(V, mem, vAddr / es, nKV, dV, NR, false);
+
+  const rowMax = new Float64Array(nQ);
+  const normalizer = new Float64Array(nQ);
+  const tmask = mask ? new Uint8Array(qb * ldS) : null;
+  const qOff = qAddr / es;
+  const sOff = sAddr / es;
+  const yOff = yAddr / es;
+  const mOff = mAddr / 8;
+  const lOff = lAddr / 8;
+  for (let i0 = 0; i0 < nQ; i0 += qb) {
+    const rows = Math.min(qb, nQ - i0);
+    // Scaled query block in: scale·Q (the JavaScript path's `scaledQueries`, so S is the same).
+    for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * scale;
+    m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
+    m64.fill(0, lOff, lOff + rows);
+    if (dV > 0) mem.fill(0, yOff, yOff + rows * dV);
+    for (let j0 = 0; j0 < nKV; j0 += kb) {
+      const w = Math.min(kb, nKV - j0);
+      const status = mask ? mask.tile(i0, i0 + rows, j0, j0 + w, tmask!) : 1;
+      if (status === TILE_NONE) continue;
+      if (profiling) lap("copyMs");
+      gemm(qAddr, d, kAddr + j0 * d * es, d, sAddr, ldS, rows, w, d, 0);
+      if (profiling) lap("scoresMs");
+      if (status === TILE_PARTIAL) {
+        const t = tmask!;
+        for (let r = 0; r < rows; r++) {
+          const so = sOff + r * ldS;
+          const to = r * w;
+          for (let c = 0; c < w; c++) if (t[to + c] === 0) mem[so + c] = Number.NEGATIVE_INFINITY;
+        }
+      }
+      if (profiling) lap("copyMs");
+      softmax(sAddr, rows, w, ldS, mAddr, lAddr, yAddr, dV, dV);
+      if (profiling) lap("softmaxMs");
+      if (dV > 0) {
+        for (let p0 = 0; p0 < w; p0 += KC) {
+          const kc = Math.min(KC, w - p0);
+          gemm(sAddr + p0 * es, ldS, vAddr + (j0 + p0) * NR * es, nKV, yAddr, dV, rows, dV, kc, 1);
+        }
+        if (profiling) lap("valuesMs");
+      }
+      if (scores) scores.set(mem.subarray(sOff, sOff + rows * nKV), i0 * nKV); // materialized: ldS = nKV
+    }
+    for (let r = 0; r < rows; r++) {
+      const i = i0 + r;
+      const l = m64[lOff + r];
+      rowMax[i] = m64[mOff + r];
+      normalizer[i] = l;
+      if (scores && rowMax[i] === Number.NEGATIVE_INFINITY) scores.fill(0, i * nKV, (i + 1) * nKV); // skipped tile
+      if (out && dV > 0) {
+        const o = i * dV;
+        const yo = yOff + r * dV;
+        if (l > 0 && l < Number.POSITIVE_INFINITY) {
+          const inv = 1 / l;
+          for (let c = 0; c < dV; c++) out[o + c] = mem[yo + c] * inv;
+        } else out.fill(0, o, o + dV);
+      }
+    }
+  }
+  if (profiling) lap("copyMs");
+  return { rowMax, normalizer };
+}
+
+/**
+ * X (rows × cols) into NR-wide panels. `byRows` (K for S = Q Kᵀ): panel jp holds X[NR·jp + jj, p]
+ * at jp·NR·cols + NR·p + jj — NR keys, `cols` = d deep. Otherwise (V for A V): panel cp holds
+ * X[p, NR·cp + jj] at cp·NR·rows + NR·p + jj — NR value columns, `rows` = N_KV deep. Zero-padded
+ * to whole panels; float32 memory rounds while storing.
+ */
+function packPanels(
+  X: Float64Array,
+  mem: Float64Array | Float32Array,
+  off: number,
+  rows: number,
+  cols: number,
+  NR: number,
+  byRows: boolean,
+): void {
+  if (byRows) {
+    for (let j = 0; j < rows; j += NR) {
+      const base = off + j * cols;
+      const n = Math.min(NR, rows - j);
+      if (n < NR) mem.fill(0, base, base + NR * cols);
+      for (let jj = 0; jj < n; jj++) {
+        const src = (j + jj) * cols;
+        for (let p = 0, t = base + jj; p < cols; p++, t += NR) mem[t] = X[src + p];
+      }
+    }
+    return;
+  }
+  for (let c = 0; c < cols; c += NR) {
+    const base = off + c * rows;
+    const n = Math.min(NR, cols - c);
+    if (n === 4 && NR === 4) {
+      for (let p = 0, t = base, s = c; p < rows; p++, t += 4, s += cols) {
+        mem[t] = X[s];
+        mem[t + 1] = X[s + 1];
+        mem[t + 2] = X[s + 2];
+        mem[t + 3] = X[s + 3];
+      }
+    } else {
+      for (let p = 0, t = base, s = c; p < rows; p++, t += NR, s += cols) {
+        for (let jj = 0; jj < NR; jj++) mem[t + jj] = jj < n ? X[s + jj] : 0;
+      }
+    }
+  }
+}
+
+/**
+ * exp(x) elementwise with the SIMD exponential of the kernel module (≤ 1 ulp from Math.exp in
+ * tests; −∞ → 0, underflow to subnormals/0, overflow → +∞, NaN → NaN). Falls back to Math.exp where
+ * WebAssembly SIMD is unavailable. Writes into `out` (may be `x`); returns `out`.
+ */
+export function simdExp(x: Float64Array, out: Float64Array = new Float64Array(x.length)): Float64Array {
+  const n = x.length;
+  if (!wasmSimdAvailable()) {
+    for (let i = 0; i < n; i++) out[i] = Math.exp(x[i]);
+    return out;
+  }
+  const chunk = 1 << 16;
+  const k = getKernels();
+  ensureKernelMemory(k, 256 + chunk * 8);
+  for (let i0 = 0; i0 < n; i0 += chunk) {
+    const len = Math.min(chunk, n - i0);
+    k.f64.set(x.subarray(i0, i0 + len), 32);
+    k.exp_f64(256, 256, len);
+    out.set(k.f64.subarray(32, 32 + len), i0);
+  }
+  return out;
+}

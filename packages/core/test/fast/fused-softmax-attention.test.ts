@@ -1,0 +1,188 @@
+import {
+  type AttentionOptions,
+  Matrix,
+  NumericalError,
+  attention,
+  attentionScores,
+  attentionWeights,
+  getKernelBackend,
+  randomMatrix,
+  setKernelBackend,
+  streamingAttention,
+  useFusedSoftmax,
+} from "@randattn/core";
+import { afterAll, describe, expect, it } from "vitest";
+import { literalAttention, relMaxError, rnd } from "./helpers.js";
+
+// The attention module's softmax paths on the fused WebAssembly driver (S, SIMD exp and A·V in
+// kernel memory) against the JavaScript reference loops (backend "scalar") and the literal formula:
+// both are the same sums in other orders with a ≤ 1-ulp exp, so ≤ 1e-12 relative.
+const TOL = 1e-12;
+const previous = getKernelBackend();
+afterAll(() => {
+  setKernelBackend(previous);
+});
+
+function onBoth<T>(f: () => T): { fused: T; js: T } {
+  setKernelBackend("wasm");
+  expect(useFusedSoftmax(1, 1, 1)).toBe(true);
+  const fused = f();
+  setKernelBackend("scalar");
+  expect(useFusedSoftmax(1, 1, 1)).toBe(false);
+  const js = f();
+  setKernelBackend("wasm");
+  return { fused, js };
+}
+
+// (N_Q, N_KV, d_QK, d_V): single row/column, odd sizes, off the 4×4 tile and the 256-key slices.
+const SHAPES: [number, number, number, number][] = [
+  [1, 1, 1, 1],
+  [1, 9, 3, 2],
+  [9, 1, 3, 5],
+  [7, 13, 5, 3],
+  [37, 70, 16, 9],
+  [65, 300, 33, 17],
+];
+
+const MASKS: [string, (nQ: number, nKV: number) => AttentionOptions["mask"]][] = [
+  ["none", () => undefined],
+  ["causal", () => ({ kind: "causal" })],
+  ["causal offset 2", () => ({ kind: "causal", offset: 2 })],
+  ["padding", (_, nKV) => ({ kind: "padding", keyLength: Math.max(1, nKV - 3) })],
+  ["allowed sets", (nQ, nKV) => ({ kind: "allowed", sets: Array.from({ length: nQ }, (_, i) => [i % nKV, (3 * i + 1) % nKV, nKV - 1]) })],
+  [
+    "dense",
+    (nQ, nKV) => ({
+      kind: "dense",
+      allowed: Matrix.fromArray(
+        Array.from({ length: nQ }, (_, i) => Array.from({ length: nKV }, (_, j) => ((i + 2 * j) % 3 === 0 || j === 0 ? 1 : 0))),
+      ),
+    }),
+  ],
+];
+
+describe("fused softmax attention = JavaScript reference ≤ 1e-12", () => {
+  for (const [nQ, nKV, d, dV] of SHAPES) {
+    const q = rnd(nQ, d, "fq", nQ, nKV);
+    const k = rnd(nKV, d, "fk", nQ, nKV);
+    const v = rnd(nKV, dV, "fv", nQ, nKV);
+    it(`${nQ}×${nKV}, d_QK ${d}, d_V ${dV}: attention, streaming, weights, scores vs literal`, () => {
+      const ref = literalAttention(q, k, v, 1 / Math.sqrt(d));
+      const r = onBoth(() => [
+        attention(q, k, v),
+        streamingAttention(q, k, v),
+        streamingAttention(q, k, v, { blockSize: 5, queryBlockSize: 3 }),
+        streamingAttention(q, k, v, { blockSize: 1, queryBlockSize: 1 }),
+      ]);
+      for (const y of [...r.fused, ...r.js]) expect(relMaxError(y, ref)).toBeLessThan(TOL);
+      for (let i = 0; i < r.fused.length; i++) expect(relMaxError(r.fused[i], r.js[i])).toBeLessThan(TOL);
+      const w = onBoth(() => attentionWeights(q, k));
+      expect(relMaxError(w.fused, w.js)).toBeLessThan(TOL);
+      const s = onBoth(() => attentionScores(q, k));
+      expect(relMaxError(s.fused.scores, s.js.scores)).toBeLessThan(TOL);
+      for (let i = 0; i < nQ; i++) {
+        expect(s.fused.rowShift[i]).toBe(s.js.rowShift[i]); // the max logit: the same float
+        expect(Math.abs(s.fused.normalizer[i] - s.js.normalizer[i])).toBeLessThan(TOL * s.js.normalizer[i]);
+      }
+    });
+  }
+
+  for (const [name, mask] of MASKS) {
+    for (const maskForm of ["additive", "multiplicative"] as const) {
+      it(`mask ${name}, ${maskForm}: every form, block sizes 1/7/300`, () => {
+        const [nQ, nKV, d, dV] = [23, 41, 6, 5];
+        const q = rnd(nQ, d, "mq", name);
+        const k = rnd(nKV, d, "mk", name);
+        const v = rnd(nKV, dV, "mv", name);
+        const options: AttentionOptions = { mask: mask(nQ, nKV), maskForm, onEmptyRow: "zero" };
+        const r = onBoth(() => [
+          attention(q, k, v, options),
+          streamingAttention(q, k, v, options),
+          streamingAttention(q, k, v, { ...options, blockSize: 1, queryBlockSize: 7 }),
+          streamingAttention(q, k, v, { ...options, blockSize: 7, queryBlockSize: 300 }),
+          attentionWeights(q, k, options),
+          attentionScores(q, k, options).scores,
+        ]);
+        for (let i = 0; i < r.fused.length; i++) expect(relMaxError(r.fused[i], r.js[i])).toBeLessThan(TOL);
+      });
+    }
+  }
+
+  it("fully masked rows: zero rows with onEmptyRow 'zero', the same NumericalError otherwise", () => {
+    const q = rnd(6, 4, "eq");
+    const k = rnd(9, 4, "ek");
+    const v = rnd(9, 3, "ev");
+    const sets = [[0, 1], [], [8], [], [2, 3, 4], [5]];
+    const mask = { kind: "allowed" as const, sets };
+    const r = onBoth(() => [
+      attention(q, k, v, { mask, onEmptyRow: "zero" }),
+      streamingAttention(q, k, v, { mask, onEmptyRow: "zero", blockSize: 4 }),
+    ]);
+    for (const y of r.fused) {
+      expect(Array.from(y.data.subarray(3, 6))).toEqual([0, 0, 0]);
+      expect(Array.from(y.data.subarray(9, 12))).toEqual([0, 0, 0]);
+    }
+    for (let i = 0; i < 2; i++) expect(relMaxError(r.fused[i], r.js[i])).toBeLessThan(TOL);
+    const s = onBoth(() => attentionScores(q, k, { mask, onEmptyRow: "zero" }));
+    expect(s.fused.rowShift[1]).toBe(0);
+    expect(s.fused.normalizer[1]).toBe(0);
+    setKernelBackend("wasm");
+    const message = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        expect(e).toBeInstanceOf(NumericalError);
+        return (e as Error).message;
+      }
+      throw new Error("did not throw");
+    };
+    const fusedMsg = message(() => attention(q, k, v, { mask }));
+    expect(fusedMsg).toMatch(/query row 1 has no allowed key/);
+    expect(message(() => streamingAttention(q, k, v, { mask }))).toBe(fusedMsg);
+    setKernelBackend("scalar");
+    expect(message(() => attention(q, k, v, { mask }))).toBe(fusedMsg);
+  });
+
+  it("logits of ±1e4 stay finite and exact (max-shift), overflow names query and key", () => {
+    const q = Matrix.fromArray([
+      [100, 1],
+      [-100, 1],
+    ]);
+    const k = Matrix.fromArray([
+      [100, 0],
+      [100, -1],
+      [-100, 0],
+      [100, -3],
+      [0, 0],
+    ]);
+    const v = randomMatrix(5, 2, [5, "big-v"]);
+    const opts = { kernel: { kind: "softmax" as const, scale: 1 } };
+    const r = onBoth(() => [attention(q, k, v, opts), streamingAttention(q, k, v, { ...opts, blockSize: 2 })]);
+    for (let i = 0; i < 2; i++) {
+      expect(r.fused[i].data.every(Number.isFinite)).toBe(true);
+      expect(relMaxError(r.fused[i], r.js[i])).toBeLessThan(1e-15);
+    }
+    // ⟨q, k⟩ = ∞: 1e200·1e200 overflows in the product.
+    const qo = Matrix.fromArray([
+      [1, 0],
+      [1e200, 1e200],
+    ]);
+    const ko = Matrix.fromArray([
+      [1, 1],
+      [1e200, 1e200],
+      [0, 1],
+    ]);
+    const vo = randomMatrix(3, 2, [5, "big-vo"]);
+    setKernelBackend("wasm");
+    expect(() => attention(qo, ko, vo, opts)).toThrow(NumericalError);
+    expect(() => attention(qo, ko, vo, opts)).toThrow(/non-finite at query 1, key 1/);
+    expect(() => streamingAttention(qo, ko, vo, opts)).toThrow(/non-finite at query 1, key 1/);
+  });
+
+  it("the auto backend takes the fused path from 16³ multiply-adds and keeps JavaScript below", () => {
+    setKernelBackend("auto");
+    expect(useFusedSoftmax(16, 16, 16)).toBe(true);
+    expect(useFusedSoftmax(4, 4, 4)).toBe(false);
+    setKernelBackend("wasm");
+  });
+});

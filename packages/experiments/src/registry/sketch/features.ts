@@ -1,0 +1,168 @@
+/**
+ * Random-feature adapters (@randattn/sketch features/):
+ * - `random-features`: linear-time attention Ŷ = D⁻¹ φ(Q)(φ(K)ᵀV) on every head (causal prefix sums
+ *   when the problem is causal);
+ * - `kernel-value`: the kernel estimate φ(q)ᵀφ(k) against the exact κ(q, k) = exp(scale·qᵀk) on the
+ *   pairs of a `kernel-pairs` problem — the Performer comparison (Choromanski et al. 2021, Lemma 2),
+ *   with the closed-form MSE of i.i.d. features as a reference column.
+ */
+import { ValueError, concatCols } from "@randattn/core";
+import {
+  type FeatureKind,
+  type NonPositiveNormalizerPolicy,
+  type ProjectionKind,
+  drawProjection,
+  featureDimension,
+  randomFeatureAttention,
+  randomFeatures,
+} from "@randattn/sketch";
+import type { MethodDefinition } from "../types.js";
+import { enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale } from "./common.js";
+
+const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
+const PROJECTIONS = ["iid", "orthogonal"] as const;
+
+/** `random-features`: sketch's `randomFeatureAttention` on every head (seed `derive(seed, "head", h)`). */
+export const randomFeaturesMethod: MethodDefinition = {
+  name: "random-features",
+  description:
+    "Linear-time attention Ŷ = D⁻¹φ(Q)(φ(K)ᵀV) with m random frequencies per head (sketch `randomFeatureAttention`: trig / positive (FAVOR+) / hyperbolic × iid / orthogonal; causal prefix sums under a causal mask). Softmax kernel only.",
+  family: "features",
+  paramsSchema: paramsSchema({
+    numFeatures: intParam(1, 1 << 16, 64, "m, random frequencies (features: m positive, 2m trig/hyperbolic)"),
+    features: enumParam(FEATURE_KINDS, "positive", "feature map"),
+    projection: enumParam(PROJECTIONS, "orthogonal", "i.i.d. or block-orthogonal frequencies"),
+    blockSize: intParam(1, 1 << 16, 64, "query block of the causal prefix-sum evaluation"),
+    onNonPositiveNormalizer: enumParam(["error", "zero", "keep"], "error", "rows whose estimated normalizer D_i ≤ 0 (trig features)"),
+  }),
+  exposesWeights: false,
+  extraMetrics: [{ name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose estimated normalizer D_i ≤ 0" }],
+  run(problem, params, seed) {
+    requireHeads(problem, "random-features");
+    const scale = softmaxScale(problem, "random-features");
+    const mask = problem.mask ? (problem.mask.offset === undefined ? { kind: "causal" as const } : { ...problem.mask }) : undefined;
+    const results = problem.heads.map((h, i) =>
+      randomFeatureAttention(
+        h.queries,
+        h.keys,
+        h.values,
+        {
+          numFeatures: params.numFeatures as number,
+          features: params.features as FeatureKind,
+          projection: params.projection as ProjectionKind,
+          blockSize: params.blockSize as number,
+          onNonPositiveNormalizer: params.onNonPositiveNormalizer as NonPositiveNormalizerPolicy,
+          ...(scale === undefined ? {} : { kernel: { kind: "softmax" as const, scale } }),
+          ...(mask ? { mask } : {}),
+        },
+        headSeed(seed, i),
+      ),
+    );
+    let flops = 0;
+    let floatsStored = 0;
+    let bad = 0;
+    let rows = 0;
+    for (const r of results) {
+      flops += r.cost.flops;
+      floatsStored += r.cost.floatsStored;
+      bad += r.nonPositiveRows.length;
+      rows += r.output.rows;
+    }
+    return { output: concatCols(results.map((r) => r.output)), cost: { flops, floatsStored }, extras: { non_positive_row_fraction: bad / rows } };
+  },
+};
+
+/**
+ * The Performer closed-form MSE of one pair for m i.i.d. frequencies (Lemma 2), with x, y the
+ * scaled vectors, z = x + y, Δ = x − y and SM = e^{xᵀy}:
+ *   positive (1/m)e^{‖z‖²}SM²(1 − e^{−‖z‖²}); trig (1/(2m))e^{‖z‖²}SM⁻²(1 − e^{−‖Δ‖²})²;
+ *   hyperbolic ½(1 − e^{−‖z‖²})·MSE_positive.
+ * (sketch's features tests check these against Monte Carlo; see packages/sketch/docs/features.md.)
+ */
+export function performerMse(features: FeatureKind, m: number, x: Float64Array, y: Float64Array): number {
+  let xy = 0;
+  let z2 = 0;
+  let d2 = 0;
+  for (let j = 0; j < x.length; j++) {
+    xy += x[j] * y[j];
+    z2 += (x[j] + y[j]) ** 2;
+    d2 += (x[j] - y[j]) ** 2;
+  }
+  const positive = (Math.exp(z2 + 2 * xy) * -Math.expm1(-z2)) / m;
+  if (features === "positive") return positive;
+  if (features === "hyperbolic") return 0.5 * -Math.expm1(-z2) * positive;
+  return (Math.exp(z2 - 2 * xy) * Math.expm1(-d2) ** 2) / (2 * m);
+}
+
+/** `kernel-value`: φ(q)ᵀφ(k) against κ(q, k) on a `kernel-pairs` problem (one Ω per trial). */
+export const kernelValue: MethodDefinition = {
+  name: "kernel-value",
+  description:
+    "Kernel estimate φ(q_i)ᵀφ(k_i) of κ = exp(scale·q_iᵀk_i) on a kernel-pairs problem (sketch `drawProjection` + `randomFeatures`, one Ω per trial); no attention output — the MSE columns and the Performer closed form are extra columns.",
+  family: "kernel",
+  paramsSchema: paramsSchema({
+    numFeatures: intParam(1, 1 << 16, 64, "m, random frequencies"),
+    features: enumParam(FEATURE_KINDS, "positive", "feature map"),
+    projection: enumParam(PROJECTIONS, "iid", "i.i.d. or block-orthogonal frequencies"),
+  }),
+  exposesWeights: false,
+  extraMetrics: [
+    { name: "kernel_mse", description: "mean over pairs of (φ(q)ᵀφ(k) − κ(q,k))²" },
+    { name: "kernel_rel_mse", description: "mean over pairs of ((φ(q)ᵀφ(k) − κ)/κ)²" },
+    { name: "performer_mse", description: "Performer closed-form MSE (i.i.d. frequencies; empty for orthogonal), mean over pairs" },
+    { name: "performer_rel_mse", description: "Performer closed-form MSE / κ², mean over pairs (i.i.d. only)" },
+  ],
+  run(problem, params, seed) {
+    const pairs = problem.kernelPairs;
+    if (!pairs) throw new ValueError("problem", 'the kernel-pairs problem for method "kernel-value"', "a problem without kernel pairs");
+    const scale = softmaxScale(problem, "kernel-value") ?? 1 / Math.sqrt(pairs.queries.cols);
+    const features = params.features as FeatureKind;
+    const projection = params.projection as ProjectionKind;
+    const m = params.numFeatures as number;
+    const { rows: n, cols: d } = pairs.queries;
+    const omega = drawProjection(m, d, { projection }, seed);
+    const kernel = { kind: "softmax" as const, scale };
+    // Row shifts keep exp() finite at large norms; the estimate is f_q·f_k·e^{shift_q + shift_k}.
+    const fq = randomFeatures(pairs.queries, omega, { features, kernel, shift: "row" });
+    const fk = randomFeatures(pairs.keys, omega, { features, kernel, shift: "row" });
+    const width = fq.features.cols;
+    const rs = Math.sqrt(scale);
+    let mse = 0;
+    let rel = 0;
+    let theory = 0;
+    let theoryRel = 0;
+    const x = new Float64Array(d);
+    const y = new Float64Array(d);
+    for (let i = 0; i < n; i++) {
+      let dot = 0;
+      let qk = 0;
+      for (let f = 0; f < width; f++) dot += fq.features.data[i * width + f] * fk.features.data[i * width + f];
+      for (let j = 0; j < d; j++) {
+        x[j] = rs * pairs.queries.data[i * d + j];
+        y[j] = rs * pairs.keys.data[i * d + j];
+        qk += x[j] * y[j];
+      }
+      const estimate = dot * Math.exp(fq.logScale[i] + fk.logScale[i]);
+      const exact = Math.exp(qk);
+      mse += (estimate - exact) ** 2;
+      rel += ((estimate - exact) / exact) ** 2;
+      if (projection === "iid") {
+        const t = performerMse(features, m, x, y);
+        theory += t;
+        theoryRel += t / (exact * exact);
+      }
+    }
+    const iid = projection === "iid";
+    const featureDim = featureDimension(features, m);
+    return {
+      output: null,
+      cost: { flops: 2 * (2 * n * d * m + n * featureDim) + 2 * n * featureDim, floatsStored: m * d + 2 * n * featureDim },
+      extras: {
+        kernel_mse: mse / n,
+        kernel_rel_mse: rel / n,
+        performer_mse: iid ? theory / n : null,
+        performer_rel_mse: iid ? theoryRel / n : null,
+      },
+    };
+  },
+};

@@ -1,0 +1,151 @@
+/**
+ * Row-sampling adapters (@randattn/sketch sampling/): `row-sampling` (Y ≈ Z⁻¹ A S Sᵀ V from s
+ * sampled keys, any scheme × design × normalizer) and the deterministic `top-k` baseline.
+ *
+ * `row-sampling` also fills `dkm_expected_rel_error`, the Drineas–Kannan–Mahoney expectation
+ * √(E‖Ŷ − Y‖²_F)/‖Y‖_F over all heads (DKM 2006, Lemma 4), so the row-sampling figure can draw
+ * theory next to the measured error:
+ *  - normalizer "exact": Ŷ_i = Σ_t c_t P[i,j_t] V_{j_t} is the with-replacement AMM estimator of
+ *    PV, and sketch's `dkmExpectedSquaredError(P, V, s, p)` is its exact expected squared error
+ *    (per-row distributions for the "attention" scheme);
+ *  - normalizer "estimated" (the ratio estimator Σ_t c_t A_ij V_j / Σ_t c_t A_ij): its error is
+ *    Ŷ_i − Y_i = Σ_t c_t A_ij (V_j − Y_i) / Ẑ_i, so to first order in 1/s (Ẑ_i → Z_i) it is the AMM
+ *    estimator of P(V − 1Y_iᵀ) = 0: E‖Ŷ_i − Y_i‖² ≈ (1/s) Σ_k P_ik² ‖V_k − Y_i‖² / p_k (the
+ *    delta method; exact for the "attention" scheme, whose Ẑ_i is exactly 1).
+ * Without-replacement designs have other variance formulas: the column is left empty for them.
+ * The expectation needs P (N_Q × N_KV); it is computed as a reference, outside the method's
+ * timed run and cost, and left empty when N_Q·N_KV > 2²⁴.
+ */
+import { Matrix, attentionWeights, concatCols, matmul } from "@randattn/core";
+import {
+  SAMPLING_DESIGNS,
+  VALUE_SAMPLING_SCHEMES,
+  type SamplingDesign,
+  type ValueSamplingScheme,
+  dkmExpectedSquaredError,
+  sampledAttention,
+  topKAttention,
+  valueSamplingProbabilities,
+} from "@randattn/sketch";
+import type { MethodDefinition, Params, ProblemInstance } from "../types.js";
+import { boolParam, coreKernel, enumParam, frobenius2, headSeed, intParam, paramsSchema, rejectMask, requireHeads, sumCosts } from "./common.js";
+
+/** Largest N_Q·N_KV for which reference values that need P are computed. */
+export const MAX_REFERENCE_SCORES = 1 << 24;
+
+/**
+ * The DKM expectation √(Σ_h E‖Ŷ_h − Y_h‖²_F) / ‖Y‖_F of `row-sampling` with these params (module
+ * comment), or null when it is not defined (without-replacement designs) or too large to form P.
+ */
+export function dkmExpectedRelativeError(problem: ProblemInstance, params: Params): number | null {
+  if ((params.design as SamplingDesign) !== "with-replacement") return null;
+  if (problem.heads.some((h) => h.queries.rows * h.keys.rows > MAX_REFERENCE_SCORES)) return null;
+  const scheme = params.scheme as ValueSamplingScheme;
+  const normalizer = params.normalizer as string;
+  // Both expectations are (something independent of s)/s: computed once per instance, scheme and
+  // normalizer (a sweep over s reuses it; the runner keeps recent instances alive).
+  let perInstance = dkmCache.get(problem);
+  if (!perInstance) dkmCache.set(problem, (perInstance = new Map()));
+  const key = `${scheme}/${normalizer}`;
+  let unit = perInstance.get(key);
+  if (!unit) {
+    const kernel = coreKernel(problem);
+    let expected = 0;
+    let norm2 = 0;
+    for (const h of problem.heads) {
+      const p = attentionWeights(h.queries, h.keys, { kernel });
+      const y = matmul(p, h.values);
+      norm2 += frobenius2(y);
+      const probs = scheme === "attention" ? p : valueSamplingProbabilities(scheme, h.values, p);
+      if (normalizer === "exact") expected += dkmExpectedSquaredError(p, h.values, 1, probs);
+      else expected += ratioFirstOrderSquaredError(p, h.values, y, 1, probs);
+    }
+    unit = { expected, norm2 };
+    perInstance.set(key, unit);
+  }
+  if (unit.norm2 === 0) return null;
+  return Math.sqrt(Math.max(0, unit.expected / (params.samples as number)) / unit.norm2);
+}
+
+const dkmCache = new WeakMap<ProblemInstance, Map<string, { expected: number; norm2: number }>>();
+
+/** (1/s) Σ_i Σ_k P_ik² ‖V_k − Y_i‖² / p_ik (p shared over rows, or per row when a Matrix). */
+function ratioFirstOrderSquaredError(p: Matrix, v: Matrix, y: Matrix, s: number, probs: Float64Array | Matrix): number {
+  const nQ = p.rows;
+  const n = p.cols;
+  const dv = v.cols;
+  let total = 0;
+  for (let i = 0; i < nQ; i++) {
+    for (let k = 0; k < n; k++) {
+      const w = p.data[i * n + k];
+      if (w === 0) continue;
+      const pk = probs instanceof Matrix ? probs.data[i * n + k] : probs[k];
+      let dist = 0;
+      for (let c = 0; c < dv; c++) dist += (v.data[k * dv + c] - y.data[i * dv + c]) ** 2;
+      total += (w * w * dist) / pk;
+    }
+  }
+  return total / s;
+}
+
+/** `row-sampling`: sketch's `sampledAttention` on every head (seed `derive(seed, "head", h)`). */
+export const rowSampling: MethodDefinition = {
+  name: "row-sampling",
+  description:
+    "Y ≈ Z⁻¹ A S Sᵀ V from s sampled keys (rows of K and V) per head: sketch `sampledAttention` (schemes uniform / value-norm ∝‖V_j‖² / optimal ∝‖P[:,j]‖‖V_j‖ / attention ∝P[i,j] per query; designs; ratio-estimated or exact normalizer).",
+  family: "sampling",
+  paramsSchema: paramsSchema({
+    samples: intParam(1, 1 << 20, 32, "s, keys sampled per head"),
+    scheme: enumParam(VALUE_SAMPLING_SCHEMES, "uniform", "sampling distribution over keys"),
+    design: enumParam(SAMPLING_DESIGNS, "with-replacement", "with replacement, or without (Horvitz–Thompson πps, Des Raj)"),
+    normalizer: enumParam(["estimated", "exact"], "estimated", "ratio estimator from the same keys, or the exact Z (streamed)"),
+    blockSize: intParam(1, 1 << 20, 256, "keys per block when streaming the exact normalizer"),
+  }),
+  exposesWeights: false,
+  extraMetrics: [
+    {
+      name: "dkm_expected_rel_error",
+      description:
+        "√(E‖Ŷ−Y‖²_F)/‖Y‖_F by DKM: exact for normalizer exact, first order (delta method) for the ratio estimator; with replacement only",
+    },
+  ],
+  run(problem, params, seed) {
+    requireHeads(problem, "row-sampling");
+    rejectMask(problem, "row-sampling");
+    const kernel = coreKernel(problem);
+    const results = problem.heads.map((h, i) =>
+      sampledAttention(h.queries, h.keys, h.values, params.samples as number, headSeed(seed, i), {
+        scheme: params.scheme as ValueSamplingScheme,
+        design: params.design as SamplingDesign,
+        normalizer: params.normalizer as "estimated" | "exact",
+        blockSize: params.blockSize as number,
+        kernel,
+      }),
+    );
+    return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
+  },
+  references(problem, params) {
+    return { dkm_expected_rel_error: problem.heads.length === 0 ? null : dkmExpectedRelativeError(problem, params) };
+  },
+};
+
+/** `top-k`: sketch's `topKAttention` on every head (deterministic). */
+export const topK: MethodDefinition = {
+  name: "top-k",
+  description: "Deterministic baseline: each query keeps its k largest attention weights (sketch `topKAttention`; P is formed).",
+  family: "sampling",
+  paramsSchema: paramsSchema({
+    k: intParam(1, 1 << 20, 32, "keys kept per query"),
+    renormalize: boolParam(true, "divide by the kept weights' sum (exact attention over the top-k keys)"),
+  }),
+  exposesWeights: false,
+  run(problem, params) {
+    requireHeads(problem, "top-k");
+    rejectMask(problem, "top-k");
+    const kernel = coreKernel(problem);
+    const results = problem.heads.map((h) =>
+      topKAttention(h.queries, h.keys, h.values, params.k as number, { renormalize: params.renormalize as boolean, kernel }),
+    );
+    return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
+  },
+};
