@@ -59,7 +59,7 @@ export function assertVector(v: unknown, argument: string, length?: number, why?
 export function assertMatrixList(parts: unknown, argument: string, minLength = 1): asserts parts is readonly Matrix[] {
   if (!Array.isArray(parts)) throw new ShapeError(argument, "an array of Matrix", describe(parts));
   if (parts.length < minLength) throw new ValueError(argument, `at least ${minLength} matri${minLength === 1 ? "x" : "ces"}`, "none");
-  parts.forEach((p, i) => assertMatrix(p, `${argument}[${i}]`));
+  for (let i = 0; i < parts.length; i++) assertMatrix(parts[i], `${argument}[${i}]`);
 }
 
 /** Integer ≥ `min` (default 1). */

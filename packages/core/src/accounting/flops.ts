@@ -165,17 +165,26 @@ export function decodeFlops(spec: AttentionSpec, numTokens: number, options: Dec
   assertOneOf(mode, "options.mode", ["cached", "recompute"] as const);
   const numLayers = options.numLayers ?? 1;
   assertInteger(numLayers, "options.numLayers");
-  let total = 0;
-  for (let t = 1; t <= numTokens; t++) {
-    const nQ = mode === "cached" ? 1 : t;
-    const nNew = mode === "cached" ? 1 : t;
-    total += attentionFlops(spec, {
-      numQueries: nQ,
+  const step = (t: number): number =>
+    attentionFlops(spec, {
+      numQueries: mode === "cached" ? 1 : t,
       numKeys: t,
-      numNewKeys: nNew,
+      numNewKeys: mode === "cached" ? 1 : t,
       mlaForm: options.mlaForm,
       softmaxFlopsPerScore: options.softmaxFlopsPerScore,
     }).total;
-  }
+  // Step t's FLOPs p(t) are bilinear in (N_Q, N_KV, N_new) ∈ {1, t}: a polynomial of degree ≤ 2 in t.
+  // So Σ_{t=1}^{N} p(t) = N·p(1) + Δ·N(N−1)/2 + Δ²·N(N−1)(N−2)/6 from p(1), p(2), p(3) (Newton's
+  // forward differences) — exact in integers, and O(1) instead of a loop of N steps, which for a
+  // long context (numTokens ≈ 1e9) used to run for minutes (issue #6: no hang).
+  const n = numTokens;
+  const p1 = step(1);
+  if (n === 1) return p1 * numLayers;
+  const p2 = step(2);
+  if (n === 2) return (p1 + p2) * numLayers;
+  const p3 = step(3);
+  const d1 = p2 - p1;
+  const d2 = p3 - 2 * p2 + p1;
+  const total = n * p1 + (d1 * n * (n - 1)) / 2 + (d2 * n * (n - 1) * (n - 2)) / 6;
   return total * numLayers;
 }

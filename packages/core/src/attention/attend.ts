@@ -116,8 +116,7 @@ export function attentionWeights(queries: Matrix, keys: Matrix, options?: Attent
   const s = scores.data;
   for (let i = 0; i < scores.rows; i++) {
     if (normalizer[i] === 0) continue; // already a zero row
-    const inv = 1 / normalizer[i];
-    for (let p = i * nKV; p < (i + 1) * nKV; p++) s[p] *= inv;
+    normalizeRow(s, i * nKV, (i + 1) * nKV, normalizer[i]);
   }
   return scores;
 }
@@ -140,7 +139,9 @@ export function attention(queries: Matrix, keys: Matrix, values: Matrix, options
   // score matrix is never allocated (one ≈ 1 MiB row block is reused); see rows.ts.
   if (r.precision === "float32") {
     const y32 = float32Attention(queries, keys, values, r, options?.mask, "materialized");
-    if (y32 !== null) return y32;
+    // Inputs or logits beyond float32's range (≈ 3.4e38) give ±∞/NaN there: fall back to float64,
+    // which is at least as accurate, rather than return a silent NaN (issue #6).
+    if (y32 !== null && allFiniteData(y32.data)) return y32;
   }
   const out = new Matrix(queries.rows, values.cols);
   if (fusedSoftmax(queries, keys, values, r, { out: out.data }) !== null) return out;
@@ -155,14 +156,30 @@ export function attention(queries: Matrix, keys: Matrix, values: Matrix, options
  * rows of V (issue #6). With P = Z⁻¹A (entries in [0, 1]) every |Y[i,c]| ≤ max_j |V[j,c]|.
  * `scores` is private to the caller and is overwritten.
  */
+/**
+ * s[from, to) /= z. Multiplies by 1/z, unless z is so small (a dot kernel on tiny logits: κ and Z
+ * subnormal) that 1/z overflows — then divides, so κ/Z stays the exact ratio instead of κ·∞ (or 0·∞ = NaN).
+ */
+function normalizeRow(s: Float64Array, from: number, to: number, z: number): void {
+  const inv = 1 / z;
+  if (Number.isFinite(inv)) for (let p = from; p < to; p++) s[p] *= inv;
+  else for (let p = from; p < to; p++) s[p] /= z;
+}
+
+/** True when no entry is NaN or ±∞. */
+function allFiniteData(d: Float64Array): boolean {
+  for (let i = 0; i < d.length; i++) if (!Number.isFinite(d[i])) return false;
+  return true;
+}
+
 function normalizedProduct(scores: Matrix, normalizer: Float64Array, values: Matrix): Matrix {
   const nQ = scores.rows;
   const nKV = scores.cols;
   const dV = values.cols;
   const s = scores.data;
   for (let i = 0; i < nQ; i++) {
-    const inv = normalizer[i] === 0 ? 0 : 1 / normalizer[i];
-    for (let p = i * nKV; p < (i + 1) * nKV; p++) s[p] *= inv;
+    if (normalizer[i] === 0) s.fill(0, i * nKV, (i + 1) * nKV);
+    else normalizeRow(s, i * nKV, (i + 1) * nKV, normalizer[i]);
   }
   const out = new Matrix(nQ, dV);
   matmulInto(s, values.data, out.data, nQ, nKV, dV, false);

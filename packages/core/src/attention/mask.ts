@@ -183,6 +183,9 @@ function lowerBound(a: Int32Array, lo: number, hi: number, x: number): number {
  *   number of sets or the dense matrix's shape does not match N_Q × N_KV.
  */
 export function compileMask(mask: unknown, nQ: number, nKV: number, argument = "options.mask"): CompiledMask {
+  // masks store rows and key indices in Int32Arrays: sizes must fit (and be integers at all)
+  assertInteger(nQ, "nQ", 0, 2 ** 31 - 1);
+  assertInteger(nKV, "nKV", 0, 2 ** 31 - 1);
   if (mask === null || typeof mask !== "object") throw new ValueError(argument, "a Mask object { kind, … }", describe(mask));
   const m = mask as { kind?: unknown; offset?: unknown; keyLength?: unknown; sets?: unknown; allowed?: unknown };
   switch (m.kind) {

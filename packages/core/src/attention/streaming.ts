@@ -77,7 +77,8 @@ export function streamingAttention(queries: Matrix, keys: Matrix, values: Matrix
   // the tile, m, ℓ and O in kernel memory and the SIMD exp (see rows.ts / fast/softmaxWasm.ts).
   if (r.precision === "float32") {
     const y32 = float32Attention(queries, keys, values, r, options?.mask, "streaming", { blockSize: bk, queryBlockSize: bq });
-    if (y32 !== null) return y32;
+    // beyond float32's range the float32 result holds ±∞/NaN: fall back to float64 (issue #6)
+    if (y32?.data.every(Number.isFinite)) return y32;
   }
   const fusedOut = new Matrix(nQ, dV);
   if (fusedSoftmax(queries, keys, values, r, { keyBlock: bk, queryBlock: bq, out: fusedOut.data }) !== null) return fusedOut;

@@ -19,7 +19,11 @@ export class Matrix {
     if (!Number.isInteger(rows) || rows < 0) throw new ValueError("rows", "a non-negative integer", String(rows));
     if (!Number.isInteger(cols) || cols < 0) throw new ValueError("cols", "a non-negative integer", String(cols));
     if (data !== undefined && !(data instanceof Float64Array)) {
-      throw new ShapeError("data", "a Float64Array (or undefined)", data === null ? "null" : Array.isArray(data) ? "an array" : typeof data);
+      throw new ShapeError(
+        "data",
+        "a Float64Array (or undefined)",
+        data === null ? "null" : Array.isArray(data) ? "an array" : typeof data,
+      );
     }
     if (data !== undefined && data.length !== rows * cols) {
       throw new ShapeError("data", `length ${rows * cols} (${rows}×${cols})`, `length ${data.length}`);
@@ -81,12 +85,18 @@ export class Matrix {
   static fromArray(rows: ArrayLike<ArrayLike<number>>, argument = "rows"): Matrix {
     if (!isArrayLike(rows)) throw new ShapeError(argument, "an array of rows", rows === null ? "null" : typeof rows);
     const r = rows.length;
-    if (r > 0 && !isArrayLike(rows[0])) throw new ShapeError(`${argument}[0]`, "an array of numbers", rows[0] === null ? "null" : typeof rows[0]);
+    if (r > 0 && !isArrayLike(rows[0]))
+      throw new ShapeError(`${argument}[0]`, "an array of numbers", rows[0] === null ? "null" : typeof rows[0]);
     const c = r === 0 ? 0 : rows[0].length;
     const m = new Matrix(r, c);
     for (let i = 0; i < r; i++) {
       const row = rows[i];
-      if (!isArrayLike(row) || row.length !== c) throw new ShapeError(`${argument}[${i}]`, `length ${c}`, isArrayLike(row) ? `length ${row.length}` : row === null ? "null" : typeof row);
+      if (!isArrayLike(row) || row.length !== c)
+        throw new ShapeError(
+          `${argument}[${i}]`,
+          `length ${c}`,
+          isArrayLike(row) ? `length ${row.length}` : row === null ? "null" : typeof row,
+        );
       for (let j = 0; j < c; j++) m.data[i * c + j] = row[j];
     }
     return m;

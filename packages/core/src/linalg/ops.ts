@@ -126,7 +126,8 @@ export function softmaxRows(a: Matrix): Matrix {
       if (Number.isNaN(x) || x === Number.POSITIVE_INFINITY) throw new NonFiniteError("a", "finite or −∞ entries", `${x} at [${i}, ${j}]`);
       if (x > mx) mx = x;
     }
-    if (cols > 0 && mx === Number.NEGATIVE_INFINITY) throw new NumericalError("a", "at least one entry > −∞ per row", `row ${i} entirely −∞`);
+    if (cols > 0 && mx === Number.NEGATIVE_INFINITY)
+      throw new NumericalError("a", "at least one entry > −∞ per row", `row ${i} entirely −∞`);
     let s = 0;
     for (let j = 0; j < cols; j++) {
       const e = Math.exp(a.data[o + j] - mx);

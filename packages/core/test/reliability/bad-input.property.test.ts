@@ -8,4 +8,4 @@ import { linalgEntries } from "./entries/linalg.js";
 import { modelEntries } from "./entries/model.js";
 import { runSuite } from "./harness.js";
 
-runSuite([...linalgEntries, ...attentionEntries, ...latentEntries, ...modelEntries, ...fastEntries], { pkg: "core", numRuns: 300 });
+runSuite([...linalgEntries, ...attentionEntries, ...latentEntries, ...modelEntries, ...fastEntries], { pkg: "core", numRuns: 800 });

@@ -14,7 +14,8 @@ describe("dot / pairwise kernels with κ ≈ 1e300 and |V| ≈ 1e150", () => {
   const ref = refAttention(q, k, v, { kind: "dot", f: reluEps });
   it("the unnormalized product really overflows (the regime under test)", () => {
     let big = 0;
-    for (let i = 0; i < q.rows; i++) for (let j = 0; j < k.rows; j++) big = Math.max(big, reluEps(q.row(i).reduce((s, x, p) => s + x * k.get(j, p), 0)));
+    for (let i = 0; i < q.rows; i++)
+      for (let j = 0; j < k.rows; j++) big = Math.max(big, reluEps(q.row(i).reduce((s, x, p) => s + x * k.get(j, p), 0)));
     expect(big * 1e150).toBe(Number.POSITIVE_INFINITY);
     expect(allFinite(ref)).toBe(true);
   });

@@ -1,7 +1,16 @@
 // Issue #6, numerical extremes: every exact kernel path stays finite and correct when its inputs
 // are scaled by 1e-8 … 1e4 (logits from ≈1e-16 — uniform weights — to ≈1e8 — a hard max).
 import { describe, expect, it } from "vitest";
-import { attention32, initMlaWeights, initMultiHeadWeights, mlaToMultiHead, randomMatrix, streamingAttention32 } from "@randattn/core";
+import {
+  attention,
+  attention32,
+  initMlaWeights,
+  initMultiHeadWeights,
+  mlaToMultiHead,
+  randomMatrix,
+  streamingAttention,
+  streamingAttention32,
+} from "@randattn/core";
 import { HEAD_PATHS, LAYER_PATHS } from "./paths.js";
 import { allFinite, logitTolerance, maxHeadLogit, maxLogit, relMaxErr, scaled } from "./reference.js";
 
@@ -23,11 +32,13 @@ describe("single-head paths, Q, K, V scaled by s", () => {
       }
     });
   }
-  it("float32 paths (attention32, streamingAttention32) stay finite over the same range", () => {
+  it('float32 paths (attention32, streamingAttention32, precision: "float32") stay finite over the same range', () => {
     for (const s of SCALES) {
       const [q, k, v] = [scaled(q0, s), scaled(k0, s), scaled(v0, s)];
       expect(allFinite(attention32(q, k, v)), `s = ${s}`).toBe(true);
       expect(allFinite(streamingAttention32(q, k, v, { blockSize: 3 })), `s = ${s}`).toBe(true);
+      expect(allFinite(attention(q, k, v, { precision: "float32" })), `s = ${s}`).toBe(true);
+      expect(allFinite(streamingAttention(q, k, v, { precision: "float32", blockSize: 3 })), `s = ${s}`).toBe(true);
     }
   });
 });

@@ -2,7 +2,15 @@
 // masked, dot kernel, fast float64, multi-head, MLA merged/unmerged, KV-cached decode) stay finite
 // and correct for logits up to ±1e4, where the unshifted exp(1e4) would be +∞.
 import { describe, expect, it } from "vitest";
-import { Matrix, initMlaWeights, initMultiHeadWeights, mlaToMultiHead, outputProbabilities, randomMatrix, softmaxRows } from "@randattn/core";
+import {
+  Matrix,
+  initMlaWeights,
+  initMultiHeadWeights,
+  mlaToMultiHead,
+  outputProbabilities,
+  randomMatrix,
+  softmaxRows,
+} from "@randattn/core";
 import { HEAD_PATHS, LAYER_PATHS } from "./paths.js";
 import { allFinite, logitTolerance, maxHeadLogit, maxLogit, relMaxErr, scaled } from "./reference.js";
 

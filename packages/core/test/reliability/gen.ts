@@ -53,12 +53,19 @@ export function seededEntries(n: number, seed: number, scale: number): Float64Ar
 
 /** A poison value to plant in an otherwise finite matrix. */
 export type Poison = "none" | "nan" | "inf" | "-inf";
-const POISON_VALUE: Record<Exclude<Poison, "none">, number> = { nan: Number.NaN, inf: Number.POSITIVE_INFINITY, "-inf": Number.NEGATIVE_INFINITY };
+const POISON_VALUE: Record<Exclude<Poison, "none">, number> = {
+  nan: Number.NaN,
+  inf: Number.POSITIVE_INFINITY,
+  "-inf": Number.NEGATIVE_INFINITY,
+};
 
 /** Usually "none"; NaN/±Inf with probability ≈ `p`. */
 export function poisonArb(p = 0.1): fc.Arbitrary<Poison> {
   const w = Math.max(1, Math.round((1 - p) / p));
-  return fc.oneof({ weight: w * 3, arbitrary: fc.constant<Poison>("none") }, { weight: 3, arbitrary: fc.constantFrom<Poison>("nan", "inf", "-inf") });
+  return fc.oneof(
+    { weight: w * 3, arbitrary: fc.constant<Poison>("none") },
+    { weight: 3, arbitrary: fc.constantFrom<Poison>("nan", "inf", "-inf") },
+  );
 }
 
 /** Build a rows×cols matrix of seeded entries times `scale`, with an optional poisoned entry. */
@@ -176,7 +183,17 @@ export const seedArb: fc.Arbitrary<unknown> = fc.oneof(
  * not summing to 1, a negative entry, NaN/Inf, all zero, entries underflowing to 0 (a few
  * subnormal entries next to mass-carrying ones), wrong length, empty, not an array.
  */
-export type ProbabilityKind = "valid" | "underflow" | "unnormalized" | "negative" | "nan" | "inf" | "zeros" | "wrong-length" | "empty" | "not-array";
+export type ProbabilityKind =
+  | "valid"
+  | "underflow"
+  | "unnormalized"
+  | "negative"
+  | "nan"
+  | "inf"
+  | "zeros"
+  | "wrong-length"
+  | "empty"
+  | "not-array";
 
 export function probabilityArb(n: number, badWeight = 1): fc.Arbitrary<{ kind: ProbabilityKind; p: unknown }> {
   const kind = fc.oneof(

@@ -73,14 +73,21 @@ function family(name: string): FamilyCounts {
 export const HANG_MS = 5000;
 
 /** Finds the first NaN (or, unless allowed, ±Inf) anywhere in a result; returns its path. */
-export function findNonFinite(value: unknown, allowInf: boolean, path = "result", depth = 0, seen = new Set<unknown>()): string | undefined {
+export function findNonFinite(
+  value: unknown,
+  allowInf: boolean,
+  path = "result",
+  depth = 0,
+  seen = new Set<unknown>(),
+): string | undefined {
   const bad = (v: number): boolean => Number.isNaN(v) || (!allowInf && !Number.isFinite(v));
   if (typeof value === "number") return bad(value) ? `${path} = ${value}` : undefined;
   if (value === null || typeof value !== "object" || depth > 5 || seen.has(value)) return undefined;
   seen.add(value);
   if (value instanceof Matrix) {
     const d = value.data;
-    for (let i = 0; i < d.length; i++) if (bad(d[i])) return `${path}[${Math.floor(i / Math.max(1, value.cols))}, ${i % Math.max(1, value.cols)}] = ${d[i]}`;
+    for (let i = 0; i < d.length; i++)
+      if (bad(d[i])) return `${path}[${Math.floor(i / Math.max(1, value.cols))}, ${i % Math.max(1, value.cols)}] = ${d[i]}`;
     return undefined;
   }
   if (value instanceof Float64Array || value instanceof Float32Array) {
@@ -127,10 +134,19 @@ export function lengthIs(v: unknown, length: number, what = "result"): string | 
 function render(args: readonly unknown[]): string {
   return args
     .map((a) => {
-      if (a instanceof Matrix) return `Matrix ${a.shape}${a.data.some((x) => !Number.isFinite(x)) ? " (non-finite)" : ""} max|·|=${a.data.reduce((m, x) => Math.max(m, Math.abs(x)), 0).toExponential(1)}`;
+      if (a instanceof Matrix)
+        return `Matrix ${a.shape}${a.data.some((x) => !Number.isFinite(x)) ? " (non-finite)" : ""} max|·|=${a.data.reduce((m, x) => Math.max(m, Math.abs(x)), 0).toExponential(1)}`;
       if (typeof a === "function") return "fn";
       try {
-        const s = JSON.stringify(a, (_k, v) => (v instanceof Matrix ? `Matrix ${v.shape}` : typeof v === "number" && !Number.isFinite(v) ? String(v) : ArrayBuffer.isView(v) ? `${v.constructor.name}(${(v as Float64Array).length})` : v));
+        const s = JSON.stringify(a, (_k, v) =>
+          v instanceof Matrix
+            ? `Matrix ${v.shape}`
+            : typeof v === "number" && !Number.isFinite(v)
+              ? String(v)
+              : ArrayBuffer.isView(v)
+                ? `${v.constructor.name}(${(v as Float64Array).length})`
+                : v,
+        );
         return s === undefined ? String(a) : s.length > 300 ? `${s.slice(0, 300)}…` : s;
       } catch {
         return String(a);
@@ -174,7 +190,8 @@ export function checkCall(entry: Entry, args: readonly unknown[]): string | unde
   const ms = performance.now() - t0;
   if (ms > HANG_MS) return `took ${ms.toFixed(0)} ms (hang)\n  args: ${render(args)}`;
   const nf = findNonFinite(out, entry.allowInfiniteOutput ?? false);
-  if (nf && !(entry.passThrough && findNonFinite(args, false, "args"))) return `returned a non-finite value: ${nf}\n  args: ${render(args)}`;
+  if (nf && !(entry.passThrough && findNonFinite(args, false, "args")))
+    return `returned a non-finite value: ${nf}\n  args: ${render(args)}`;
   const shape = entry.check?.(out, args as unknown[]);
   if (shape) return `wrong result: ${shape}\n  args: ${render(args)}`;
   c.returned++;
@@ -230,9 +247,13 @@ export function writeSummary(pkg: string): void {
     const by = Object.entries(c.rejectedBy)
       .map(([k, v]) => `${k} ${v}`)
       .join(", ");
-    lines.push(`  ${name} | ${c.functions} | ${c.generated} | ${c.returned} | ${c.rejected} (${by})${c.known ? ` | known bug ${c.known}` : ""}`);
+    lines.push(
+      `  ${name} | ${c.functions} | ${c.generated} | ${c.returned} | ${c.rejected} (${by})${c.known ? ` | known bug ${c.known}` : ""}`,
+    );
   }
-  lines.push(`  TOTAL | ${total.functions} | ${total.generated} | ${total.returned} | ${total.rejected} | families ${rows.length}${total.known ? ` | known bug ${total.known}` : ""}`);
+  lines.push(
+    `  TOTAL | ${total.functions} | ${total.generated} | ${total.returned} | ${total.rejected} | families ${rows.length}${total.known ? ` | known bug ${total.known}` : ""}`,
+  );
   for (const k of knownIssues) lines.push(`  known (reported, not fixed here): ${k}`);
   console.log(lines.join("\n"));
   const dir = process.env.RELIABILITY_SUMMARY_DIR ?? join(tmpdir(), "randattn-reliability");

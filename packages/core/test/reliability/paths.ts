@@ -35,18 +35,42 @@ const causal = (q: Matrix, k: Matrix) => k.rows - q.rows;
 
 export const HEAD_PATHS: HeadPath[] = [
   { name: "attention (materialized)", run: (q, k, v) => attention(q, k, v), ref: (q, k, v) => refAttention(q, k, v) },
-  { name: "attention causal", run: (q, k, v) => attention(q, k, v, { mask: { kind: "causal" } }), ref: (q, k, v) => refAttention(q, k, v, { causalOffset: causal(q, k) }) },
-  { name: "streamingAttention blockSize 1", run: (q, k, v) => streamingAttention(q, k, v, { blockSize: 1, queryBlockSize: 1 }), ref: (q, k, v) => refAttention(q, k, v) },
+  {
+    name: "attention causal",
+    run: (q, k, v) => attention(q, k, v, { mask: { kind: "causal" } }),
+    ref: (q, k, v) => refAttention(q, k, v, { causalOffset: causal(q, k) }),
+  },
+  {
+    name: "streamingAttention blockSize 1",
+    run: (q, k, v) => streamingAttention(q, k, v, { blockSize: 1, queryBlockSize: 1 }),
+    ref: (q, k, v) => refAttention(q, k, v),
+  },
   {
     name: "streamingAttention causal blockSize 3",
     run: (q, k, v) => streamingAttention(q, k, v, { blockSize: 3, queryBlockSize: 2, mask: { kind: "causal" } }),
     ref: (q, k, v) => refAttention(q, k, v, { causalOffset: causal(q, k) }),
   },
-  { name: "runAttention streaming (multiplicative mask)", run: (q, k, v) => runAttention(q, k, v, { algorithm: "streaming", mask: { kind: "causal" }, maskForm: "multiplicative" }), ref: (q, k, v) => refAttention(q, k, v, { causalOffset: causal(q, k) }) },
-  { name: "dot kernel ReLU+ε (materialized)", run: (q, k, v) => attention(q, k, v, { kernel: dotKernel(reluEps) }), ref: (q, k, v) => refAttention(q, k, v, { kind: "dot", f: reluEps }) },
-  { name: "dot kernel ReLU+ε (streaming)", run: (q, k, v) => streamingAttention(q, k, v, { kernel: dotKernel(reluEps), blockSize: 2 }), ref: (q, k, v) => refAttention(q, k, v, { kind: "dot", f: reluEps }) },
+  {
+    name: "runAttention streaming (multiplicative mask)",
+    run: (q, k, v) => runAttention(q, k, v, { algorithm: "streaming", mask: { kind: "causal" }, maskForm: "multiplicative" }),
+    ref: (q, k, v) => refAttention(q, k, v, { causalOffset: causal(q, k) }),
+  },
+  {
+    name: "dot kernel ReLU+ε (materialized)",
+    run: (q, k, v) => attention(q, k, v, { kernel: dotKernel(reluEps) }),
+    ref: (q, k, v) => refAttention(q, k, v, { kind: "dot", f: reluEps }),
+  },
+  {
+    name: "dot kernel ReLU+ε (streaming)",
+    run: (q, k, v) => streamingAttention(q, k, v, { kernel: dotKernel(reluEps), blockSize: 2 }),
+    ref: (q, k, v) => refAttention(q, k, v, { kind: "dot", f: reluEps }),
+  },
   { name: "fastAttention float64 materialized", run: (q, k, v) => fastAttention(q, k, v), ref: (q, k, v) => refAttention(q, k, v) },
-  { name: "fastAttention float64 streaming causal", run: (q, k, v) => fastAttention(q, k, v, { mode: "streaming", blockSize: 2, mask: { kind: "causal" } }), ref: (q, k, v) => refAttention(q, k, v, { causalOffset: causal(q, k) }) },
+  {
+    name: "fastAttention float64 streaming causal",
+    run: (q, k, v) => fastAttention(q, k, v, { mode: "streaming", blockSize: 2, mask: { kind: "causal" } }),
+    ref: (q, k, v) => refAttention(q, k, v, { causalOffset: causal(q, k) }),
+  },
 ];
 
 /** A layer path: X → Y for a multi-head or MLA layer, with its reference. */
@@ -69,7 +93,12 @@ function decodeAll(x: Matrix, step: (row: Matrix) => Matrix): Matrix {
 }
 
 export const LAYER_PATHS: LayerPath[] = [
-  { name: "multiHeadAttention causal", kind: "mha", run: (x, w) => multiHeadAttention(x, x, w as MultiHeadWeights, { mask: { kind: "causal" } }), ref: (x, w) => mhaRef(x, w as MultiHeadWeights) },
+  {
+    name: "multiHeadAttention causal",
+    kind: "mha",
+    run: (x, w) => multiHeadAttention(x, x, w as MultiHeadWeights, { mask: { kind: "causal" } }),
+    ref: (x, w) => mhaRef(x, w as MultiHeadWeights),
+  },
   {
     name: "multiHeadAttention causal streaming",
     kind: "mha",
@@ -86,8 +115,18 @@ export const LAYER_PATHS: LayerPath[] = [
     },
     ref: (x, w) => mhaRef(x, w as MultiHeadWeights),
   },
-  { name: "mlaAttention (unmerged) causal", kind: "mla", run: (x, w) => mlaAttention(x, x, w as MlaWeights, { mask: { kind: "causal" } }), ref: (x, w) => mlaRef(x, w as MlaWeights) },
-  { name: "mergedMlaAttention causal", kind: "mla", run: (x, w) => mergedMlaAttention(x, x, mergeMla(w as MlaWeights), { mask: { kind: "causal" } }), ref: (x, w) => mlaRef(x, w as MlaWeights) },
+  {
+    name: "mlaAttention (unmerged) causal",
+    kind: "mla",
+    run: (x, w) => mlaAttention(x, x, w as MlaWeights, { mask: { kind: "causal" } }),
+    ref: (x, w) => mlaRef(x, w as MlaWeights),
+  },
+  {
+    name: "mergedMlaAttention causal",
+    kind: "mla",
+    run: (x, w) => mergedMlaAttention(x, x, mergeMla(w as MlaWeights), { mask: { kind: "causal" } }),
+    ref: (x, w) => mlaRef(x, w as MlaWeights),
+  },
   {
     name: "mergedMlaAttention causal streaming",
     kind: "mla",

@@ -77,7 +77,11 @@ export function allFinite(m: Matrix | ArrayLike<number>): boolean {
 
 /** A copy of m with every entry multiplied by s. */
 export function scaled(m: Matrix, s: number): Matrix {
-  return new Matrix(m.rows, m.cols, m.data.map((x) => x * s));
+  return new Matrix(
+    m.rows,
+    m.cols,
+    m.data.map((x) => x * s),
+  );
 }
 
 /** Largest |logit| of scale·QKᵀ (for tolerances: an exp argument of size L carries ≈ L·ε error). */

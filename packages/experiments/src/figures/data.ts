@@ -65,7 +65,13 @@ export function figureSeriesWithReferences(
   return { series, styles };
 }
 
-function groupSeries(plan: Plan, tasks: readonly Task[], records: ReadonlyMap<string, JournalRecord>, fig: FigureConfig, y: string): Series[] {
+function groupSeries(
+  plan: Plan,
+  tasks: readonly Task[],
+  records: ReadonlyMap<string, JournalRecord>,
+  fig: FigureConfig,
+  y: string,
+): Series[] {
   const x = fig.x ?? "flops";
   const s = fig.series ?? "method_label";
   const groups = new Map<string, Map<number, number[]>>();

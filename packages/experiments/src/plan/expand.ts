@@ -232,9 +232,7 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
   }
   const problemParams = Object.keys(generator.paramsSchema.properties).sort();
   const methodParams = [...new Set(config.methods.flatMap((m) => Object.keys(getMethod(m.method).paramsSchema.properties)))].sort();
-  const extraColumns = [
-    ...new Set(config.methods.flatMap((m) => (getMethod(m.method).extraMetrics ?? []).map((e) => e.name))),
-  ].sort();
+  const extraColumns = [...new Set(config.methods.flatMap((m) => (getMethod(m.method).extraMetrics ?? []).map((e) => e.name)))].sort();
   return { loaded, cells, trials: config.trials, problemParams, methodParams, extraColumns };
 }
 

@@ -209,8 +209,11 @@ export function luLowerFactor(a: Matrix): Matrix {
       at[cj + p] = 1;
       continue;
     }
-    const inv = 1 / at[cj + p];
-    for (let i = 0; i < m; i++) l[i] = at[cj + i] * inv;
+    // ratios to the pivot, both sides scaled by the same power of two (exact): a subnormal pivot
+    // (entries ≈ 1e-310) would otherwise give 1/pivot = ∞ and ∞·0 = NaN
+    const s = powerOfTwoScale(best);
+    const inv = 1 / (at[cj + p] * s);
+    for (let i = 0; i < m; i++) l[i] = at[cj + i] * s * inv;
     for (const q of pivots) l[q] = 0; // rows already pivoted hold U entries, not L entries
     for (let k = j + 1; k < n; k++) {
       const ck = k * m;

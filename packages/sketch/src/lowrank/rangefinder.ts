@@ -53,7 +53,14 @@ export function safeScaled(a: Matrix): { scaled: Matrix; factor: number } {
   for (let i = 0; i < a.data.length; i++) mx = Math.max(mx, Math.abs(a.data[i]));
   if (mx === 0 || (mx >= 2 ** -SAFE_EXPONENT && mx <= 2 ** SAFE_EXPONENT)) return { scaled: a, factor: 1 };
   const s = powerOfTwoScale(mx);
-  return { scaled: new Matrix(a.rows, a.cols, a.data.map((x) => x * s)), factor: 1 / s };
+  return {
+    scaled: new Matrix(
+      a.rows,
+      a.cols,
+      a.data.map((x) => x * s),
+    ),
+    factor: 1 / s,
+  };
 }
 
 /** Sketch kinds usable as a range-finder test matrix by name. */

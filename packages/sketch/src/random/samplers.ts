@@ -20,6 +20,11 @@ export function gaussianArray(length: number, key: SeedKey, options: GaussianOpt
   const std = options.std ?? 1;
   assertNumber(mean, "options.mean");
   assertNumber(std, "options.std", { min: 0 });
+  // Box–Muller on a 53-bit uniform gives |z| ≤ √(−2 ln 2⁻⁵³) ≈ 8.6: require the extreme sample to
+  // be representable, so a huge std is refused instead of producing ±∞ (issue #6).
+  if (Math.abs(mean) + 9 * std > Number.MAX_VALUE) {
+    throw new ValueError("options.std", `|mean| + 9·std ≤ ${Number.MAX_VALUE} (samples stay finite)`, `mean ${mean}, std ${std}`);
+  }
   const rng = new RandomStream(key);
   const out = new Float64Array(length);
   for (let i = 0; i < length; i++) out[i] = mean + std * rng.gaussian();
@@ -62,6 +67,7 @@ export function uniformArray(length: number, key: SeedKey, options: UniformOptio
   const rng = new RandomStream(key);
   const out = new Float64Array(length);
   const w = high - low;
+  if (!Number.isFinite(w)) throw new ValueError("options.high", `high − low ≤ ${Number.MAX_VALUE}`, `low ${low}, high ${high}`);
   for (let i = 0; i < length; i++) out[i] = low + w * rng.uniform();
   return out;
 }

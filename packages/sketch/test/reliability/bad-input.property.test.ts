@@ -4,4 +4,4 @@
 import { runSuite } from "../../../core/test/reliability/harness.js";
 import { sketchEntries } from "./entries.js";
 
-runSuite(sketchEntries, { pkg: "sketch", numRuns: 500 });
+runSuite(sketchEntries, { pkg: "sketch", numRuns: 1500 });

@@ -60,7 +60,19 @@ import {
   weightedRowSampler,
 } from "@randattn/sketch";
 import { type Entry, lengthIs, shapeIs } from "../../../core/test/reliability/harness.js";
-import { badIntArb, dimArb, intArg, makeMatrix, matArg, mildScaleArb, modeArg, numArg, posDimArb, probabilityArb, seedArb } from "../../../core/test/reliability/gen.js";
+import {
+  badIntArb,
+  dimArb,
+  intArg,
+  makeMatrix,
+  matArg,
+  mildScaleArb,
+  modeArg,
+  numArg,
+  posDimArb,
+  probabilityArb,
+  seedArb,
+} from "../../../core/test/reliability/gen.js";
 import { kernelArb } from "../../../core/test/reliability/entries/attention.js";
 
 const SKETCH_KINDS = ["gaussian", "rademacher", "srht", "countsketch", "sparse-sign"] as const;
@@ -102,33 +114,40 @@ const rangeOptionsArb = (k: number): fc.Arbitrary<unknown> =>
     { weight: 1, arbitrary: fc.constantFrom<unknown>(null, undefined, {}, { rank: 0 }, "rank") },
   );
 
-const vecOrBad = (n: number) =>
-  fc.oneof(
-    { weight: 6, arbitrary: fc.array(fc.double({ min: -4, max: 4, noNaN: true }), { minLength: n, maxLength: n }).map((a) => Float64Array.from(a)) },
-    { weight: 1, arbitrary: fc.constantFrom<unknown>(null, "x", new Float64Array(0), Float64Array.of(Number.NaN)) },
-  );
-
 export const sketchEntries: Entry[] = [
   // ---- random/ ----
   {
     family: "samplers",
     name: "gaussianArray / rademacherArray / uniformArray(length, key, options)",
-    args: fc.tuple(intArg(0, 8), seedArb, fc.constantFrom(0, 1, 2), numArg(fc.double({ min: -3, max: 3, noNaN: true })), numArg(fc.double({ min: 0, max: 3, noNaN: true }))),
+    args: fc.tuple(
+      intArg(0, 8),
+      seedArb,
+      fc.constantFrom(0, 1, 2),
+      numArg(fc.double({ min: -3, max: 3, noNaN: true })),
+      numArg(fc.double({ min: 0, max: 3, noNaN: true })),
+    ),
     call: (n, key, which, a, b) =>
-      which === 0 ? gaussianArray(n, key, { mean: a, std: b }) : which === 1 ? rademacherArray(n, key, { magnitude: b }) : uniformArray(n, key, { low: a, high: (a as number) + (b as number) }),
+      which === 0
+        ? gaussianArray(n, key, { mean: a, std: b })
+        : which === 1
+          ? rademacherArray(n, key, { magnitude: b })
+          : uniformArray(n, key, { low: a, high: (a as number) + (b as number) }),
     check: (out, [n]) => lengthIs(out, n),
   },
   {
     family: "samplers",
     name: "uniformIntegers(length, upper, key) / uniformSubset(n, count, key) / randomPermutation(n, key)",
     args: fc.tuple(intArg(0, 8), intArg(0, 8), seedArb, fc.constantFrom(0, 1, 2)),
-    call: (a, b, key, which) => (which === 0 ? uniformIntegers(a, b, key) : which === 1 ? uniformSubset(a, b, key) : randomPermutation(a, key)),
+    call: (a, b, key, which) =>
+      which === 0 ? uniformIntegers(a, b, key) : which === 1 ? uniformSubset(a, b, key) : randomPermutation(a, key),
     check: (out, [a, b, , which]) => lengthIs(out, which === 1 ? b : a),
   },
   {
     family: "samplers",
     name: "sampleWithReplacement / sampleWithoutReplacement / systematicSample / AliasTable(p, count, key)",
-    args: fc.tuple(dimArb(6), intArg(0, 6), seedArb, fc.constantFrom(0, 1, 2, 3)).chain(([n, count, key, which]) => fc.tuple(probabilityArb(n), fc.constant(count), fc.constant(key), fc.constant(which))),
+    args: fc
+      .tuple(dimArb(6), intArg(0, 6), seedArb, fc.constantFrom(0, 1, 2, 3))
+      .chain(([n, count, key, which]) => fc.tuple(probabilityArb(n), fc.constant(count), fc.constant(key), fc.constant(which))),
     call: ({ p }, count, key, which) => {
       if (which === 0) return sampleWithReplacement(p, count, key);
       if (which === 1) return sampleWithoutReplacement(p, count, key);
@@ -146,29 +165,56 @@ export const sketchEntries: Entry[] = [
   {
     family: "samplers",
     name: "validateProbabilities / normalizeWeights / inclusionProbabilities / supportSize(p)",
-    args: fc.tuple(dimArb(6), intArg(0, 6), fc.constantFrom(0, 1, 2, 3)).chain(([n, count, which]) => fc.tuple(probabilityArb(n), fc.constant(count), fc.constant(which))),
-    call: ({ p }, count, which) => (which === 0 ? validateProbabilities(p) : which === 1 ? normalizeWeights(p) : which === 2 ? inclusionProbabilities(p, count) : supportSize(p)),
+    args: fc
+      .tuple(dimArb(6), intArg(0, 6), fc.constantFrom(0, 1, 2, 3))
+      .chain(([n, count, which]) => fc.tuple(probabilityArb(n), fc.constant(count), fc.constant(which))),
+    call: ({ p }, count, which) =>
+      which === 0
+        ? validateProbabilities(p)
+        : which === 1
+          ? normalizeWeights(p)
+          : which === 2
+            ? inclusionProbabilities(p, count)
+            : supportSize(p),
     check: (out, [{ p }, , which]) => (which === 3 ? (Number.isInteger(out) ? undefined : `support ${out}`) : lengthIs(out, p.length)),
   },
   // ---- operators/ ----
   {
     family: "operators",
     name: "createSketch(<kind>Sketch(rows, cols, options), seed).sketchLeft / sketchRight / toMatrix / cost",
-    args: fc.tuple(intArg(0, 6), intArg(0, 9), fc.constantFrom(...SKETCH_KINDS), fc.constantFrom(0, 1, 2, 3), dimArb(4)).chain(([rows, cols, kind, which, other]) => {
-      const r = Number.isInteger(rows) && (rows as number) >= 0 && (rows as number) < 10 ? (rows as number) : 2;
-      const c = Number.isInteger(cols) && (cols as number) >= 0 && (cols as number) < 10 ? (cols as number) : 2;
-      return fc.tuple(
-        fc.constant(rows),
-        fc.constant(cols),
-        fc.constant(kind),
-        fc.record({ scale: fc.oneof(fc.constant(undefined), numArg(fc.double({ min: 1e-3, max: 10, noNaN: true }))), nnzPerColumn: fc.oneof(fc.constant(undefined), intArg(1, 4)) }, { requiredKeys: [] }),
-        seedArb,
-        fc.constant(which),
-        which === 0 ? matArg(c, other) : which === 1 ? matArg(other, r) : fc.oneof({ weight: 5, arbitrary: fc.constant(other) }, { weight: 1, arbitrary: badIntArb }),
-      );
-    }),
+    args: fc
+      .tuple(intArg(0, 6), intArg(0, 9), fc.constantFrom(...SKETCH_KINDS), fc.constantFrom(0, 1, 2, 3), dimArb(4))
+      .chain(([rows, cols, kind, which, other]) => {
+        const r = Number.isInteger(rows) && (rows as number) >= 0 && (rows as number) < 10 ? (rows as number) : 2;
+        const c = Number.isInteger(cols) && (cols as number) >= 0 && (cols as number) < 10 ? (cols as number) : 2;
+        return fc.tuple(
+          fc.constant(rows),
+          fc.constant(cols),
+          fc.constant(kind),
+          fc.record(
+            {
+              scale: fc.oneof(fc.constant(undefined), numArg(fc.double({ min: 1e-3, max: 10, noNaN: true }))),
+              nnzPerColumn: fc.oneof(fc.constant(undefined), intArg(1, 4)),
+            },
+            { requiredKeys: [] },
+          ),
+          seedArb,
+          fc.constant(which),
+          which === 0
+            ? matArg(c, other)
+            : which === 1
+              ? matArg(other, r)
+              : fc.oneof({ weight: 5, arbitrary: fc.constant(other) }, { weight: 1, arbitrary: badIntArb }),
+        );
+      }),
     call: (rows, cols, kind, opts, seed, which, arg) => {
-      const make = { gaussian: gaussianSketch, rademacher: rademacherSketch, srht: srhtSketch, countsketch: countSketch, "sparse-sign": sparseSignSketch }[kind as (typeof SKETCH_KINDS)[number]];
+      const make = {
+        gaussian: gaussianSketch,
+        rademacher: rademacherSketch,
+        srht: srhtSketch,
+        countsketch: countSketch,
+        "sparse-sign": sparseSignSketch,
+      }[kind as (typeof SKETCH_KINDS)[number]];
       const s = createSketch(validateDistribution(make(rows, cols, opts)), seed);
       if (which === 0) return s.sketchLeft(arg);
       if (which === 1) return s.sketchRight(arg);
@@ -185,12 +231,29 @@ export const sketchEntries: Entry[] = [
   {
     family: "operators",
     name: "uniformRowSampler / squaredNormRowSampler / leverageScoreRowSampler / weightedRowSampler(samples, …) → sketchLeft",
-    args: fc.tuple(intArg(0, 5), posDimArb(6), posDimArb(3), fc.constantFrom(0, 1, 2, 3), modeArg(["left", "right"])).chain(([s, n, d, which, side]) =>
-      fc.tuple(fc.constant(s), fc.constant(n), structuredMatrixArb(n, d), probabilityArb(n), fc.constant(which), fc.constant(side), fc.boolean()),
-    ),
+    args: fc
+      .tuple(intArg(0, 5), posDimArb(6), posDimArb(3), fc.constantFrom(0, 1, 2, 3), modeArg(["left", "right"]))
+      .chain(([s, n, d, which, side]) =>
+        fc.tuple(
+          fc.constant(s),
+          fc.constant(n),
+          structuredMatrixArb(n, d),
+          probabilityArb(n),
+          fc.constant(which),
+          fc.constant(side),
+          fc.boolean(),
+        ),
+      ),
     call: (s, n, a, { p }, which, side, normalize) => {
       const opts = { side };
-      const dist = which === 0 ? uniformRowSampler(s, n, opts) : which === 1 ? squaredNormRowSampler(s, a, opts) : which === 2 ? leverageScoreRowSampler(s, a, opts) : weightedRowSampler(s, p, { ...opts, normalize });
+      const dist =
+        which === 0
+          ? uniformRowSampler(s, n, opts)
+          : which === 1
+            ? squaredNormRowSampler(s, a, opts)
+            : which === 2
+              ? leverageScoreRowSampler(s, a, opts)
+              : weightedRowSampler(s, p, { ...opts, normalize });
       const op = createSketch(dist, [1, "rows"]);
       return dist.side === "right" ? op.sketchRight(a instanceof Matrix && a.rows === n ? new Matrix(1, n) : a) : op.sketchLeft(a);
     },
@@ -198,14 +261,38 @@ export const sketchEntries: Entry[] = [
   {
     family: "operators",
     name: "leverageScores(a, options)",
-    args: fc.tuple(dimArb(5), dimArb(4)).chain(([m, n]) => fc.tuple(structuredMatrixArb(m, n), fc.record({ rankTolerance: fc.oneof(fc.constant(undefined), numArg(fc.constantFrom(1e-12, 1e-3))), side: modeArg(["left", "right"]) }, { requiredKeys: [] }))),
+    args: fc
+      .tuple(dimArb(5), dimArb(4))
+      .chain(([m, n]) =>
+        fc.tuple(
+          structuredMatrixArb(m, n),
+          fc.record(
+            { rankTolerance: fc.oneof(fc.constant(undefined), numArg(fc.constantFrom(1e-12, 1e-3))), side: modeArg(["left", "right"]) },
+            { requiredKeys: [] },
+          ),
+        ),
+      ),
     call: leverageScores,
   },
   {
     family: "operators",
     name: "fwhtInPlace(x, n, offset) / fwhtRowsInPlace(x, n, p)",
     args: fc.tuple(fc.constantFrom(0, 1, 2, 4, 8), intArg(0, 3), fc.boolean()).chain(([n, rows, byRows]) =>
-      fc.tuple(fc.oneof({ weight: 6, arbitrary: fc.constant(makeMatrix(1, n * (typeof rows === "number" && rows >= 0 && rows < 4 ? rows || 1 : 1), 7).data) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(null, "x", new Float64Array(3)) }), fc.oneof(fc.constant(n), intArg(0, 8)), fc.constant(rows), fc.constant(byRows)),
+      fc.tuple(
+        fc.oneof(
+          {
+            weight: 6,
+            arbitrary: fc.constant(
+              makeMatrix(1, n * (Number.isInteger(rows) && (rows as number) >= 0 && (rows as number) < 4 ? (rows as number) || 1 : 1), 7)
+                .data,
+            ),
+          },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>(null, "x", new Float64Array(3)) },
+        ),
+        fc.oneof(fc.constant(n), intArg(0, 8)),
+        fc.constant(rows),
+        fc.constant(byRows),
+      ),
     ),
     // a raw in-place transform (like core's linalg primitives): NaN/±Inf entries pass through
     passThrough: true,
@@ -215,23 +302,29 @@ export const sketchEntries: Entry[] = [
   {
     family: "sampling",
     name: "sampledMatmul(a, b, s, probabilities, seed, { design }) / dkmExpectedSquaredError / optimalMatmulProbabilities",
-    args: fc.tuple(dimArb(4), dimArb(6), dimArb(4), intArg(0, 8)).chain(([m, n, p, s]) =>
-      fc.tuple(
-        matArg(m, n),
-        matArg(n, p),
-        fc.constant(s),
-        fc.oneof({ weight: 2, arbitrary: modeArg(["uniform", "optimal"], 1, false) }, { weight: 3, arbitrary: probabilityArb(n).map((x) => x.p) }),
-        seedArb,
-        fc.record({ design: modeArg(["with-replacement", "horvitz-thompson", "des-raj"]) }, { requiredKeys: [] }),
-        fc.constantFrom(0, 1, 2),
+    args: fc
+      .tuple(dimArb(4), dimArb(6), dimArb(4), intArg(0, 8))
+      .chain(([m, n, p, s]) =>
+        fc.tuple(
+          matArg(m, n),
+          matArg(n, p),
+          fc.constant(s),
+          fc.oneof(
+            { weight: 2, arbitrary: modeArg(["uniform", "optimal"], 1, false) },
+            { weight: 3, arbitrary: probabilityArb(n).map((x) => x.p) },
+          ),
+          seedArb,
+          fc.record({ design: modeArg(["with-replacement", "horvitz-thompson", "des-raj"]) }, { requiredKeys: [] }),
+          fc.constantFrom(0, 1, 2),
+        ),
       ),
-    ),
     call: (a, b, s, probs, seed, opts, which) => {
       if (which === 0) return sampledMatmul(a, b, s, probs, seed, opts).output;
       if (which === 1) return dkmExpectedSquaredError(a, b, s, typeof probs === "string" ? optimalMatmulProbabilities(a, b) : probs);
       return optimalMatmulProbabilities(a, b);
     },
-    check: (out, [a, b, , , , , which]) => (which === 0 ? shapeIs(out, a.rows, b.cols) : which === 1 ? (out >= 0 ? undefined : `E = ${out}`) : lengthIs(out, a.cols)),
+    check: (out, [a, b, , , , , which]) =>
+      which === 0 ? shapeIs(out, a.rows, b.cols) : which === 1 ? (out >= 0 ? undefined : `E = ${out}`) : lengthIs(out, a.cols),
   },
   {
     family: "sampling",
@@ -239,7 +332,9 @@ export const sketchEntries: Entry[] = [
     args: fc.tuple(dimArb(4), dimArb(6), dimArb(3), intArg(0, 7)).chain(([nQ, nKV, dV, s]) =>
       fc.tuple(
         // attention-like non-negative weights (|·| of a random matrix), sometimes raw (negative entries)
-        fc.tuple(matArg(nQ, nKV, { scale: mildScaleArb }), fc.boolean()).map(([w, raw]) => (w instanceof Matrix && !raw ? new Matrix(w.rows, w.cols, w.data.map(Math.abs)) : w)),
+        fc
+          .tuple(matArg(nQ, nKV, { scale: mildScaleArb }), fc.boolean())
+          .map(([w, raw]) => (w instanceof Matrix && !raw ? new Matrix(w.rows, w.cols, w.data.map(Math.abs)) : w)),
         matArg(nKV, dV),
         fc.constant(s),
         seedArb,
@@ -292,9 +387,16 @@ export const sketchEntries: Entry[] = [
   {
     family: "sampling",
     name: "drawWeightedSample(p, s, seed, design)",
-    args: fc.tuple(dimArb(6), intArg(0, 6), seedArb, modeArg(["with-replacement", "horvitz-thompson", "des-raj"], 1, false)).chain(([n, s, seed, design]) =>
-      fc.tuple(probabilityArb(n).map(({ p }) => (p instanceof Float64Array ? p : Array.isArray(p) ? Float64Array.from(p) : p)), fc.constant(s), fc.constant(seed), fc.constant(design)),
-    ),
+    args: fc
+      .tuple(dimArb(6), intArg(0, 6), seedArb, modeArg(["with-replacement", "horvitz-thompson", "des-raj"], 1, false))
+      .chain(([n, s, seed, design]) =>
+        fc.tuple(
+          probabilityArb(n).map(({ p }) => (p instanceof Float64Array ? p : Array.isArray(p) ? Float64Array.from(p) : p)),
+          fc.constant(s),
+          fc.constant(seed),
+          fc.constant(design),
+        ),
+      ),
     call: drawWeightedSample,
     check: (out, [p, s]) => {
       const bad = lengthIs(out.indices, s, "indices");
@@ -322,10 +424,29 @@ export const sketchEntries: Entry[] = [
                 projection: modeArg(["iid", "orthogonal"]),
                 kernel: fc.oneof(
                   { weight: 4, arbitrary: fc.constant(undefined) },
-                  { weight: 2, arbitrary: numArg(fc.double({ min: 0.1, max: 3, noNaN: true })).map((bandwidth) => ({ kind: "gaussian", bandwidth })) },
-                  { weight: 1, arbitrary: fc.constantFrom<unknown>({ kind: "laplacian", bandwidth: 1 }, { kind: "softmax", scale: 0.5 }, { kind: "dot" }, null) },
+                  {
+                    weight: 2,
+                    arbitrary: numArg(fc.double({ min: 0.1, max: 3, noNaN: true })).map((bandwidth) => ({ kind: "gaussian", bandwidth })),
+                  },
+                  {
+                    weight: 1,
+                    arbitrary: fc.constantFrom<unknown>(
+                      { kind: "laplacian", bandwidth: 1 },
+                      { kind: "softmax", scale: 0.5 },
+                      { kind: "dot" },
+                      null,
+                    ),
+                  },
                 ),
-                mask: fc.constantFrom<unknown>(undefined, undefined, { kind: "causal" }, { kind: "causal", offset: -2 }, { kind: "padding", keyLength: 0 }, { kind: "padding", keyLength: 1 }, { kind: "allowed", sets: [] }),
+                mask: fc.constantFrom<unknown>(
+                  undefined,
+                  undefined,
+                  { kind: "causal" },
+                  { kind: "causal", offset: -2 },
+                  { kind: "padding", keyLength: 0 },
+                  { kind: "padding", keyLength: 1 },
+                  { kind: "allowed", sets: [] },
+                ),
                 blockSize: fc.oneof(fc.constant(undefined), intArg(1, 3)),
                 onNonPositiveNormalizer: modeArg(["error", "zero", "keep"]),
               },
@@ -343,16 +464,21 @@ export const sketchEntries: Entry[] = [
   {
     family: "features",
     name: "drawProjection(numFeatures, dim, options, seed) → randomFeatures(x, omega, options) / featureDimension",
-    args: fc.tuple(intArg(1, 6), posDimArb(4), dimArb(4)).chain(([m, d, n]) =>
-      fc.tuple(
-        fc.constant(m),
-        fc.constant(d),
-        fc.record({ projection: modeArg(["iid", "orthogonal"]) }, { requiredKeys: [] }),
-        seedArb,
-        matArg(n, d),
-        fc.record({ features: modeArg(["trig", "positive", "hyperbolic"]), shift: modeArg(["row", "global", "none"]) }, { requiredKeys: [] }),
+    args: fc
+      .tuple(intArg(1, 6), posDimArb(4), dimArb(4))
+      .chain(([m, d, n]) =>
+        fc.tuple(
+          fc.constant(m),
+          fc.constant(d),
+          fc.record({ projection: modeArg(["iid", "orthogonal"]) }, { requiredKeys: [] }),
+          seedArb,
+          matArg(n, d),
+          fc.record(
+            { features: modeArg(["trig", "positive", "hyperbolic"]), shift: modeArg(["row", "global", "none"]) },
+            { requiredKeys: [] },
+          ),
+        ),
       ),
-    ),
     call: (m, d, popts, seed, x, fopts) => {
       const omega = drawProjection(m, d, popts, seed);
       featureDimension(fopts.features ?? "positive", m); // (null is taken as the default, like undefined)
@@ -364,7 +490,9 @@ export const sketchEntries: Entry[] = [
   {
     family: "lowrank",
     name: "rangeFinder / qb / randomizedSvd(a, options, seed)",
-    args: fc.tuple(posDimArb(7), posDimArb(5), fc.constantFrom(0, 1, 2)).chain(([m, n, which]) => fc.tuple(structuredMatrixArb(m, n), rangeOptionsArb(Math.min(m, n)), seedArb, fc.constant(which))),
+    args: fc
+      .tuple(posDimArb(7), posDimArb(5), fc.constantFrom(0, 1, 2))
+      .chain(([m, n, which]) => fc.tuple(structuredMatrixArb(m, n), rangeOptionsArb(Math.min(m, n)), seedArb, fc.constant(which))),
     call: (a, o, seed, which) => (which === 0 ? rangeFinder(a, o, seed).Q : which === 1 ? qb(a, o, seed) : randomizedSvd(a, o, seed)),
     check: (out, [a, o, , which]) => {
       if (which === 0) return out.rows === a.rows ? orthonormalCheck(out) : `Q rows ${out.rows}`;
@@ -379,7 +507,17 @@ export const sketchEntries: Entry[] = [
       fc.tuple(
         structuredMatrixArb(m, n),
         fc.oneof(
-          { weight: 8, arbitrary: fc.record({ tolerance: numArg(fc.constantFrom(1, 0.5, 1e-3, 1e-14)), blockSize: fc.oneof(fc.constant(undefined), intArg(1, 3)), maxRank: fc.oneof(fc.constant(undefined), intArg(1, 5)) }, { requiredKeys: ["tolerance"] }) },
+          {
+            weight: 8,
+            arbitrary: fc.record(
+              {
+                tolerance: numArg(fc.constantFrom(1, 0.5, 1e-3, 1e-14)),
+                blockSize: fc.oneof(fc.constant(undefined), intArg(1, 3)),
+                maxRank: fc.oneof(fc.constant(undefined), intArg(1, 5)),
+              },
+              { requiredKeys: ["tolerance"] },
+            ),
+          },
           { weight: 1, arbitrary: fc.constantFrom<unknown>(null, {}, { tolerance: 2 }) },
         ),
         seedArb,
@@ -391,8 +529,11 @@ export const sketchEntries: Entry[] = [
   {
     family: "lowrank",
     name: "householderQr / orthonormalize / luLowerFactor / exactSvd(a, rank)",
-    args: fc.tuple(dimArb(7), dimArb(5), fc.constantFrom(0, 1, 2, 3)).chain(([m, n, which]) => fc.tuple(structuredMatrixArb(m, n), fc.constant(which), fc.oneof(fc.constant(undefined), intArg(0, 5)))),
-    call: (a, which, rank) => (which === 0 ? householderQr(a).q : which === 1 ? orthonormalize(a) : which === 2 ? luLowerFactor(a) : exactSvd(a, rank)),
+    args: fc
+      .tuple(dimArb(7), dimArb(5), fc.constantFrom(0, 1, 2, 3))
+      .chain(([m, n, which]) => fc.tuple(structuredMatrixArb(m, n), fc.constant(which), fc.oneof(fc.constant(undefined), intArg(0, 5)))),
+    call: (a, which, rank) =>
+      which === 0 ? householderQr(a).q : which === 1 ? orthonormalize(a) : which === 2 ? luLowerFactor(a) : exactSvd(a, rank),
     check: (out, [a, which]) => (which <= 1 ? (out.rows === a.rows ? orthonormalCheck(out) : `rows ${out.rows}`) : undefined),
   },
   {
@@ -404,7 +545,19 @@ export const sketchEntries: Entry[] = [
         fc.constant(which),
         matArg(n, 4),
         fc.oneof(
-          { weight: 8, arbitrary: fc.record({ rank: intArg(1, 4), latentRank: intArg(1, 4), queryLatentRank: intArg(1, 3), latentDim: intArg(1, 6), method: modeArg(["randomized", "exact"]) }, { requiredKeys: ["rank", "latentRank", "queryLatentRank", "latentDim"] }) },
+          {
+            weight: 8,
+            arbitrary: fc.record(
+              {
+                rank: intArg(1, 4),
+                latentRank: intArg(1, 4),
+                queryLatentRank: intArg(1, 3),
+                latentDim: intArg(1, 6),
+                method: modeArg(["randomized", "exact"]),
+              },
+              { requiredKeys: ["rank", "latentRank", "queryLatentRank", "latentDim"] },
+            ),
+          },
           { weight: 1, arbitrary: fc.constantFrom<unknown>(null, {}, { rank: 0, latentRank: 0, latentDim: 0 }) },
         ),
         seedArb,

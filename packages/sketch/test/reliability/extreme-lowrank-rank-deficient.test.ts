@@ -19,7 +19,11 @@ function lowRank(rank: number, scale: number, key: string): { a: Matrix; sigma: 
     const v = randomMatrix(1, n, [11, key, "v", i]);
     // Gram–Schmidt against the previous directions is not needed: exact rank is what matters;
     // the exact singular values come from the reference SVD below.
-    a = new Matrix(m, n, a.data.map((x, p) => x + sigma[i] * u.data[Math.floor(p / n)] * v.data[p % n]));
+    a = new Matrix(
+      m,
+      n,
+      a.data.map((x, p) => x + sigma[i] * u.data[Math.floor(p / n)] * v.data[p % n]),
+    );
   }
   return { a, sigma };
 }
@@ -97,5 +101,3 @@ describe("blockedQb (fixed accuracy) on rank-deficient inputs", () => {
     });
   }
 });
-
-

@@ -3,7 +3,7 @@
 // the approximation error is reported as a finite number. At moderate norms the kernel estimate
 // is also checked against its known variance (Performer Lemma 2).
 import { describe, expect, it } from "vitest";
-import { Matrix, attention, randomMatrix, relativeFrobeniusError } from "@randattn/core";
+import { type Matrix, attention, randomMatrix, relativeFrobeniusError } from "@randattn/core";
 import { drawProjection, randomFeatureAttention, randomFeatures } from "@randattn/sketch";
 
 const d = 16;
@@ -36,7 +36,11 @@ describe("randomFeatureAttention for ‖q‖ = ‖k‖ up to 10·d^¼ (and beyon
             const k = rowsOfNorm(r, "k");
             const mask = causal ? ({ kind: "causal" } as const) : undefined;
             // trig estimates of D can be ≤ 0 for real at large norms: keep those rows as zeros (reported)
-            const res = randomFeatureAttention(q, k, v, { numFeatures: 64, features, projection, mask, onNonPositiveNormalizer: "zero" }, [9, "rf", features]);
+            const res = randomFeatureAttention(q, k, v, { numFeatures: 64, features, projection, mask, onNonPositiveNormalizer: "zero" }, [
+              9,
+              "rf",
+              features,
+            ]);
             const where = `‖q‖ = ${r.toExponential(2)}`;
             for (const x of res.output.data) expect(Number.isFinite(x), where).toBe(true);
             for (const x of res.normalizer) expect(Number.isFinite(x), where).toBe(true);

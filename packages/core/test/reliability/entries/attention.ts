@@ -33,7 +33,20 @@ import {
   tieKvHeads,
 } from "@randattn/core";
 import { type Entry, lengthIs, shapeIs } from "../harness.js";
-import { badIntArb, dimArb, intArg, makeMatrix, matArg, matrixArb, mildScaleArb, modeArg, nonMatrixArb, numArg, posDimArb, seedArb } from "../gen.js";
+import {
+  badIntArb,
+  dimArb,
+  intArg,
+  makeMatrix,
+  matArg,
+  matrixArb,
+  mildScaleArb,
+  modeArg,
+  nonMatrixArb,
+  numArg,
+  posDimArb,
+  seedArb,
+} from "../gen.js";
 
 /** Kernels: valid ones (including ones that vanish or misbehave on purpose) and malformed ones. */
 export const kernelArb: fc.Arbitrary<unknown> = fc.oneof(
@@ -44,7 +57,14 @@ export const kernelArb: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 2, arbitrary: fc.constant(dotKernel((s) => Math.max(s, 0), { name: "relu" })) },
   { weight: 1, arbitrary: fc.constant(dotKernel((s) => s * s, { scale: 0.5, name: "square" })) },
   // misbehaving f: negative, NaN, overflowing — must be a NumericalError, never a NaN in Y
-  { weight: 1, arbitrary: fc.constantFrom(dotKernel((s) => s, { name: "identity (negative)" }), dotKernel(() => Number.NaN, { name: "nan" }), dotKernel((s) => Math.exp(1e3 * s), { name: "exp1000" })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      dotKernel((s) => s, { name: "identity (negative)" }),
+      dotKernel(() => Number.NaN, { name: "nan" }),
+      dotKernel((s) => Math.exp(1e3 * s), { name: "exp1000" }),
+    ),
+  },
   {
     weight: 2,
     arbitrary: fc.constant(
@@ -55,14 +75,25 @@ export const kernelArb: fc.Arbitrary<unknown> = fc.oneof(
       }, "rbf"),
     ),
   },
-  { weight: 1, arbitrary: fc.constantFrom<unknown>({ kind: "bogus" }, { kind: "dot" }, { kind: "pairwise", fn: 3 }, null, "softmax", { kind: "softmax", scale: -1 }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>({ kind: "bogus" }, { kind: "dot" }, { kind: "pairwise", fn: 3 }, null, "softmax", {
+      kind: "softmax",
+      scale: -1,
+    }),
+  },
 );
 
 /** Masks for nQ queries and nKV keys: every kind, valid and malformed. */
 export function maskArb(nQ: number, nKV: number): fc.Arbitrary<unknown> {
   return fc.oneof(
     { weight: 4, arbitrary: fc.constant(undefined) },
-    { weight: 3, arbitrary: fc.oneof(fc.constant(undefined), intArg(-3, 4)).map((offset) => (offset === undefined ? { kind: "causal" } : { kind: "causal", offset })) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .oneof(fc.constant(undefined), intArg(-3, 4))
+        .map((offset) => (offset === undefined ? { kind: "causal" } : { kind: "causal", offset })),
+    },
     { weight: 2, arbitrary: intArg(0, Math.max(0, nKV), 1).map((keyLength) => ({ kind: "padding", keyLength })) },
     {
       weight: 2,
@@ -72,7 +103,10 @@ export function maskArb(nQ: number, nKV: number): fc.Arbitrary<unknown> {
     },
     {
       weight: 2,
-      arbitrary: fc.nat().map((seed) => ({ kind: "dense", allowed: Matrix.from(nQ, nKV, (i, j) => ((seed >> ((i * 7 + j) % 30)) & 1) | (j === 0 && seed % 3 === 0 ? 1 : 0)) })),
+      arbitrary: fc.nat().map((seed) => ({
+        kind: "dense",
+        allowed: Matrix.from(nQ, nKV, (i, j) => ((seed >> ((i * 7 + j) % 30)) & 1) | (j === 0 && seed % 3 === 0 ? 1 : 0)),
+      })),
     },
     {
       weight: 2,
@@ -108,6 +142,7 @@ export function attentionOptionsArb(nQ: number, nKV: number): fc.Arbitrary<unkno
           blockSize: fc.oneof(fc.constant(undefined), intArg(1, 4)),
           queryBlockSize: fc.oneof(fc.constant(undefined), intArg(1, 4)),
           algorithm: modeArg(["materialized", "streaming"]),
+          precision: modeArg(["float64", "float32"]),
         },
         { requiredKeys: [] },
       ),
@@ -117,7 +152,11 @@ export function attentionOptionsArb(nQ: number, nKV: number): fc.Arbitrary<unkno
 
 const qkv = fc.tuple(dimArb(5), dimArb(5), dimArb(4), dimArb(4));
 
-function single(name: string, f: (q: Matrix, k: Matrix, v: Matrix, o: unknown) => unknown, shape: (nQ: number, nKV: number, dV: number) => [number, number]): Entry {
+function single(
+  name: string,
+  f: (q: Matrix, k: Matrix, v: Matrix, o: unknown) => unknown,
+  shape: (nQ: number, nKV: number, dV: number) => [number, number],
+): Entry {
   return {
     family: "attention",
     name,
@@ -174,11 +213,31 @@ function multiHeadWeightsArb(dIn: number, h: number, g: number, dh: number, dv: 
 const rope = (dim: number) => (dim % 2 === 0 && dim > 0 ? new Rope(dim) : undefined);
 
 export const attentionEntries: Entry[] = [
-  single("attention(queries, keys, values, options)", (q, k, v, o) => attention(q, k, v, o as never), (nQ, _nKV, dV) => [nQ, dV]),
-  single("streamingAttention(queries, keys, values, options)", (q, k, v, o) => streamingAttention(q, k, v, o as never), (nQ, _nKV, dV) => [nQ, dV]),
-  single("runAttention(queries, keys, values, { algorithm })", (q, k, v, o) => runAttention(q, k, v, o as never), (nQ, _nKV, dV) => [nQ, dV]),
-  single("attentionWeights(queries, keys, options)", (q, k, _v, o) => attentionWeights(q, k, o as never), (nQ, nKV) => [nQ, nKV]),
-  single("attentionScores(queries, keys, options)", (q, k, _v, o) => attentionScores(q, k, o as never), (nQ, nKV) => [nQ, nKV]),
+  single(
+    "attention(queries, keys, values, options)",
+    (q, k, v, o) => attention(q, k, v, o as never),
+    (nQ, _nKV, dV) => [nQ, dV],
+  ),
+  single(
+    "streamingAttention(queries, keys, values, options)",
+    (q, k, v, o) => streamingAttention(q, k, v, o as never),
+    (nQ, _nKV, dV) => [nQ, dV],
+  ),
+  single(
+    "runAttention(queries, keys, values, { algorithm })",
+    (q, k, v, o) => runAttention(q, k, v, o as never),
+    (nQ, _nKV, dV) => [nQ, dV],
+  ),
+  single(
+    "attentionWeights(queries, keys, options)",
+    (q, k, _v, o) => attentionWeights(q, k, o as never),
+    (nQ, nKV) => [nQ, nKV],
+  ),
+  single(
+    "attentionScores(queries, keys, options)",
+    (q, k, _v, o) => attentionScores(q, k, o as never),
+    (nQ, nKV) => [nQ, nKV],
+  ),
   {
     family: "attention",
     name: "project(x, w)",
@@ -189,19 +248,22 @@ export const attentionEntries: Entry[] = [
   {
     family: "attention",
     name: "selfAttention / crossAttention / projectedAttention",
-    args: fc.tuple(posDimArb(4), posDimArb(4), posDimArb(4), dimArb(3), dimArb(3), fc.constantFrom(0, 1, 2)).chain(([nQ, nKV, dIn, d, dV, which]) =>
-      fc.tuple(
-        matArg(nQ, dIn),
-        matArg(which === 0 ? nQ : nKV, dIn),
-        fc.oneof(
-          { weight: 8, arbitrary: fc.record({ query: matArg(dIn, d), key: matArg(dIn, d), value: matArg(dIn, dV) }) },
-          { weight: 1, arbitrary: fc.constantFrom<unknown>(null, {}, { query: null }, "w") },
+    args: fc
+      .tuple(posDimArb(4), posDimArb(4), posDimArb(4), dimArb(3), dimArb(3), fc.constantFrom(0, 1, 2))
+      .chain(([nQ, nKV, dIn, d, dV, which]) =>
+        fc.tuple(
+          matArg(nQ, dIn),
+          matArg(which === 0 ? nQ : nKV, dIn),
+          fc.oneof(
+            { weight: 8, arbitrary: fc.record({ query: matArg(dIn, d), key: matArg(dIn, d), value: matArg(dIn, dV) }) },
+            { weight: 1, arbitrary: fc.constantFrom<unknown>(null, {}, { query: null }, "w") },
+          ),
+          attentionOptionsArb(nQ, which === 0 ? nQ : nKV),
+          fc.constant(which),
         ),
-        attentionOptionsArb(nQ, which === 0 ? nQ : nKV),
-        fc.constant(which),
       ),
-    ),
-    call: (xQ, xKV, w, o, which) => (which === 0 ? selfAttention(xQ, w, o) : which === 1 ? crossAttention(xQ, xKV, w, o) : projectedAttention(xQ, xKV, xKV, w, o)),
+    call: (xQ, xKV, w, o, which) =>
+      which === 0 ? selfAttention(xQ, w, o) : which === 1 ? crossAttention(xQ, xKV, w, o) : projectedAttention(xQ, xKV, xKV, w, o),
     check: (out, [xQ, , w]) => shapeIs(out, xQ.rows, w.value.cols),
   },
   {
@@ -209,7 +271,17 @@ export const attentionEntries: Entry[] = [
     name: "multiplicativeMask / additiveMask / emptyMaskRows / compileMask(mask, nQ, nKV)",
     // additive masks hold ∅_κ = −∞ on masked entries by definition
     allowInfiniteOutput: true,
-    args: fc.tuple(dimArb(5), dimArb(5)).chain(([nQ, nKV]) => fc.tuple(maskArb(nQ, nKV), fc.oneof({ weight: 8, arbitrary: fc.constant(nQ) }, { weight: 1, arbitrary: badIntArb }), fc.constant(nKV), kernelArb, fc.constantFrom(0, 1, 2, 3))),
+    args: fc
+      .tuple(dimArb(5), dimArb(5))
+      .chain(([nQ, nKV]) =>
+        fc.tuple(
+          maskArb(nQ, nKV),
+          fc.oneof({ weight: 8, arbitrary: fc.constant(nQ) }, { weight: 1, arbitrary: badIntArb }),
+          fc.constant(nKV),
+          kernelArb,
+          fc.constantFrom(0, 1, 2, 3),
+        ),
+      ),
     call: (m, nQ, nKV, kernel, which) => {
       if (which === 0) return multiplicativeMask(m as Mask, nQ, nKV);
       if (which === 1) return additiveMask(m as Mask, nQ, nKV, kernel as Kernel);
@@ -225,8 +297,14 @@ export const attentionEntries: Entry[] = [
     args: posDimArb(4).chain((d) =>
       fc.tuple(
         kernelArb,
-        fc.oneof({ weight: 6, arbitrary: matrixArb(1, d, { scale: mildScaleArb, poison: 0.05 }).map((m) => m.data) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(null, new Float64Array(d + 1), [1]) }),
-        fc.oneof({ weight: 6, arbitrary: matrixArb(1, d, { scale: mildScaleArb, poison: 0.05 }).map((m) => m.data) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(undefined, new Float64Array(0)) }),
+        fc.oneof(
+          { weight: 6, arbitrary: matrixArb(1, d, { scale: mildScaleArb, poison: 0.05 }).map((m) => m.data) },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>(null, new Float64Array(d + 1), [1]) },
+        ),
+        fc.oneof(
+          { weight: 6, arbitrary: matrixArb(1, d, { scale: mildScaleArb, poison: 0.05 }).map((m) => m.data) },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>(undefined, new Float64Array(0)) },
+        ),
         fc.boolean(),
       ),
     ),
@@ -236,22 +314,41 @@ export const attentionEntries: Entry[] = [
   {
     family: "attention",
     name: "softmaxKernel(scale) / dotKernel(f, options) / pairwiseKernel(fn, name)",
-    args: fc.tuple(numArg(fc.double({ min: 1e-3, max: 10, noNaN: true })), fc.constantFrom<unknown>((s: number) => Math.exp(s), null, "exp", 3), fc.constantFrom(0, 1, 2)),
+    args: fc.tuple(
+      numArg(fc.double({ min: 1e-3, max: 10, noNaN: true })),
+      fc.constantFrom<unknown>((s: number) => Math.exp(s), null, "exp", 3),
+      fc.constantFrom(0, 1, 2),
+    ),
     call: (scale, f, which) => (which === 0 ? softmaxKernel(scale) : which === 1 ? dotKernel(f, { scale }) : pairwiseKernel(f)),
   },
   {
     family: "multihead",
     name: "multiHeadAttention(xQ, xKV, weights, options)",
     args: fc
-      .tuple(posDimArb(4), posDimArb(4), posDimArb(4), fc.constantFrom([1, 1], [2, 2], [2, 1], [4, 2], [3, 1], [3, 2], [4, 3]), posDimArb(4), posDimArb(3), posDimArb(4))
+      .tuple(
+        posDimArb(4),
+        posDimArb(4),
+        posDimArb(4),
+        fc.constantFrom([1, 1], [2, 2], [2, 1], [4, 2], [3, 1], [3, 2], [4, 3]),
+        posDimArb(4),
+        posDimArb(3),
+        posDimArb(4),
+      )
       .chain(([nQ, nKV, dIn, [h, g], dh, dv, dOut]) =>
         fc.tuple(
           matArg(nQ, dIn),
           matArg(nKV, dIn),
           multiHeadWeightsArb(dIn, h, g, dh, dv, dOut),
-          fc.tuple(attentionOptionsArb(nQ, nKV), fc.oneof(fc.constant(undefined), fc.constant(rope(dh)), fc.constantFrom<unknown>({ apply: () => null }, {})), fc.oneof(fc.constant(undefined), fc.constantFrom<unknown>(new Float64Array(nQ).fill(Number.NaN), [0.5], defaultQueryPositions(nQ, nKV)))).map(([o, r, qp]) =>
-            o && typeof o === "object" ? { ...o, rope: r, queryPositions: qp } : o,
-          ),
+          fc
+            .tuple(
+              attentionOptionsArb(nQ, nKV),
+              fc.oneof(fc.constant(undefined), fc.constant(rope(dh)), fc.constantFrom<unknown>({ apply: () => null }, {})),
+              fc.oneof(
+                fc.constant(undefined),
+                fc.constantFrom<unknown>(new Float64Array(nQ).fill(Number.NaN), [0.5], defaultQueryPositions(nQ, nKV)),
+              ),
+            )
+            .map(([o, r, qp]) => (o && typeof o === "object" ? { ...o, rope: r, queryPositions: qp } : o)),
         ),
       ),
     call: (xQ, xKV, w, o) => multiHeadAttention(xQ, xKV, w, o),
@@ -262,7 +359,17 @@ export const attentionEntries: Entry[] = [
     name: "initMultiHeadWeights(init, key) / multiHeadShape / tieKvHeads",
     args: fc.tuple(
       fc.oneof(
-        { weight: 8, arbitrary: fc.record({ dIn: intArg(1, 5), numHeads: intArg(1, 4), numKvHeads: fc.oneof(fc.constant(undefined), intArg(1, 4)), headDim: intArg(1, 4), valueDim: fc.oneof(fc.constant(undefined), intArg(1, 4)), dOut: fc.oneof(fc.constant(undefined), intArg(1, 4)) }) },
+        {
+          weight: 8,
+          arbitrary: fc.record({
+            dIn: intArg(1, 5),
+            numHeads: intArg(1, 4),
+            numKvHeads: fc.oneof(fc.constant(undefined), intArg(1, 4)),
+            headDim: intArg(1, 4),
+            valueDim: fc.oneof(fc.constant(undefined), intArg(1, 4)),
+            dOut: fc.oneof(fc.constant(undefined), intArg(1, 4)),
+          }),
+        },
         { weight: 1, arbitrary: fc.constantFrom<unknown>(null, undefined, "mha", {}) },
       ),
       seedArb,
@@ -270,7 +377,9 @@ export const attentionEntries: Entry[] = [
     call: (init, key) => tieKvHeads(initMultiHeadWeights(init, key)),
     check: (out, [init]) => {
       const s = multiHeadShape(out);
-      return s.numHeads === init.numHeads && s.numKvHeads === init.numHeads && s.dIn === init.dIn ? undefined : `shape ${JSON.stringify(s)}`;
+      return s.numHeads === init.numHeads && s.numKvHeads === init.numHeads && s.dIn === init.dIn
+        ? undefined
+        : `shape ${JSON.stringify(s)}`;
     },
   },
   {
@@ -293,11 +402,29 @@ export const attentionEntries: Entry[] = [
     args: fc.tuple(intArg(1, 8), dimArb(4)).chain(([dim, n]) =>
       fc.tuple(
         fc.constant(dim),
-        fc.option(fc.record({ base: fc.oneof(fc.constant(undefined), numArg(fc.double({ min: 2, max: 1e6, noNaN: true }))), pairing: modeArg(["interleaved", "half"]) }, { requiredKeys: [] }), { nil: undefined }),
+        fc.option(
+          fc.record(
+            {
+              base: fc.oneof(fc.constant(undefined), numArg(fc.double({ min: 2, max: 1e6, noNaN: true }))),
+              pairing: modeArg(["interleaved", "half"]),
+            },
+            { requiredKeys: [] },
+          ),
+          { nil: undefined },
+        ),
         matArg(n, Number.isInteger(dim) && (dim as number) > 0 && (dim as number) <= 8 ? (dim as number) : 2),
         fc.oneof(
           { weight: 6, arbitrary: fc.array(fc.integer({ min: -5, max: 1e6 }), { minLength: n, maxLength: n }) },
-          { weight: 1, arbitrary: fc.constantFrom<unknown>(null, [Number.NaN], [0.5], "0", Array.from({ length: n }, () => 1e300)) },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom<unknown>(
+              null,
+              [Number.NaN],
+              [0.5],
+              "0",
+              Array.from({ length: n }, () => 1e300),
+            ),
+          },
         ),
       ),
     ),

@@ -29,13 +29,19 @@ function maxInput(args: readonly unknown[]): number {
 /** Inputs whose products leave float32's range (≈ 3.4e38): the float32 paths return NaN/±Inf there. */
 const FLOAT32_RANGE_ISSUE =
   "float32 paths (attention32, streamingAttention32, fastAttention precision float32, matmul*32) return NaN/±Inf, silently, when inputs or logits exceed float32's range (|x| ≳ 1e19 here) — src/fast/, owned by the performance helper";
-const isFloat32 = (o: unknown, which: number) => which !== 0 || (o !== null && typeof o === "object" && (o as { precision?: unknown }).precision === "float32");
+const isFloat32 = (o: unknown, which: number) =>
+  which !== 0 || (o !== null && typeof o === "object" && (o as { precision?: unknown }).precision === "float32");
 import { dimArb, intArg, matArg, modeArg, numArg } from "../gen.js";
 
 const prefixMaskArb = (nKV: number): fc.Arbitrary<unknown> =>
   fc.oneof(
     { weight: 4, arbitrary: fc.constant(undefined) },
-    { weight: 2, arbitrary: fc.oneof(fc.constant(undefined), intArg(-3, 4)).map((offset) => (offset === undefined ? { kind: "causal" } : { kind: "causal", offset })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .oneof(fc.constant(undefined), intArg(-3, 4))
+        .map((offset) => (offset === undefined ? { kind: "causal" } : { kind: "causal", offset })),
+    },
     { weight: 2, arbitrary: intArg(0, nKV).map((keyLength) => ({ kind: "padding", keyLength })) },
     { weight: 1, arbitrary: fc.constantFrom<unknown>({ kind: "allowed", sets: [] }, { kind: "bogus" }, null) },
   );
@@ -64,26 +70,51 @@ export const fastEntries: Entry[] = [
   {
     family: "fast",
     name: "fastAttention / attention32 / streamingAttention32 / float32AttentionErrorBound(queries, keys, values, options)",
-    args: fc.tuple(dimArb(5), dimArb(5), dimArb(4), dimArb(4), fc.constantFrom(0, 1, 2, 3)).chain(([nQ, nKV, d, dV, which]) =>
-      fc.tuple(matArg(nQ, d, { bad: 0.25, poison: 0.04 }), matArg(nKV, d, { bad: 0.25, poison: 0.04 }), matArg(nKV, dV, { bad: 0.25, poison: 0.04 }), fastOptionsArb(nKV), fc.constant(which)),
-    ),
-    known: { when: (args) => isFloat32(args[3], args[4] as number) && maxInput(args.slice(0, 3)) > 1e15, issue: FLOAT32_RANGE_ISSUE },
-    call: (q, k, v, o, which) => (which === 0 ? fastAttention(q, k, v, o) : which === 1 ? attention32(q, k, v, o) : which === 2 ? streamingAttention32(q, k, v, o) : float32AttentionErrorBound(q, k, v, o)),
-    check: (out, [q, , v, , which]) => (which === 3 ? (typeof out === "number" && out >= 0 ? undefined : `bound ${out}`) : shapeIs(out, q.rows, v.cols)),
+    args: fc
+      .tuple(dimArb(5), dimArb(5), dimArb(4), dimArb(4), fc.constantFrom(0, 1, 2, 3))
+      .chain(([nQ, nKV, d, dV, which]) =>
+        fc.tuple(
+          matArg(nQ, d, { bad: 0.25, poison: 0.04 }),
+          matArg(nKV, d, { bad: 0.25, poison: 0.04 }),
+          matArg(nKV, dV, { bad: 0.25, poison: 0.04 }),
+          fastOptionsArb(nKV),
+          fc.constant(which),
+        ),
+      ),
+    known: {
+      when: (args) => {
+        const scale = (args[3] as { scale?: unknown } | null)?.scale;
+        return isFloat32(args[3], args[4] as number) && (maxInput(args.slice(0, 3)) > 1e15 || (typeof scale === "number" && scale > 1e15));
+      },
+      issue: FLOAT32_RANGE_ISSUE,
+    },
+    call: (q, k, v, o, which) =>
+      which === 0
+        ? fastAttention(q, k, v, o)
+        : which === 1
+          ? attention32(q, k, v, o)
+          : which === 2
+            ? streamingAttention32(q, k, v, o)
+            : float32AttentionErrorBound(q, k, v, o),
+    check: (out, [q, , v, , which]) =>
+      which === 3 ? (typeof out === "number" && out >= 0 ? undefined : `bound ${out}`) : shapeIs(out, q.rows, v.cols),
   },
   {
     family: "fast",
     name: "matmul32 / matmulTransA32 / matmulTransB32(a, b)",
     passThrough: true,
-    args: fc.tuple(dimArb(5), dimArb(5), dimArb(5), fc.constantFrom(0, 1, 2)).chain(([m, k, n, which]) =>
-      fc.tuple(which === 1 ? matArg(k, m) : matArg(m, k), which === 2 ? matArg(n, k) : matArg(k, n), fc.constant(which)),
-    ),
+    args: fc
+      .tuple(dimArb(5), dimArb(5), dimArb(5), fc.constantFrom(0, 1, 2))
+      .chain(([m, k, n, which]) =>
+        fc.tuple(which === 1 ? matArg(k, m) : matArg(m, k), which === 2 ? matArg(n, k) : matArg(k, n), fc.constant(which)),
+      ),
     known: {
       when: (args) => maxInput(args) > 1e15 || !(args[0] instanceof Matrix) || !(args[1] instanceof Matrix),
       issue: `${FLOAT32_RANGE_ISSUE}; matmul32 / matmulTransA32 / matmulTransB32 read a.cols / b.rows before checking a, b are Matrices (TypeError on null, a string…)`,
     },
     call: (a, b, which) => (which === 0 ? matmul32(a, b) : which === 1 ? matmulTransA32(a, b) : matmulTransB32(a, b)),
-    check: (out, [a, b, which]) => (which === 1 ? shapeIs(out, a.cols, b.cols) : which === 2 ? shapeIs(out, a.rows, b.rows) : shapeIs(out, a.rows, b.cols)),
+    check: (out, [a, b, which]) =>
+      which === 1 ? shapeIs(out, a.cols, b.cols) : which === 2 ? shapeIs(out, a.rows, b.rows) : shapeIs(out, a.rows, b.cols),
   },
   {
     family: "io",

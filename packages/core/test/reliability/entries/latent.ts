@@ -83,13 +83,18 @@ function mlaOptionsArb(nQ: number, nKV: number, d: MlaDims, decode: boolean): fc
       arbitrary: fc.record(
         {
           kernel: kernelArb,
-          mask: decode ? fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: maskArb(nQ, nKV) }) : maskArb(nQ, nKV),
+          mask: decode
+            ? fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: maskArb(nQ, nKV) })
+            : maskArb(nQ, nKV),
           onEmptyRow: modeArg(["error", "zero"]),
           algorithm: modeArg(["materialized", "streaming"]),
           blockSize: fc.oneof(fc.constant(undefined), intArg(1, 3)),
           rope: fc.oneof(
             { weight: 4, arbitrary: fc.constant(undefined) },
-            { weight: 2, arbitrary: fc.constant(d.ropeDim > 0 ? new Rope(d.ropeDim) : d.headDim % 2 === 0 ? new Rope(d.headDim) : undefined) },
+            {
+              weight: 2,
+              arbitrary: fc.constant(d.ropeDim > 0 ? new Rope(d.ropeDim) : d.headDim % 2 === 0 ? new Rope(d.headDim) : undefined),
+            },
             { weight: 1, arbitrary: fc.constantFrom<unknown>(new Rope(6), { apply: () => null }) },
           ),
         },
@@ -103,9 +108,11 @@ export const latentEntries: Entry[] = [
   {
     family: "latent",
     name: "mlaAttention / mergedMlaAttention(xQ, xKV, weights, options)",
-    args: fc.tuple(posDimArb(4), posDimArb(4), mlaDimsArb, fc.boolean()).chain(([nQ, nKV, d, merged]) =>
-      fc.tuple(matArg(nQ, d.dIn), matArg(nKV, d.dIn), mlaWeightsArb(d), mlaOptionsArb(nQ, nKV, d, false), fc.constant(merged)),
-    ),
+    args: fc
+      .tuple(posDimArb(4), posDimArb(4), mlaDimsArb, fc.boolean())
+      .chain(([nQ, nKV, d, merged]) =>
+        fc.tuple(matArg(nQ, d.dIn), matArg(nKV, d.dIn), mlaWeightsArb(d), mlaOptionsArb(nQ, nKV, d, false), fc.constant(merged)),
+      ),
     call: (xQ, xKV, w, o, merged) => (merged ? mergedMlaAttention(xQ, xKV, mergeMla(w), o) : mlaAttention(xQ, xKV, w, o)),
     check: (out, [xQ, , w]) => shapeIs(out, xQ.rows, w.output.cols),
   },
@@ -142,16 +149,35 @@ export const latentEntries: Entry[] = [
     family: "cache",
     name: "multiHeadDecode(xNew, weights, KVCache, options) over several steps",
     args: fc
-      .tuple(fc.constantFrom([1, 1], [2, 2], [2, 1], [4, 2]), posDimArb(4), posDimArb(4), posDimArb(3), fc.array(posDimArb(3), { minLength: 1, maxLength: 3 }))
+      .tuple(
+        fc.constantFrom([1, 1], [2, 2], [2, 1], [4, 2]),
+        posDimArb(4),
+        posDimArb(4),
+        posDimArb(3),
+        fc.array(posDimArb(3), { minLength: 1, maxLength: 3 }),
+      )
       .chain(([[h, g], dIn, dh, dv, steps]) =>
         fc.tuple(
           fc.constant(initMultiHeadWeights({ dIn, numHeads: h, numKvHeads: g, headDim: dh, valueDim: dv }, [1, "mhd"])),
           fc.oneof(
             { weight: 8, arbitrary: fc.constant({ numKvHeads: g, keyDim: dh, valueDim: dv }) },
-            { weight: 1, arbitrary: fc.constantFrom<unknown>({ numKvHeads: g + 1, keyDim: dh, valueDim: dv }, { numKvHeads: g, keyDim: dh, valueDim: dv, initialCapacity: 0 }, { numKvHeads: 0, keyDim: 1, valueDim: 1 }, null) },
+            {
+              weight: 1,
+              arbitrary: fc.constantFrom<unknown>(
+                { numKvHeads: g + 1, keyDim: dh, valueDim: dv },
+                { numKvHeads: g, keyDim: dh, valueDim: dv, initialCapacity: 0 },
+                { numKvHeads: 0, keyDim: 1, valueDim: 1 },
+                null,
+              ),
+            },
           ),
           fc.tuple(...steps.map((t) => matArg(t, dIn))),
-          mlaOptionsArb(1, 1, { dIn, numHeads: h, latentDim: 1, queryLatentDim: 1, headDim: dh, valueDim: dv, dOut: dIn, ropeDim: 0 }, true),
+          mlaOptionsArb(
+            1,
+            1,
+            { dIn, numHeads: h, latentDim: 1, queryLatentDim: 1, headDim: dh, valueDim: dv, dOut: dIn, ropeDim: 0 },
+            true,
+          ),
         ),
       ),
     call: (w, cacheOpts, steps, o) => {
@@ -170,7 +196,14 @@ export const latentEntries: Entry[] = [
         fc.constant(mergeMla(initMlaWeights(d, [2, "mla"]))),
         fc.oneof(
           { weight: 8, arbitrary: fc.constant({ latentDim: d.latentDim, ropeDim: d.ropeDim }) },
-          { weight: 1, arbitrary: fc.constantFrom<unknown>({ latentDim: d.latentDim + 1, ropeDim: d.ropeDim }, { latentDim: d.latentDim, ropeDim: 1.5 }, null) },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom<unknown>(
+              { latentDim: d.latentDim + 1, ropeDim: d.ropeDim },
+              { latentDim: d.latentDim, ropeDim: 1.5 },
+              null,
+            ),
+          },
         ),
         fc.tuple(...steps.map((t) => matArg(t, d.dIn))),
         mlaOptionsArb(1, 1, d, true),
@@ -187,14 +220,22 @@ export const latentEntries: Entry[] = [
   {
     family: "cache",
     name: "KVCache.append(keys, values) / keys(g) / values(g)",
-    args: fc.tuple(posDimArb(3), posDimArb(3), posDimArb(3), posDimArb(3)).chain(([g, dk, dv, t]) =>
-      fc.tuple(
-        fc.constant({ numKvHeads: g, keyDim: dk, valueDim: dv }),
-        fc.oneof({ weight: 6, arbitrary: fc.tuple(...Array.from({ length: g }, () => matArg(t, dk))) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(null, [], "k") }),
-        fc.oneof({ weight: 6, arbitrary: fc.tuple(...Array.from({ length: g }, () => matArg(t, dv))) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(null, [[1]]) }),
-        intArg(0, g - 1),
+    args: fc
+      .tuple(posDimArb(3), posDimArb(3), posDimArb(3), posDimArb(3))
+      .chain(([g, dk, dv, t]) =>
+        fc.tuple(
+          fc.constant({ numKvHeads: g, keyDim: dk, valueDim: dv }),
+          fc.oneof(
+            { weight: 6, arbitrary: fc.tuple(...Array.from({ length: g }, () => matArg(t, dk))) },
+            { weight: 1, arbitrary: fc.constantFrom<unknown>(null, [], "k") },
+          ),
+          fc.oneof(
+            { weight: 6, arbitrary: fc.tuple(...Array.from({ length: g }, () => matArg(t, dv))) },
+            { weight: 1, arbitrary: fc.constantFrom<unknown>(null, [[1]]) },
+          ),
+          intArg(0, g - 1),
+        ),
       ),
-    ),
     call: (opts, keys, values, g) => {
       const c = new KVCache(opts);
       c.append(keys, values);
@@ -206,9 +247,15 @@ export const latentEntries: Entry[] = [
   {
     family: "cache",
     name: "LatentCache.append(latent, rotaryKeys) / latent()",
-    args: fc.tuple(posDimArb(3), fc.constantFrom(0, 2), posDimArb(3)).chain(([dl, dr, t]) =>
-      fc.tuple(fc.constant({ latentDim: dl, ropeDim: dr }), matArg(t, dl), dr > 0 ? matArg(t, dr) : fc.constantFrom<unknown>(undefined, undefined, new Matrix(t, 2))),
-    ),
+    args: fc
+      .tuple(posDimArb(3), fc.constantFrom(0, 2), posDimArb(3))
+      .chain(([dl, dr, t]) =>
+        fc.tuple(
+          fc.constant({ latentDim: dl, ropeDim: dr }),
+          matArg(t, dl),
+          dr > 0 ? matArg(t, dr) : fc.constantFrom<unknown>(undefined, undefined, new Matrix(t, 2)),
+        ),
+      ),
     call: (opts, latent, rot) => {
       const c = new LatentCache(opts);
       c.append(latent, rot);

@@ -54,8 +54,22 @@ function binary(name: string, f: (a: Matrix, b: Matrix) => Matrix): Entry {
 /** A vector argument of length n: a Float64Array or number[], sometimes wrong length / non-finite / not a vector. */
 function vecArg(n: number): fc.Arbitrary<unknown> {
   return fc.oneof(
-    { weight: 8, arbitrary: fc.array(fc.double({ min: -10, max: 10, noNaN: true }), { minLength: n, maxLength: n }).map((a) => Float64Array.from(a, (x) => (Math.abs(x) < 1e-3 ? 0.5 : x))) },
-    { weight: 1, arbitrary: fc.constantFrom<unknown>(null, undefined, "v", 3, Float64Array.from({ length: n + 1 }, () => 1)) },
+    {
+      weight: 8,
+      arbitrary: fc
+        .array(fc.double({ min: -10, max: 10, noNaN: true }), { minLength: n, maxLength: n })
+        .map((a) => Float64Array.from(a, (x) => (Math.abs(x) < 1e-3 ? 0.5 : x))),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<unknown>(
+        null,
+        undefined,
+        "v",
+        3,
+        Float64Array.from({ length: n + 1 }, () => 1),
+      ),
+    },
     { weight: 1, arbitrary: fc.constant(Float64Array.from({ length: n }, (_, i) => (i === 0 ? Number.NaN : 1))) },
   );
 }
@@ -64,17 +78,23 @@ export const linalgEntries: Entry[] = [
   {
     family: F,
     name: "new Matrix(rows, cols, data)",
-    args: fc.tuple(intArg(0, 5), intArg(0, 5)).chain(([r, c]) =>
-      fc.tuple(
-        fc.constant(r),
-        fc.constant(c),
-        fc.oneof(
-          fc.constant(undefined),
-          fc.constant(typeof r === "number" && typeof c === "number" && Number.isInteger(r * c) && r * c >= 0 && r * c < 100 ? new Float64Array(r * c) : undefined),
-          fc.constantFrom<unknown>(new Float64Array(3), [1, 2, 3, 4], null, "data"),
+    args: fc
+      .tuple(intArg(0, 5), intArg(0, 5))
+      .chain(([r, c]) =>
+        fc.tuple(
+          fc.constant(r),
+          fc.constant(c),
+          fc.oneof(
+            fc.constant(undefined),
+            fc.constant(
+              typeof r === "number" && typeof c === "number" && Number.isInteger(r * c) && r * c >= 0 && r * c < 100
+                ? new Float64Array(r * c)
+                : undefined,
+            ),
+            fc.constantFrom<unknown>(new Float64Array(3), [1, 2, 3, 4], null, "data"),
+          ),
         ),
       ),
-    ),
     call: (r, c, d) => new Matrix(r, c, d),
     check: (out, [r, c]) => shapeIs(out, r, c),
   },
@@ -119,7 +139,13 @@ export const linalgEntries: Entry[] = [
     name: "scale(a, s)",
     passThrough: true,
     args: rc.chain(([r, c]) =>
-      fc.tuple(matArg(r, c), fc.oneof({ weight: 8, arbitrary: fc.double({ min: -1e3, max: 1e3, noNaN: true }) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(Number.NaN, Number.POSITIVE_INFINITY, "2", null) })),
+      fc.tuple(
+        matArg(r, c),
+        fc.oneof(
+          { weight: 8, arbitrary: fc.double({ min: -1e3, max: 1e3, noNaN: true }) },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>(Number.NaN, Number.POSITIVE_INFINITY, "2", null) },
+        ),
+      ),
     ),
     call: scale,
     check: (out, [a]) => shapeIs(out, a.rows, a.cols),
@@ -137,7 +163,14 @@ export const linalgEntries: Entry[] = [
     name: "divideRows(a, d)",
     passThrough: true,
     args: rc.chain(([r, c]) =>
-      fc.tuple(matArg(r, c), fc.oneof({ weight: 6, arbitrary: fc.array(fc.double({ min: 1e-3, max: 10, noNaN: true }), { minLength: r, maxLength: r }) }, { weight: 1, arbitrary: vecArg(r) }, { weight: 1, arbitrary: fc.constant(new Float64Array(r)) })),
+      fc.tuple(
+        matArg(r, c),
+        fc.oneof(
+          { weight: 6, arbitrary: fc.array(fc.double({ min: 1e-3, max: 10, noNaN: true }), { minLength: r, maxLength: r }) },
+          { weight: 1, arbitrary: vecArg(r) },
+          { weight: 1, arbitrary: fc.constant(new Float64Array(r)) },
+        ),
+      ),
     ),
     call: divideRows,
     check: (out, [a]) => shapeIs(out, a.rows, a.cols),
@@ -148,7 +181,12 @@ export const linalgEntries: Entry[] = [
     passThrough: true,
     args: rc.chain(([r, c]) => fc.tuple(matArg(r, c), fc.constantFrom(0, 1, 2))),
     call: (a, which) => (which === 0 ? rowSums(a) : which === 1 ? frobeniusNorm(a) : maxAbs(a)),
-    check: (out, [a, which]) => (which === 0 ? lengthIs(out, a.rows) : typeof out === "number" && (out >= 0 || Number.isNaN(out)) ? undefined : `expected a number ≥ 0, got ${out}`),
+    check: (out, [a, which]) =>
+      which === 0
+        ? lengthIs(out, a.rows)
+        : typeof out === "number" && (out >= 0 || Number.isNaN(out))
+          ? undefined
+          : `expected a number ≥ 0, got ${out}`,
   },
   {
     family: F,
@@ -170,7 +208,13 @@ export const linalgEntries: Entry[] = [
     name: "selectRows(a, indices)",
     passThrough: true,
     args: rc.chain(([r, c]) =>
-      fc.tuple(matArg(r, c), fc.oneof({ weight: 5, arbitrary: fc.array(fc.integer({ min: -1, max: 5 }), { maxLength: 4 }) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(null, "12", [0.5], [Number.NaN]) })),
+      fc.tuple(
+        matArg(r, c),
+        fc.oneof(
+          { weight: 5, arbitrary: fc.array(fc.integer({ min: -1, max: 5 }), { maxLength: 4 }) },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>(null, "12", [0.5], [Number.NaN]) },
+        ),
+      ),
     ),
     call: selectRows,
     check: (out, [a, idx]) => shapeIs(out, idx.length, a.cols),
@@ -181,7 +225,13 @@ export const linalgEntries: Entry[] = [
     passThrough: true,
     args: fc.tuple(
       fc.oneof(
-        { weight: 5, arbitrary: fc.array(fc.tuple(dimArb(3), dimArb(3)).chain(([r, c]) => matrixArb(r, c)), { maxLength: 3 }) },
+        {
+          weight: 5,
+          arbitrary: fc.array(
+            fc.tuple(dimArb(3), dimArb(3)).chain(([r, c]) => matrixArb(r, c)),
+            { maxLength: 3 },
+          ),
+        },
         { weight: 1, arbitrary: fc.constantFrom<unknown>(null, undefined, "parts", [null], [[1, 2]]) },
       ),
       fc.constantFrom(0, 1, 2),
@@ -208,11 +258,14 @@ export const linalgEntries: Entry[] = [
     family: F,
     name: "matmul / matmulTransA / matmulTransB(a, b)",
     passThrough: true,
-    args: fc.tuple(dimArb(5), dimArb(5), dimArb(5), fc.constantFrom(0, 1, 2)).chain(([m, k, n, which]) =>
-      fc.tuple(which === 1 ? matArg(k, m) : matArg(m, k), which === 2 ? matArg(n, k) : matArg(k, n), fc.constant(which)),
-    ),
+    args: fc
+      .tuple(dimArb(5), dimArb(5), dimArb(5), fc.constantFrom(0, 1, 2))
+      .chain(([m, k, n, which]) =>
+        fc.tuple(which === 1 ? matArg(k, m) : matArg(m, k), which === 2 ? matArg(n, k) : matArg(k, n), fc.constant(which)),
+      ),
     call: (a, b, which) => (which === 0 ? matmul(a, b) : which === 1 ? matmulTransA(a, b) : matmulTransB(a, b)),
-    check: (out, [a, b, which]) => (which === 1 ? shapeIs(out, a.cols, b.cols) : which === 2 ? shapeIs(out, a.rows, b.rows) : shapeIs(out, a.rows, b.cols)),
+    check: (out, [a, b, which]) =>
+      which === 1 ? shapeIs(out, a.cols, b.cols) : which === 2 ? shapeIs(out, a.rows, b.rows) : shapeIs(out, a.rows, b.cols),
   },
   {
     family: F,
@@ -233,9 +286,15 @@ export const linalgEntries: Entry[] = [
       intArg(0, 6),
       intArg(0, 6),
       seedArb,
-      fc.option(fc.record({ distribution: fc.constantFrom<unknown>(undefined, "gaussian", "uniform", "rademacher", "cauchy", 3), scale: fc.oneof(fc.constant(undefined), numArg(fc.double({ min: 1e-8, max: 1e4, noNaN: true }))) }), {
-        nil: undefined,
-      }),
+      fc.option(
+        fc.record({
+          distribution: fc.constantFrom<unknown>(undefined, "gaussian", "uniform", "rademacher", "cauchy", 3),
+          scale: fc.oneof(fc.constant(undefined), numArg(fc.double({ min: 1e-8, max: 1e4, noNaN: true }))),
+        }),
+        {
+          nil: undefined,
+        },
+      ),
     ),
     call: randomMatrix,
     check: (out, [r, c]) => shapeIs(out, r, c),
@@ -243,7 +302,12 @@ export const linalgEntries: Entry[] = [
   {
     family: "random",
     name: "initWeight(fanIn, fanOut, key, gain)",
-    args: fc.tuple(intArg(1, 6), intArg(0, 6), seedArb, fc.oneof(fc.constant(undefined), numArg(fc.double({ min: 0.1, max: 3, noNaN: true })))),
+    args: fc.tuple(
+      intArg(1, 6),
+      intArg(0, 6),
+      seedArb,
+      fc.oneof(fc.constant(undefined), numArg(fc.double({ min: 0.1, max: 3, noNaN: true }))),
+    ),
     call: initWeight,
     check: (out, [r, c]) => shapeIs(out, r, c),
   },

@@ -50,7 +50,11 @@ export function requireHeads(problem: ProblemInstance, method: string): void {
 /** Throws when the problem is masked (row sampling and top-k change which keys a mask refers to). */
 export function rejectMask(problem: ProblemInstance, method: string): void {
   if (problem.mask) {
-    throw new ValueError("problem.mask", `no mask for method "${method}" (a sampled key set changes what a mask refers to)`, problem.mask.kind);
+    throw new ValueError(
+      "problem.mask",
+      `no mask for method "${method}" (a sampled key set changes what a mask refers to)`,
+      problem.mask.kind,
+    );
   }
 }
 
@@ -65,7 +69,11 @@ export function coreKernel(problem: ProblemInstance): Kernel | undefined {
  */
 export function softmaxScale(problem: ProblemInstance, method: string): number | undefined {
   if (problem.kernel.kind !== "softmax") {
-    throw new ValueError("problem.kernel", `the softmax kernel for method "${method}" (random features approximate exp)`, `"${problem.kernel.kind}"`);
+    throw new ValueError(
+      "problem.kernel",
+      `the softmax kernel for method "${method}" (random features approximate exp)`,
+      `"${problem.kernel.kind}"`,
+    );
   }
   return problem.kernel.scale;
 }

@@ -36,7 +36,9 @@ export const randomFeaturesMethod: MethodDefinition = {
     onNonPositiveNormalizer: enumParam(["error", "zero", "keep"], "error", "rows whose estimated normalizer D_i ≤ 0 (trig features)"),
   }),
   exposesWeights: false,
-  extraMetrics: [{ name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose estimated normalizer D_i ≤ 0" }],
+  extraMetrics: [
+    { name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose estimated normalizer D_i ≤ 0" },
+  ],
   run(problem, params, seed) {
     requireHeads(problem, "random-features");
     const scale = softmaxScale(problem, "random-features");
@@ -68,7 +70,11 @@ export const randomFeaturesMethod: MethodDefinition = {
       bad += r.nonPositiveRows.length;
       rows += r.output.rows;
     }
-    return { output: concatCols(results.map((r) => r.output)), cost: { flops, floatsStored }, extras: { non_positive_row_fraction: bad / rows } };
+    return {
+      output: concatCols(results.map((r) => r.output)),
+      cost: { flops, floatsStored },
+      extras: { non_positive_row_fraction: bad / rows },
+    };
   },
 };
 

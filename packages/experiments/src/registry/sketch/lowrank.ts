@@ -42,7 +42,8 @@ function rsvdOptions(params: Params) {
 
 function requireLatent(problem: ProblemInstance, method: string): LatentStructure {
   requireHeads(problem, method);
-  if (!problem.latent) throw new ValueError("problem", `an MLA problem (deepseek-v2-mla) for method "${method}"`, "a problem without a latent");
+  if (!problem.latent)
+    throw new ValueError("problem", `an MLA problem (deepseek-v2-mla) for method "${method}"`, "a problem without a latent");
   return problem.latent;
 }
 
@@ -63,7 +64,12 @@ function largestScores(problem: ProblemInstance): number {
 }
 
 /** Attention of every head on the latent factor C with folded up-projections Bᵀ W^h (B = basis). */
-function attendOnFactor(problem: ProblemInstance, latent: LatentStructure, factor: Matrix, basis: Matrix): { output: Matrix; flops: number } {
+function attendOnFactor(
+  problem: ProblemInstance,
+  latent: LatentStructure,
+  factor: Matrix,
+  basis: Matrix,
+): { output: Matrix; flops: number } {
   const opts = attentionOptions(problem.kernel, problem.mask);
   const heads = problem.heads.map((h, i) => ({
     queries: h.queries,
@@ -213,7 +219,8 @@ export const mhaToMla: MethodDefinition = {
   run(problem, params, seed) {
     requireHeads(problem, "mha-to-mla");
     const mh = problem.multiHead;
-    if (!mh) throw new ValueError("problem", 'a multi-head problem (llama3-gqa) for method "mha-to-mla"', "a problem without multi-head weights");
+    if (!mh)
+      throw new ValueError("problem", 'a multi-head problem (llama3-gqa) for method "mha-to-mla"', "a problem without multi-head weights");
     const { weights, report } = multiHeadToMla(
       mh.weights,
       { latentDim: params.latentDim as number, method: params.svd as SvdMethod, ...rsvdOptions(params) },

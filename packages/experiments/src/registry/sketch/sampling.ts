@@ -28,7 +28,18 @@ import {
   valueSamplingProbabilities,
 } from "@randattn/sketch";
 import type { MethodDefinition, Params, ProblemInstance } from "../types.js";
-import { boolParam, coreKernel, enumParam, frobenius2, headSeed, intParam, paramsSchema, rejectMask, requireHeads, sumCosts } from "./common.js";
+import {
+  boolParam,
+  coreKernel,
+  enumParam,
+  frobenius2,
+  headSeed,
+  intParam,
+  paramsSchema,
+  rejectMask,
+  requireHeads,
+  sumCosts,
+} from "./common.js";
 
 /** Largest N_Q·N_KV for which reference values that need P are computed. */
 export const MAX_REFERENCE_SCORES = 1 << 24;

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { attentionWeights, matmul } from "@randattn/core";
+import { dkmExpectedSquaredError, valueSamplingProbabilities } from "@randattn/sketch";
+import { getMethod, getProblem, hmtSpectralBound, type Params, type ProblemInstance } from "@randattn/experiments";
+
+const ctx = { baseDir: "/tmp", wantWeights: false };
+
+function instance(generator: string, params: Params): ProblemInstance {
+  const def = getProblem(generator);
+  const full: Params = {};
+  for (const [k, v] of Object.entries(def.paramsSchema.properties)) if (v.default !== undefined) full[k] = v.default as number;
+  return def.generate({ ...full, ...params }, [8, "inputs"], { kind: "softmax" }, null, ctx);
+}
+
+const rs = (scheme: string, normalizer: string, samples: number, design = "with-replacement"): Params => ({
+  samples,
+  scheme,
+  design,
+  normalizer,
+  blockSize: 256,
+});
+
+describe("reference columns: DKM expectation and HMT bound", () => {
+  const problem = instance("heavy-tailed", { n: 40, nQueries: 6, d: 3, dv: 2, scale: 1.2, tailIndex: 3 });
+  const h = problem.heads[0];
+  const p = attentionWeights(h.queries, h.keys);
+  const y = matmul(p, h.values);
+  let y2 = 0;
+  for (const v of y.data) y2 += v * v;
+  const method = getMethod("row-sampling");
+
+  it("normalizer exact: √(sketch's dkmExpectedSquaredError)/‖Y‖_F, scaling as 1/√s; empty without replacement", () => {
+    for (const scheme of ["uniform", "value-norm", "optimal"] as const) {
+      const probs = valueSamplingProbabilities(scheme, h.values, p);
+      const want = Math.sqrt(dkmExpectedSquaredError(p, h.values, 8, probs) / y2);
+      const got = method.references!(problem, rs(scheme, "exact", 8)).dkm_expected_rel_error!;
+      expect(Math.abs(got - want)).toBeLessThanOrEqual(1e-12 * want);
+      const at32 = method.references!(problem, rs(scheme, "exact", 32)).dkm_expected_rel_error!;
+      expect(Math.abs(at32 - got / 2)).toBeLessThanOrEqual(1e-12 * got);
+    }
+    expect(method.references!(problem, rs("uniform", "exact", 8, "horvitz-thompson")).dkm_expected_rel_error).toBeNull();
+  });
+
+  it("Monte Carlo: the mean squared error over 3000 draws matches the expectation within 4σ (exact Z; ratio estimator at large s)", () => {
+    for (const [scheme, normalizer, s] of [
+      ["attention", "exact", 4],
+      ["optimal", "exact", 4],
+      ["attention", "estimated", 4],
+      ["uniform", "estimated", 64],
+    ] as const) {
+      const params = rs(scheme, normalizer, s);
+      const T = 3000;
+      const errs: number[] = [];
+      for (let t = 0; t < T; t++) {
+        const out = method.run(problem, params, [9, t], ctx).output!;
+        let e = 0;
+        for (let i = 0; i < y.data.length; i++) e += (out.data[i] - y.data[i]) ** 2;
+        errs.push(e);
+      }
+      const mean = errs.reduce((a, b) => a + b, 0) / T;
+      const sd = Math.sqrt(errs.reduce((a, b) => a + (b - mean) ** 2, 0) / (T - 1));
+      const expected = method.references!(problem, params).dkm_expected_rel_error! ** 2 * y2;
+      // The ratio estimator's expectation is first order in 1/s: allow its O(1/s²) remainder too.
+      const slack = normalizer === "estimated" && scheme === "uniform" ? 0.1 * expected : 0;
+      expect(Math.abs(mean - expected), `${scheme}/${normalizer}`).toBeLessThanOrEqual((4 * sd) / Math.sqrt(T) + slack);
+    }
+  });
+
+  it("HMT bound: the literal Cor. 10.10 formula plus σ_{k+1}; above the optimum; null when p_eff < 2", () => {
+    const sigma = Float64Array.from([5, 3, 2, 1, 0.5, 0.25, 0.1]);
+    const k = 2;
+    const p = 3;
+    const q = 1;
+    const tail = Math.sqrt(1 ** 6 + 0.5 ** 6 + 0.25 ** 6 + 0.1 ** 6 + 2 ** 6);
+    const inner = (1 + Math.sqrt(k / (p - 1))) * 2 ** 3 + ((Math.E * Math.sqrt(k + p)) / p) * tail;
+    expect(hmtSpectralBound(sigma, k, p, q, 100, 7)).toBeCloseTo(2 + inner ** (1 / 3), 12);
+    expect(hmtSpectralBound(sigma, k, 1, q, 100, 7)).toBeNull();
+    expect(hmtSpectralBound(sigma, 6, 3, q, 100, 7)).toBeNull(); // ℓ = min(9, 7) → p_eff = 1
+  });
+
+  it("latent-rsvd: optimum ≤ measured latent error ≤ HMT bound (mean over draws)", () => {
+    const mla = instance("deepseek-v2-mla", { n: 48, shrink: 32, decay: 1 });
+    const m = getMethod("latent-rsvd");
+    for (const q of [0, 2]) {
+      const params: Params = { rank: 4, oversampling: 3, powerIterations: q, testMatrix: "gaussian", orthonormalization: "qr" };
+      const ref = m.references!(mla, params);
+      let mean = 0;
+      for (let t = 0; t < 20; t++) {
+        const r = m.run(mla, params, [4, t], ctx);
+        expect(r.extras!.latent_rel_spectral_error!).toBeGreaterThanOrEqual(ref.optimal_latent_rel_spectral_error! * (1 - 1e-12));
+        expect(r.extras!.latent_rel_error!).toBeGreaterThanOrEqual(ref.optimal_latent_rel_error! * (1 - 1e-12));
+        mean += r.extras!.latent_rel_spectral_error! / 20;
+      }
+      expect(mean).toBeLessThanOrEqual(ref.hmt_bound_rel_spectral_error!);
+    }
+    const svd = getMethod("latent-svd");
+    const exact = svd.run(mla, { rank: 4 }, [1], ctx);
+    const opt = svd.references!(mla, { rank: 4 });
+    expect(exact.extras!.latent_rel_error!).toBeCloseTo(opt.optimal_latent_rel_error!, 12);
+  });
+});
