@@ -89,6 +89,25 @@ export function assertOneOf<T extends string>(value: unknown, argument: string, 
   }
 }
 
+/**
+ * An optional options object: `undefined` (= all defaults) or a non-null, non-array object. The
+ * one rule for every public function's options bag (issue #6): `null`, a number, a string or an
+ * array is a `ValueError` naming the argument, never a `TypeError` from reading `options.x` or a
+ * silent "no options". Call it before the first read of the options.
+ */
+export function assertOptions(value: unknown, argument = "options"): asserts value is object | undefined {
+  if (value === undefined) return;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ValueError(argument, "an options object (or undefined)", describe(value));
+  }
+}
+
+/** `value` checked by `assertOptions`, with `undefined` as `{}`. */
+export function optionsObject<T extends object>(value: T | null | undefined, argument = "options"): T {
+  assertOptions(value, argument);
+  return value ?? ({} as T);
+}
+
 /** Short description of a value for error messages. */
 export function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);

@@ -12,7 +12,7 @@
  *   not counted separately; it differs in memory, not FLOPs.
  */
 import { ValueError } from "../errors.js";
-import { assertInteger, assertNumber, assertOneOf } from "../validate.js";
+import { assertInteger, assertNumber, assertOneOf, assertOptions } from "../validate.js";
 import type { MlaWeightForm } from "./memory.js";
 import { type AttentionSpec, resolveAttentionSpec } from "./spec.js";
 
@@ -159,6 +159,7 @@ export interface DecodeFlopOptions {
  * attends with a single query: Σ O(t d) = O(N_tokens² d).
  */
 export function decodeFlops(spec: AttentionSpec, numTokens: number, options: DecodeFlopOptions = {}): number {
+  assertOptions(options, "options");
   resolveAttentionSpec(spec);
   assertInteger(numTokens, "numTokens");
   const mode = options.mode ?? "cached";

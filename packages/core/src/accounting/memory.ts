@@ -8,7 +8,7 @@
  * Counts are exact integers up to 2^53 (9·10^15), far beyond any real model.
  */
 import { ValueError } from "../errors.js";
-import { assertInteger, assertOneOf } from "../validate.js";
+import { assertInteger, assertOneOf, assertOptions } from "../validate.js";
 import { type AttentionSpec, resolveAttentionSpec } from "./spec.js";
 
 /** Which MLA weights are stored: the factors (W_LQQ, W_LK, W_LV, W_O) or the merged ones (W_LQK, W_LO). */
@@ -50,6 +50,7 @@ function term(name: string, ...dims: number[]): WeightTerm {
  * and the shared rotary-key projection W_KR d_in×d_R.
  */
 export function attentionWeightBreakdown(spec: AttentionSpec, options: WeightAccountingOptions = {}): WeightBreakdown {
+  assertOptions(options, "options");
   const s = resolveAttentionSpec(spec);
   const mlaForm = options.mlaForm ?? "unmerged";
   assertOneOf(mlaForm, "options.mlaForm", ["unmerged", "merged"] as const);
@@ -112,6 +113,7 @@ export interface CacheAccountingOptions {
 
 /** KV-cache floats per token per layer: MHA H·(d_QK + d_V), GQA G·(d_QK + d_V), MQA d_QK + d_V, MLA d_L (+ d_R). */
 export function kvCacheFloatsPerToken(spec: AttentionSpec, options: CacheAccountingOptions = {}): number {
+  assertOptions(options, "options");
   const b = kvCacheBreakdown(spec);
   const includeRotaryKey = options.includeRotaryKey ?? true;
   if (typeof includeRotaryKey !== "boolean") throw new ValueError("options.includeRotaryKey", "a boolean", String(includeRotaryKey));
@@ -147,6 +149,7 @@ export interface ModelCacheOptions extends CacheAccountingOptions {
 
 /** Whole-model KV-cache floats: batchSize · numTokens · numLayers · (floats per token per layer). */
 export function modelKvCacheFloats(spec: AttentionSpec, numTokens: number, numLayers: number, options: ModelCacheOptions = {}): number {
+  assertOptions(options, "options");
   assertInteger(numTokens, "numTokens", 0);
   assertInteger(numLayers, "numLayers");
   const batchSize = options.batchSize ?? 1;

@@ -4,7 +4,7 @@
  * are the study notes' "Memory comparison" made explicit.
  */
 import { ValueError } from "../errors.js";
-import { assertInteger, assertOneOf, describe } from "../validate.js";
+import { assertInteger, assertOneOf, describe, assertOptions } from "../validate.js";
 import {
   type StorageDtype,
   attentionWeightFloats,
@@ -51,6 +51,7 @@ export interface Table3Options {
  * cache 2·H·d_head, the reduction factor, the whole-model cache and the attention weight floats.
  */
 export function table3Rows(presets: readonly ModelPreset[] = TABLE3_PRESETS, options: Table3Options = {}): AccountingTable {
+  assertOptions(options, "options");
   if (!Array.isArray(presets) || presets.length === 0)
     throw new ValueError("presets", "a non-empty array of ModelPreset", describe(presets));
   const contextLength = options.contextLength ?? 131_072;

@@ -11,7 +11,7 @@
  * (ReLU, sigmoid, exp…). Otherwise no ∅_κ exists and the multiplicative form κ(QKᵀ) ⊙ M̃ is used.
  */
 import { NumericalError, ShapeError, ValueError } from "../errors.js";
-import { assertFinite, assertNumber, assertVector, describe } from "../validate.js";
+import { assertFinite, assertNumber, assertVector, describe, assertOptions } from "../validate.js";
 
 /** A kernel κ: R^{d_QK} × R^{d_QK} → [0, ∞). */
 export type Kernel =
@@ -44,6 +44,7 @@ export function softmaxKernel(scale?: number): Kernel {
  * @param options.name Name used in error messages and reports. @default "dot"
  */
 export function dotKernel(f: (s: number) => number, options: { scale?: number; name?: string } = {}): Kernel {
+  assertOptions(options, "options");
   if (typeof f !== "function") throw new ValueError("f", "a function (s: number) => number", describe(f));
   if (options.scale !== undefined) assertNumber(options.scale, "options.scale", { positive: true });
   return {

@@ -19,9 +19,19 @@
 import { NumericalError, ValueError } from "../errors.js";
 import { matmulInto, matmulTransBInto } from "../linalg/matmul.js";
 import { Matrix } from "../linalg/matrix.js";
-import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertNumber, assertOneOf, assertShape } from "../validate.js";
+import {
+  assertFinite,
+  assertInteger,
+  assertMatrix,
+  assertNonEmpty,
+  assertNumber,
+  assertOneOf,
+  assertShape,
+  assertOptions,
+} from "../validate.js";
 import type { DenseArray } from "./gemm.js";
 import { matmul32Into, matmulTransB32Into } from "./matmul32.js";
+import { attentionInFloat32Range } from "./range32.js";
 import { fusedSoftmaxAttention, prefixTileMask, useFusedSoftmax } from "./softmaxWasm.js";
 
 /** Arithmetic of the two products: `"float32"` (f32x4 kernels) or `"float64"`. */
@@ -48,7 +58,12 @@ export interface FastAttentionOptions {
 
 /** Options of `fastAttention`. */
 export interface FastAttentionFullOptions extends FastAttentionOptions {
-  /** Arithmetic of Q Kᵀ and P V. @default "float64" */
+  /**
+   * Arithmetic of Q Kᵀ and P V. `"float32"` computes in float64 instead when the inputs, the scale
+   * or the logits leave float32's safe range (largest |entry| outside [2⁻⁶⁰, 2⁶⁰] ≈ [8.7e-19, 1.2e18],
+   * |logits| beyond 2¹⁰⁰; see range32.ts) or the float32 pass is not finite — the same fallback as
+   * core's `attention`, never a silent NaN/±∞ or a 0 from flushed inputs. @default "float64"
+   */
   precision?: AttentionPrecision;
   /** @default "materialized" */
   mode?: AttentionMode;
@@ -114,6 +129,13 @@ function emptyRow(plan: AttentionPlan, i: number): void {
 /**
  * Raw attention on flat row-major arrays: writes Y (nQ × dV) into `out`. Q is nQ × dQK, K nKV × dQK,
  * V nKV × dV. No argument checks beyond the plan; used per head by `fastAttention` and the workers.
+ *
+ * float32 falls back to float64 (issue #6, as core's `attention` / `streamingAttention`): when the
+ * magnitudes of Q, K, V, the scale or the logits leave float32's safe range (range32.ts) — beyond it
+ * float32 overflows to ±∞/NaN, below it V and the logits flush to 0 — and, as a last guard, when the
+ * float32 pass yields a non-finite normalizer or output. float64 is at least as accurate.
+ * @throws NumericalError on a query row with no allowed key (unless `onEmptyRow: "zero"`), or when
+ *   even float64 overflows (a logit scale·⟨q, k⟩ beyond ≈ 1.8e308).
  */
 export function attentionInto(
   plan: AttentionPlan,
@@ -127,6 +149,55 @@ export function attentionInto(
   dV: number,
 ): void {
   const scale = Number.isNaN(plan.scale) ? 1 / Math.sqrt(dQK) : plan.scale;
+  let p = plan;
+  if (p.precision === "float32") {
+    if (attentionInFloat32Range(Q, K, V, nQ, nKV, dQK, dV, scale)) {
+      try {
+        attentionOnce(p, scale, Q, K, V, out, nQ, nKV, dQK, dV);
+        if (allFinite(out)) return;
+      } catch (e) {
+        // An overflow inside float32 is retried in float64; an empty row throws again there.
+        if (!(e instanceof NumericalError)) throw e;
+      }
+    }
+    p = { ...p, precision: "float64" };
+  }
+  attentionOnce(p, scale, Q, K, V, out, nQ, nKV, dQK, dV);
+  if (allFinite(out)) return;
+  // float64 with finite logits and normalizers: Σ_j A_ij V_j (A_ij ≤ 1) overflowed although Y, a
+  // convex combination of the rows of V, fits. V·2⁻⁶⁴ (exact, a power of two) gives Y·2⁻⁶⁴.
+  const Vs = new Float64Array(nKV * dV);
+  for (let i = 0; i < Vs.length; i++) Vs[i] = V[i] * 2 ** -64;
+  attentionOnce(p, scale, Q, K, Vs, out, nQ, nKV, dQK, dV);
+  for (let i = 0; i < out.length; i++) out[i] *= 2 ** 64;
+  if (!allFinite(out)) {
+    throw new NumericalError("values", "a weighted average of the rows of values within float64 range", "an overflow");
+  }
+}
+
+/** True when no entry is NaN or ±∞. */
+function allFinite(x: Float64Array): boolean {
+  for (let i = 0; i < x.length; i++) if (!Number.isFinite(x[i])) return false;
+  return true;
+}
+
+function logitOverflow(i: number): NumericalError {
+  return new NumericalError(`queries, keys (query row ${i})`, "finite logits scale·⟨q, k⟩", "a logit that overflowed");
+}
+
+/** One pass in the plan's precision. @throws NumericalError on an empty row or a logit overflow. */
+function attentionOnce(
+  plan: AttentionPlan,
+  scale: number,
+  Q: Float64Array,
+  K: Float64Array,
+  V: Float64Array,
+  out: Float64Array,
+  nQ: number,
+  nKV: number,
+  dQK: number,
+  dV: number,
+): void {
   const limit = rowLimits(plan.mask, nQ, nKV);
   if (useFusedSoftmax(nQ, nKV, dQK)) {
     // The fused WebAssembly driver (S, SIMD exp and A V in kernel memory; softmaxWasm.ts), with the
@@ -151,9 +222,7 @@ export function attentionInto(
         const l = stats.normalizer[i];
         if (l === 0)
           emptyRow(plan, i); // the driver wrote the zero row
-        else if (!(l < Number.POSITIVE_INFINITY)) {
-          throw new NumericalError(`queries, keys (query row ${i})`, "finite logits scale·⟨q, k⟩", "a logit that overflowed");
-        }
+        else if (!(l < Number.POSITIVE_INFINITY)) throw logitOverflow(i);
       }
       return;
     }
@@ -241,6 +310,8 @@ function materialized(
     // Row max of the scaled logits: exp(t − max) ≤ 1, so logits of ±1e4 stay finite (§2.1).
     const mx = S instanceof Float64Array ? rowMax64(S, o, lim, scale) : rowMax32(S, o, lim, scale);
     const z = S instanceof Float64Array ? rowExp64(S, o, lim, scale, mx) : rowExp32(S, o, lim, scale, mx);
+    // z ≥ 1 (the max term is exp(0)) unless a logit overflowed: then mx = ±∞ and z = NaN.
+    if (!(z < Number.POSITIVE_INFINITY)) throw logitOverflow(i);
     if (lim < nKV) S.fill(0, o + lim, o + nKV);
     zInv[i] = 1 / z;
   }
@@ -311,6 +382,8 @@ function streaming(
         out.fill(0, oo, oo + dV);
         continue;
       }
+      if (!(l[r] < Number.POSITIVE_INFINITY)) throw logitOverflow(q0 + r); // NaN from ∞ − ∞
+
       const li = 1 / l[r];
       for (let c = 0; c < dV; c++) out[oo + c] = acc[r * dV + c] * li;
     }
@@ -332,9 +405,11 @@ export function checkQKV(queries: Matrix, keys: Matrix, values: Matrix): { nQ: n
 }
 
 /**
- * Exact softmax attention on the fast kernels, in the chosen precision and mode.
+ * Exact softmax attention on the fast kernels, in the chosen precision and mode (float32 falls
+ * back to float64 outside float32's range: see `FastAttentionFullOptions.precision`).
  * @throws ShapeError on mismatched or empty inputs, NonFiniteError on NaN/±Inf, ValueError on bad
- * options, NumericalError on a query row with no allowed key (unless `onEmptyRow: "zero"`).
+ * options, NumericalError on a query row with no allowed key (unless `onEmptyRow: "zero"`) or a
+ * logit beyond float64's range.
  */
 export function fastAttention(queries: Matrix, keys: Matrix, values: Matrix, options: FastAttentionFullOptions = {}): Matrix {
   const plan = attentionPlan(options);
@@ -346,30 +421,40 @@ export function fastAttention(queries: Matrix, keys: Matrix, values: Matrix, opt
 
 /**
  * Exact softmax attention computed in float32 (Q Kᵀ and P V on the f32x4 kernels), materialized;
- * returns a float64 `Matrix`. See `float32AttentionErrorBound` for its accuracy.
+ * returns a float64 `Matrix`. See `float32AttentionErrorBound` for its accuracy. Inputs, scale or
+ * logits beyond float32's safe range are computed in float64 (as `fastAttention`).
+ * @throws as `fastAttention`.
  */
 export function attention32(queries: Matrix, keys: Matrix, values: Matrix, options: FastAttentionOptions = {}): Matrix {
+  assertOptions(options, "options");
   return fastAttention(queries, keys, values, { ...options, precision: "float32", mode: "materialized" });
 }
 
 /**
  * Exact softmax attention in float32 with the online softmax over key blocks: memory
- * O((queryBlockSize + N_Q)·d + queryBlockSize·blockSize), never N_Q × N_KV.
+ * O((queryBlockSize + N_Q)·d + queryBlockSize·blockSize), never N_Q × N_KV. Beyond float32's safe
+ * range it computes in float64 (as `fastAttention`).
+ * @throws as `fastAttention`.
  */
 export function streamingAttention32(queries: Matrix, keys: Matrix, values: Matrix, options: FastAttentionOptions = {}): Matrix {
+  assertOptions(options, "options");
   return fastAttention(queries, keys, values, { ...options, precision: "float32", mode: "streaming" });
 }
 
 /**
  * The a-priori bound on max_ij |Y₃₂ − Y₆₄| of `attention32` / `streamingAttention32` (module doc):
- * max|V|·u·(2·scale·(d_QK + 2)·max_ij Σ_p |Q_ip K_jp| + N_KV + 2·⌈N_KV/blockSize⌉ + 4), u = 2⁻²⁴.
+ * max|V|·u·(2·scale·(d_QK + 2)·max_ij Σ_p |Q_ip K_jp| + N_KV + 2·⌈N_KV/blockSize⌉ + 4), u = 2⁻²⁴ —
+ * or u = 2⁻⁵³ when the inputs are beyond float32's safe range, where those functions compute in
+ * float64 (the same analysis with float64's unit roundoff).
+ * @throws as `fastAttention` for bad arguments; NumericalError when the bound itself exceeds
+ *   float64's range (logits beyond ≈ 1e308).
  */
 export function float32AttentionErrorBound(queries: Matrix, keys: Matrix, values: Matrix, options: FastAttentionOptions = {}): number {
-  const { nKV, dQK } = checkQKV(queries, keys, values);
+  const { nQ, nKV, dQK, dV } = checkQKV(queries, keys, values);
   const plan = attentionPlan(options);
   const scale = Number.isNaN(plan.scale) ? 1 / Math.sqrt(dQK) : plan.scale;
   let qk = 0;
-  for (let i = 0; i < queries.rows; i++) {
+  for (let i = 0; i < nQ; i++) {
     for (let j = 0; j < nKV; j++) {
       let s = 0;
       for (let p = 0; p < dQK; p++) s += Math.abs(queries.data[i * dQK + p] * keys.data[j * dQK + p]);
@@ -378,6 +463,11 @@ export function float32AttentionErrorBound(queries: Matrix, keys: Matrix, values
   }
   let vmax = 0;
   for (const v of values.data) vmax = Math.max(vmax, Math.abs(v));
-  const u = 2 ** -24;
-  return vmax * u * (2 * Math.abs(scale) * (dQK + 2) * qk + nKV + 2 * Math.ceil(nKV / plan.blockSize) + 4);
+  const f32 = attentionInFloat32Range(queries.data, keys.data, values.data, nQ, nKV, dQK, dV, scale);
+  const u = f32 ? 2 ** -24 : 2 ** -53;
+  const bound = vmax * u * (2 * Math.abs(scale) * (dQK + 2) * qk + nKV + 2 * Math.ceil(nKV / plan.blockSize) + 4);
+  if (!Number.isFinite(bound)) {
+    throw new NumericalError("queries, keys, values", "an error bound within float64 range", `${bound} (logits beyond float64 range)`);
+  }
+  return bound;
 }

@@ -8,12 +8,17 @@
  * Without WebAssembly SIMD (or with `setKernelBackend("scalar")`) the same functions round the
  * inputs to float32 and multiply them with the float64 scalar kernels, then round C to the output
  * type — at least as accurate, so callers' float32 tolerances still hold.
+ *
+ * The checked forms (`matmul32`, …) multiply in float64 when the operands' magnitudes leave
+ * float32's safe range (range32.ts): beyond ≈ 1e19 the float32 sums overflow to ±∞/NaN and below
+ * ≈ 1e-38 the inputs flush to 0, both silently. The raw `…Into` kernels have no such check.
  */
 import { ShapeError } from "../errors.js";
-import { matmulInto, matmulTransAInto, matmulTransBInto } from "../linalg/matmul.js";
+import { matmul, matmulInto, matmulTransA, matmulTransAInto, matmulTransB, matmulTransBInto } from "../linalg/matmul.js";
 import { Matrix } from "../linalg/matrix.js";
 import { assertMatrix } from "../validate.js";
 import { type DenseArray, gemmWasm, getKernelBackend, wasmSimdAvailable } from "./gemm.js";
+import { maxAbsOf, productInFloat32Range } from "./range32.js";
 
 function useWasm32(m: number, n: number): boolean {
   // The float32 path is opt-in, so only the backend setting and SIMD availability decide; a
@@ -76,31 +81,60 @@ export function matmulTransA32Into(
   finishScalar(tmp, C, m * n, accumulate);
 }
 
-function checked(a: Matrix, b: Matrix, aDim: number, bDim: number, what: string): void {
+function checked(a: Matrix, b: Matrix, which: "AB" | "ABt" | "AtB"): void {
+  // Types first: reading a.cols of `null` would be a TypeError instead of a named ShapeError (issue #6).
   assertMatrix(a, "a");
   assertMatrix(b, "b");
+  const [aDim, bDim, what] =
+    which === "AB" ? [a.cols, b.rows, "rows"] : which === "ABt" ? [a.cols, b.cols, "cols"] : [a.rows, b.rows, "rows"];
   if (aDim !== bDim) throw new ShapeError("b", `${what} = ${aDim} (from a ${a.shape})`, b.shape);
 }
 
-/** C = A B computed in float32 (f32x4 kernels), returned as a float64 `Matrix`. */
+/**
+ * Whether the checked product may run in float32: operand magnitudes inside float32's safe range
+ * (range32.ts). Otherwise float32 would overflow to ±∞/NaN or flush the inputs to 0, so the
+ * product is computed in float64 (at least as accurate; NaN/±∞ entries pass through as in
+ * `matmul`).
+ */
+function float32Safe(a: Matrix, b: Matrix, k: number): boolean {
+  return productInFloat32Range(maxAbsOf(a.data), maxAbsOf(b.data), k);
+}
+
+/**
+ * C = A B computed in float32 (f32x4 kernels), returned as a float64 `Matrix`. Inputs whose
+ * magnitudes leave float32's safe range (largest |entry| outside [2⁻⁶⁰, 2⁶⁰], or a possible
+ * overflow of the sums) are multiplied in float64 instead — never a silent ±∞/NaN or 0.
+ * @throws ShapeError when `a` or `b` is not a Matrix or a.cols ≠ b.rows.
+ */
 export function matmul32(a: Matrix, b: Matrix): Matrix {
-  checked(a, b, a.cols, b.rows, "rows");
+  checked(a, b, "AB");
+  if (!float32Safe(a, b, a.cols)) return matmul(a, b);
   const out = new Matrix(a.rows, b.cols);
   matmul32Into(a.data, b.data, out.data, a.rows, a.cols, b.cols, false);
   return out;
 }
 
-/** C = A Bᵀ computed in float32, returned as a float64 `Matrix`. */
+/**
+ * C = A Bᵀ computed in float32, returned as a float64 `Matrix` (float64 outside float32's safe
+ * range, as `matmul32`).
+ * @throws ShapeError when `a` or `b` is not a Matrix or a.cols ≠ b.cols.
+ */
 export function matmulTransB32(a: Matrix, b: Matrix): Matrix {
-  checked(a, b, a.cols, b.cols, "cols");
+  checked(a, b, "ABt");
+  if (!float32Safe(a, b, a.cols)) return matmulTransB(a, b);
   const out = new Matrix(a.rows, b.rows);
   matmulTransB32Into(a.data, b.data, out.data, a.rows, a.cols, b.rows);
   return out;
 }
 
-/** C = Aᵀ B computed in float32, returned as a float64 `Matrix`. */
+/**
+ * C = Aᵀ B computed in float32, returned as a float64 `Matrix` (float64 outside float32's safe
+ * range, as `matmul32`).
+ * @throws ShapeError when `a` or `b` is not a Matrix or a.rows ≠ b.rows.
+ */
 export function matmulTransA32(a: Matrix, b: Matrix): Matrix {
-  checked(a, b, a.rows, b.rows, "rows");
+  checked(a, b, "AtB");
+  if (!float32Safe(a, b, a.rows)) return matmulTransA(a, b);
   const out = new Matrix(a.cols, b.cols);
   matmulTransA32Into(a.data, b.data, out.data, a.rows, a.cols, b.cols, false);
   return out;

@@ -19,7 +19,7 @@ import { Worker } from "node:worker_threads";
 import { FormatError, NonFiniteError, NumericalError, type RandAttnError, ShapeError, ValueError } from "../errors.js";
 import { matmulInto } from "../linalg/matmul.js";
 import { Matrix } from "../linalg/matrix.js";
-import { assertInteger } from "../validate.js";
+import { assertInteger, assertOptions } from "../validate.js";
 import { type AttentionPlan, type FastAttentionFullOptions, attentionPlan } from "./attention32.js";
 import { getKernelBackend } from "./gemm.js";
 import { type HeadDims, type HeadWeights, checkMultiHead, computeHeads } from "./heads.js";
@@ -192,6 +192,7 @@ export async function parallelMultiHeadAttention(
   weights: HeadWeights,
   options: ParallelMultiHeadOptions = {},
 ): Promise<Matrix> {
+  assertOptions(options, "options");
   const { workers: workersOpt, workerUrl, ...rest } = options;
   const plan = attentionPlan(rest);
   const dims = checkMultiHead(xQ, xKV, weights);

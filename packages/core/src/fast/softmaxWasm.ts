@@ -27,6 +27,9 @@
  */
 import { F32_NR, F64_NR } from "./wat.js";
 import { ensureKernelMemory, getKernels, getKernelBackend, wasmSimdAvailable } from "./gemm.js";
+import { attentionInFloat32Range } from "./range32.js";
+
+const EMPTY = new Float64Array(0);
 
 /** Depth of a P V slice (keys per call of the macro-kernel): a 4 × 256 V panel (8 KiB) stays in L1. */
 const KC = 256;
@@ -77,7 +80,9 @@ export interface FusedSoftmaxSpec {
   /**
    * Arithmetic of the two products and of the stored weights: `"float32"` runs S = Q Kᵀ and A V on
    * the f32x4 kernels (`gemm_f32_ra`, 4 × 8 tiles) with the weights rounded to float32, while the
-   * max, exp, l and the final division stay float64 (`softmax_rows_f32`). @default "float64"
+   * max, exp, l and the final division stay float64 (`softmax_rows_f32`). When Q, K, V, the scale
+   * or the logits leave float32's safe range (range32.ts: float32 would overflow to ±∞/NaN or flush
+   * V to 0) the call computes in float64 instead (issue #6). @default "float64"
    */
   precision?: "float64" | "float32";
 }
@@ -175,8 +180,9 @@ export function useFusedSoftmax(nQ: number, nKV: number, d: number): boolean {
  */
 export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null {
   const { queries: Q, keys: K, values: V, nQ, nKV, d, scale, mask, out, scores } = spec;
-  const f32 = spec.precision === "float32";
-  if (f32 && scores) throw new Error("fusedSoftmaxAttention: scores are float64 only");
+  // Outside float32's safe range float64 instead (issue #6): at least as accurate, never a silent NaN or 0.
+  const f32 = spec.precision === "float32" && attentionInFloat32Range(Q, K, V ?? EMPTY, nQ, nKV, d, V ? spec.dV : 0, scale);
+  if (spec.precision === "float32" && scores) throw new Error("fusedSoftmaxAttention: scores are float64 only");
   const es = f32 ? 4 : 8;
   const NR = f32 ? F32_NR : F64_NR;
   const dV = V ? spec.dV : 0;

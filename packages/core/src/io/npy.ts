@@ -13,7 +13,7 @@
  */
 import { FormatError, NonFiniteError, ShapeError, ValueError } from "../errors.js";
 import { Matrix } from "../linalg/matrix.js";
-import { assertOneOf, describe } from "../validate.js";
+import { assertOneOf, describe, assertOptions } from "../validate.js";
 import { type PyValue, parsePythonLiteral } from "./pyliteral.js";
 
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
@@ -144,6 +144,7 @@ function fortranToC(src: Float64Array, shape: readonly number[]): Float64Array {
  *   NonFiniteError for NaN/±Inf values unless `allowNonFinite`.
  */
 export function parseNpy(bytes: Uint8Array, options: NpyReadOptions = {}, label = "bytes"): NpyArray {
+  assertOptions(options, "options");
   if (!(bytes instanceof Uint8Array)) throw new ValueError(label, "a Uint8Array (or Buffer) of .npy bytes", describe(bytes));
   const fortranOrder = options.fortranOrder ?? "transpose";
   assertOneOf(fortranOrder, "options.fortranOrder", ["transpose", "reject"] as const);
@@ -327,6 +328,7 @@ const FLOAT32_MAX = 3.4028234663852886e38;
  *   float32 range with dtype "<f4", a bad option, or a header too long for the requested version.
  */
 export function encodeNpy(value: NpyInput, options: NpyWriteOptions = {}, argument = "value"): Uint8Array {
+  assertOptions(options, "options");
   const dtype = options.dtype ?? "<f8";
   assertOneOf(dtype, "options.dtype", ["<f4", "<f8"] as const);
   if (options.version !== undefined) assertOneOf(options.version, "options.version", ["1.0", "2.0", "3.0"] as const);

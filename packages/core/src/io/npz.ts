@@ -3,7 +3,7 @@
  * Names are given without the ".npy" suffix, as numpy's `np.load(...)[name]` does.
  */
 import { FormatError, ValueError } from "../errors.js";
-import { describe } from "../validate.js";
+import { describe, assertOptions } from "../validate.js";
 import { type NpyArray, type NpyInput, type NpyReadOptions, type NpyWriteOptions, encodeNpy, parseNpy } from "./npy.js";
 import { readZip, writeZip } from "./zip.js";
 
@@ -18,6 +18,7 @@ export interface NpzWriteOptions extends NpyWriteOptions {
  *   or any member's `.npy` error (named `label["member.npy"]`).
  */
 export function parseNpz(bytes: Uint8Array, options: NpyReadOptions = {}, label = "bytes"): Map<string, NpyArray> {
+  assertOptions(options, "options");
   if (!(bytes instanceof Uint8Array)) throw new ValueError(label, "a Uint8Array (or Buffer) of .npz bytes", describe(bytes));
   const out = new Map<string, NpyArray>();
   for (const entry of readZip(bytes, label)) {
@@ -38,6 +39,7 @@ export function encodeNpz(
   arrays: Readonly<Record<string, NpyInput>> | ReadonlyMap<string, NpyInput>,
   options: NpzWriteOptions = {},
 ): Uint8Array {
+  assertOptions(options, "options");
   if (arrays === null || typeof arrays !== "object") throw new ValueError("arrays", "a record or Map of name → array", describe(arrays));
   const compress = options.compress ?? false;
   if (typeof compress !== "boolean") throw new ValueError("options.compress", "a boolean", describe(compress));

@@ -18,7 +18,7 @@ import { ValueError } from "../errors.js";
 import { matmul, matmulInto, matmulTransB } from "../linalg/matmul.js";
 import { Matrix } from "../linalg/matrix.js";
 import { concatCols } from "../linalg/ops.js";
-import { assertFinite, assertMatrix, assertNonEmpty, assertNumber, assertShape, describe } from "../validate.js";
+import { assertFinite, assertMatrix, assertNonEmpty, assertNumber, assertShape, describe, assertOptions } from "../validate.js";
 import { type MlaOptions, attentionOptionsOf, checkRope, mlaKernel, resolvePositions } from "./options.js";
 import { checkSequence } from "./unmerged.js";
 import { type MlaWeights, checkHeads, checkRopePart, mlaDimensions } from "./weights.js";
@@ -157,6 +157,7 @@ export function attendMergedLatent(
  *   (naive RoPE on the latent keys is not mergeable — use `mlaAttention` for that form).
  */
 export function mergedMlaAttention(xQ: Matrix, xKV: Matrix, merged: MergedMla, options: MlaOptions = {}): Matrix {
+  assertOptions(options, "options");
   const dims = mergedMlaDimensions(merged);
   checkSequence(xQ, "xQ", dims.dIn, "cols = d_in = merged.queryDown.rows");
   checkSequence(xKV, "xKV", dims.dIn, "cols = d_in = merged.queryDown.rows");

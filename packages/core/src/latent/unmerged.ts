@@ -6,7 +6,7 @@ import { ValueError } from "../errors.js";
 import { matmul } from "../linalg/matmul.js";
 import type { Matrix } from "../linalg/matrix.js";
 import { concatCols } from "../linalg/ops.js";
-import { assertFinite, assertNonEmpty, assertShape } from "../validate.js";
+import { assertFinite, assertNonEmpty, assertShape, assertOptions } from "../validate.js";
 import { type MlaOptions, attentionOptionsOf, checkRope, mlaKernel, resolvePositions } from "./options.js";
 import { type MlaWeights, mlaDimensions } from "./weights.js";
 
@@ -38,6 +38,7 @@ export function checkSequence(
  * @throws ShapeError / NonFiniteError on inconsistent or non-finite inputs; ValueError on a pairwise kernel.
  */
 export function mlaAttention(xQ: Matrix, xKV: Matrix, weights: MlaWeights, options: MlaOptions = {}): Matrix {
+  assertOptions(options, "options");
   const dims = mlaDimensions(weights);
   checkSequence(xQ, "xQ", dims.dIn);
   checkSequence(xKV, "xKV", dims.dIn);

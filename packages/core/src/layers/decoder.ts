@@ -17,7 +17,7 @@ import { ShapeError, ValueError } from "../errors.js";
 import type { Matrix } from "../linalg/matrix.js";
 import { Rope } from "../position/index.js";
 import { derive, type SeedKey } from "../random/stream.js";
-import { describe } from "../validate.js";
+import { describe, assertOptions } from "../validate.js";
 import { type LayerConfig, type ResolvedLayerConfig, resolveLayerConfig } from "./config.js";
 import { assertLayerParts, checkLayerInput, positionRange, selfAttentionOptions } from "./layer-common.js";
 import { type FfnWeights, feedForward, initFfn } from "./ffn.js";
@@ -114,6 +114,7 @@ function crossAndFfn(h: Matrix, layer: DecoderLayer, memory: Matrix | undefined,
  * @throws ShapeError when x or memory is not *×dModel; ValueError when memory is given/missing against the layer kind.
  */
 export function decoderLayer(x: Matrix, layer: DecoderLayer, memory?: Matrix, options: DecoderLayerOptions = {}): Matrix {
+  assertOptions(options, "options");
   checkDecoderLayer(layer, "layer");
   checkLayerInput(x, layer.config.dModel, "x");
   const mem = checkMemory(layer, memory);
@@ -148,6 +149,7 @@ export function decoderLayerStep(
   memory?: Matrix,
   options: DecoderLayerOptions = {},
 ): Matrix {
+  assertOptions(options, "options");
   checkDecoderLayer(layer, "layer");
   checkLayerInput(xNew, layer.config.dModel, "xNew");
   if (!(cache instanceof KVCache)) throw new ValueError("cache", "a KVCache (createLayerCache)", describe(cache));

@@ -3,6 +3,7 @@
  * layer's output) → FFN, each sublayer wrapped in a skip connection with its normalization at the
  * configured placement (Post-LN as in Fig. 5, Pre-LN, Peri-LN).
  */
+import { assertOptions } from "../validate.js";
 import { type Mask, type MultiHeadWeights, initMultiHeadWeights, multiHeadAttention } from "../attention/index.js";
 import { ShapeError } from "../errors.js";
 import type { Matrix } from "../linalg/matrix.js";
@@ -62,6 +63,7 @@ export function initEncoderLayer(config: LayerConfig, key: SeedKey): EncoderLaye
  * @throws NonFiniteError on NaN/±Inf in x.
  */
 export function encoderLayer(x: Matrix, layer: EncoderLayer, options: EncoderLayerOptions = {}): Matrix {
+  assertOptions(options, "options");
   assertLayerParts(layer, "layer");
   const c = layer.config;
   checkLayerInput(x, c.dModel, "x");

@@ -9,7 +9,16 @@
  */
 import { ShapeError, ValueError } from "../errors.js";
 import { Matrix } from "../linalg/matrix.js";
-import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertNumber, assertOneOf, describe } from "../validate.js";
+import {
+  assertFinite,
+  assertInteger,
+  assertMatrix,
+  assertNonEmpty,
+  assertNumber,
+  assertOneOf,
+  describe,
+  assertOptions,
+} from "../validate.js";
 
 /** Which normalization: LayerNorm (`"layer"`) or RMSNorm (`"rms"`). */
 export type NormKind = "layer" | "rms";
@@ -59,6 +68,7 @@ function checkEpsilon(epsilon: unknown, argument: string): number {
 
 /** LayerNorm parameters at their initial values γ = 1, β = 0 (the identity on x̃). */
 export function initLayerNorm(dim: number, options: NormInitOptions = {}): LayerNormParams {
+  assertOptions(options, "options");
   assertInteger(dim, "dim");
   const epsilon = checkEpsilon(options.epsilon ?? DEFAULT_NORM_EPSILON.layer, "options.epsilon");
   return { kind: "layer", gain: new Float64Array(dim).fill(1), shift: new Float64Array(dim), epsilon };
@@ -66,6 +76,7 @@ export function initLayerNorm(dim: number, options: NormInitOptions = {}): Layer
 
 /** RMSNorm parameters at their initial value g = 1. */
 export function initRMSNorm(dim: number, options: NormInitOptions = {}): RMSNormParams {
+  assertOptions(options, "options");
   assertInteger(dim, "dim");
   const epsilon = checkEpsilon(options.epsilon ?? DEFAULT_NORM_EPSILON.rms, "options.epsilon");
   return { kind: "rms", gain: new Float64Array(dim).fill(1), epsilon };

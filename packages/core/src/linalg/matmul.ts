@@ -13,7 +13,7 @@
  * The scalar kernels below stay the reference the fast path is tested against (≤ 1e-12 relative).
  */
 import { Matrix } from "./matrix.js";
-import { assertMatrix } from "../validate.js";
+import { assertMatrix, assertVector } from "../validate.js";
 import { ShapeError } from "../errors.js";
 import { SMALL_M_ROWS, gemmWasm, kernelBackendFor } from "../fast/gemm.js";
 
@@ -369,7 +369,8 @@ function scalarMatmulTransAInto(
 /** y = A x for a vector x (length A.cols). */
 export function matvec(a: Matrix, x: ArrayLike<number>): Float64Array {
   assertMatrix(a, "a");
-  if (x.length !== a.cols) throw new ShapeError("x", `length ${a.cols} (a.cols)`, `length ${x.length}`);
+  // Checked before x.length is read: `null` / a number would otherwise be a TypeError (issue #6).
+  assertVector(x, "x", a.cols, "a.cols");
   const y = new Float64Array(a.rows);
   for (let i = 0; i < a.rows; i++) {
     let s = 0;

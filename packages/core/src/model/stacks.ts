@@ -19,7 +19,7 @@ import { type EncoderLayer, encoderLayer, initEncoderLayer } from "../layers/enc
 import { type NormParams, applyNorm, initNorm } from "../layers/norm.js";
 import type { Matrix } from "../linalg/matrix.js";
 import { derive, type SeedKey } from "../random/stream.js";
-import { assertInteger, describe } from "../validate.js";
+import { assertInteger, describe, assertOptions } from "../validate.js";
 import { type EncoderDecoderConfig, type ModelConfig, type ResolvedModelConfig, resolveModelConfig } from "./config.js";
 import { type OutputHead, initOutputHead, outputLogits } from "./head.js";
 import { type InputEmbedding, embedInput, initInputEmbedding } from "./input.js";
@@ -118,6 +118,7 @@ export function initEncoderOnly(config: ModelConfig, key: SeedKey): EncoderOnlyM
 
 /** Final hidden states (N×d) of an encoder-only model: every token attends to every (real) token. */
 export function encoderOnlyHidden(model: EncoderOnlyModel, ids: ArrayLike<number>, options: EncodeOptions = {}): Matrix {
+  assertOptions(options, "options");
   checkModel(model, "encoder-only");
   return runEncoder(model.input, model.layers, model.finalNorm, ids, options);
 }
@@ -247,6 +248,7 @@ export function initEncoderDecoder(config: EncoderDecoderConfig, key: SeedKey): 
 
 /** The encoder output E_{N_L} (N_src×d) of the source sentence: the keys/values of every cross-attention. */
 export function encodeSource(model: EncoderDecoderModel, sourceIds: ArrayLike<number>, options: EncodeOptions = {}): Matrix {
+  assertOptions(options, "options");
   checkModel(model, "encoder-decoder");
   return runEncoder(model.sourceInput, model.encoderLayers, model.encoderFinalNorm, sourceIds, options);
 }
@@ -268,6 +270,7 @@ export function decodeTarget(
   targetIds: ArrayLike<number>,
   options: EncodeOptions = {},
 ): Matrix {
+  assertOptions(options, "options");
   checkModel(model, "encoder-decoder");
   checkMemory(model, memory);
   const memoryMask = paddingMask(options.sourceLength, memory.rows);
@@ -298,6 +301,7 @@ export function encoderDecoderStep(
   newIds: ArrayLike<number>,
   options: EncodeOptions = {},
 ): Matrix {
+  assertOptions(options, "options");
   checkModel(model, "encoder-decoder");
   checkMemory(model, memory);
   const memoryMask = paddingMask(options.sourceLength, memory.rows);

@@ -14,7 +14,7 @@
 import { ShapeError, ValueError } from "../errors.js";
 import type { PositionalRotation } from "../attention/index.js";
 import { Matrix } from "../linalg/matrix.js";
-import { assertFinite, assertInteger, assertMatrix, assertNumber, assertOneOf } from "../validate.js";
+import { assertFinite, assertInteger, assertMatrix, assertNumber, assertOneOf, assertOptions } from "../validate.js";
 
 /** Which coordinates form a rotation pair (see the module comment). */
 export type RopePairing = "interleaved" | "half";
@@ -79,6 +79,7 @@ export class Rope implements PositionalRotation {
    * @throws ValueError when `dim` is not a positive even integer, `base` is not > 0, or `pairing` is unknown.
    */
   constructor(dim: number, options: RopeOptions = {}) {
+    assertOptions(options, "options");
     assertInteger(dim, "dim");
     if (dim % 2 !== 0) throw new ValueError("dim", "an even dimension (RoPE rotates coordinate pairs)", String(dim));
     const base = options.base ?? 10000;

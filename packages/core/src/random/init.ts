@@ -2,8 +2,9 @@
  * Seeded random matrices and weight initialisation. Each matrix is drawn from its own stream
  * `(root seed, ...purpose)`, so adding a weight to a model never changes the others.
  */
+import { ValueError } from "../errors.js";
 import { Matrix } from "../linalg/matrix.js";
-import { assertInteger, assertNumber, assertOneOf } from "../validate.js";
+import { assertInteger, assertNumber, assertOneOf, assertOptions } from "../validate.js";
 import { type SeedKey, RandomStream } from "./stream.js";
 
 /** How the entries of a random matrix are drawn. */
@@ -19,6 +20,7 @@ export interface RandomMatrixOptions {
 
 /** A rows × cols matrix with i.i.d. entries from the stream for `key`. */
 export function randomMatrix(rows: number, cols: number, key: SeedKey, options: RandomMatrixOptions = {}): Matrix {
+  assertOptions(options, "options");
   assertInteger(rows, "rows", 0);
   assertInteger(cols, "cols", 0);
   const scale = options.scale ?? 1;
@@ -26,6 +28,11 @@ export function randomMatrix(rows: number, cols: number, key: SeedKey, options: 
   // an unknown distribution used to fall through the switch and return a silent zero matrix
   const distribution = options.distribution ?? "gaussian";
   assertOneOf(distribution, "options.distribution", ENTRY_DISTRIBUTIONS);
+  // Box–Muller on a 53-bit uniform gives |z| ≤ √(−2 ln 2⁻⁵³) ≈ 8.6: a scale whose 9-fold overflows
+  // would produce ±∞ entries — refused (issue #6; uniform and rademacher entries are ≤ |scale|).
+  if (distribution === "gaussian" && 9 * Math.abs(scale) > Number.MAX_VALUE) {
+    throw new ValueError("options.scale", `|scale| ≤ ${Number.MAX_VALUE / 9} (gaussian entries stay finite)`, String(scale));
+  }
   const rng = new RandomStream(key);
   const m = new Matrix(rows, cols);
   const d = m.data;

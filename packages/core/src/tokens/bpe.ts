@@ -8,7 +8,7 @@
  * does not pay for any tokenizer.
  */
 import { ValueError } from "../errors.js";
-import { assertInteger, assertOneOf, describe } from "../validate.js";
+import { assertInteger, assertOneOf, describe, assertOptions } from "../validate.js";
 import type { Tokenizer } from "./tokenizer.js";
 
 /** The BPE encodings available. o200k_base: GPT-4o/GPT-5; cl100k_base: GPT-4/3.5; p50k/r50k: GPT-3/GPT-2. */
@@ -58,6 +58,7 @@ export class BpeTokenizer implements Tokenizer {
    * @throws ValueError on an unknown encoding name, an object that is not an encoding, or bad options.
    */
   constructor(encoding: BpeEncodingName, api: BpeEncodingApi, options: Pick<BpeTokenizerOptions, "specialTokens"> = {}) {
+    assertOptions(options, "options");
     assertOneOf(encoding, "encoding", BPE_ENCODINGS);
     if (api === null || typeof api !== "object" || typeof api.encode !== "function" || typeof api.decode !== "function") {
       throw new ValueError("api", "a gpt-tokenizer encoding (with encode, decode, vocabularySize)", describe(api));

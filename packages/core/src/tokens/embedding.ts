@@ -6,7 +6,7 @@ import { ValueError } from "../errors.js";
 import { Matrix } from "../linalg/matrix.js";
 import { randomMatrix } from "../random/init.js";
 import type { SeedKey } from "../random/stream.js";
-import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertNumber, describe } from "../validate.js";
+import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertNumber, describe, assertOptions } from "../validate.js";
 
 export interface EmbeddingOptions {
   /** Accept NaN/±Inf entries in the table. @default false */
@@ -23,6 +23,7 @@ export class Embedding {
    * @throws ShapeError for a non-Matrix or empty table; NonFiniteError for NaN/±Inf entries.
    */
   constructor(table: Matrix, options: EmbeddingOptions = {}) {
+    assertOptions(options, "options");
     assertMatrix(table, "table");
     assertNonEmpty(table, "table");
     if (!options.allowNonFinite) assertFinite(table, "table");
@@ -71,6 +72,7 @@ export interface InitEmbeddingOptions {
 
 /** A seeded random embedding table of `vocabSize` × `dim` with i.i.d. N(0, std²) entries. */
 export function initEmbedding(vocabSize: number, dim: number, key: SeedKey, options: InitEmbeddingOptions = {}): Embedding {
+  assertOptions(options, "options");
   assertInteger(vocabSize, "vocabSize");
   assertInteger(dim, "dim");
   const std = options.std ?? 1;

@@ -6,7 +6,7 @@
 import { ShapeError, ValueError } from "../errors.js";
 import { Matrix } from "../linalg/matrix.js";
 import type { SeedKey } from "../random/stream.js";
-import { assertFinite, assertInteger, assertMatrix, assertNumber, describe } from "../validate.js";
+import { assertFinite, assertInteger, assertMatrix, assertNumber, describe, assertOptions } from "../validate.js";
 import { Embedding, type InitEmbeddingOptions, initEmbedding } from "./embedding.js";
 
 export interface SinusoidalOptions {
@@ -22,6 +22,7 @@ export interface SinusoidalOptions {
  * sine column.
  */
 export function sinusoidalPositionalEncoding(numPositions: number, dim: number, options: SinusoidalOptions = {}): Matrix {
+  assertOptions(options, "options");
   assertInteger(numPositions, "numPositions", 0);
   assertInteger(dim, "dim");
   const base = options.base ?? 10000;
@@ -71,6 +72,7 @@ export interface AddPositionalOptions {
  * @throws ShapeError when the widths differ or the table has fewer than offset + N rows.
  */
 export function addPositional(x: Matrix, positional: Matrix | Embedding, options: AddPositionalOptions = {}): Matrix {
+  assertOptions(options, "options");
   assertMatrix(x, "x");
   const table = positional instanceof Embedding ? positional.table : positional;
   assertMatrix(table, "positional");
@@ -100,6 +102,7 @@ export interface EmbedTokensOptions extends AddPositionalOptions {
 
 /** X = scale · E[ids] (+ P[offset : offset + N]): the input of the first layer (§1, Figure 2). */
 export function embedTokens(ids: ArrayLike<number>, embedding: Embedding, options: EmbedTokensOptions = {}): Matrix {
+  assertOptions(options, "options");
   if (!(embedding instanceof Embedding)) throw new ValueError("embedding", "an Embedding", describe(embedding));
   const scale = options.scale ?? 1;
   assertNumber(scale, "options.scale");

@@ -4,7 +4,7 @@
  * embedding matrix E).
  */
 import { ValueError } from "../errors.js";
-import { assertInteger, describe } from "../validate.js";
+import { assertInteger, describe, assertOptions } from "../validate.js";
 
 /** Roles of the special tokens a vocabulary may carry. */
 export type SpecialTokenRole = "pad" | "unk" | "bos" | "eos";
@@ -52,6 +52,7 @@ export class Vocabulary {
    *   role naming a token that is not in the list.
    */
   constructor(tokens: readonly string[], options: VocabularyOptions = {}) {
+    assertOptions(options, "options");
     if (!Array.isArray(tokens) || tokens.length === 0) throw new ValueError("tokens", "a non-empty array of strings", describe(tokens));
     const index = new Map<string, number>();
     tokens.forEach((t, i) => {
@@ -86,6 +87,7 @@ export class Vocabulary {
    * @throws ValueError on bad options or a non-string token.
    */
   static fromSequences(sequences: Iterable<readonly string[]>, options: VocabularyBuildOptions = {}): Vocabulary {
+    assertOptions(options, "options");
     const minCount = options.minCount ?? 1;
     assertInteger(minCount, "options.minCount");
     const maxSize = options.maxSize ?? Number.MAX_SAFE_INTEGER;

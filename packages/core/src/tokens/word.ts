@@ -4,7 +4,7 @@
  * characters; each piece is looked up in a `Vocabulary`.
  */
 import { ValueError } from "../errors.js";
-import { assertInteger, describe } from "../validate.js";
+import { assertInteger, describe, assertOptions } from "../validate.js";
 import type { Tokenizer } from "./tokenizer.js";
 import { type SpecialTokenRole, Vocabulary, type VocabularyBuildOptions } from "./vocabulary.js";
 
@@ -54,6 +54,7 @@ export class WordTokenizer implements Tokenizer {
 
   /** @throws ValueError when addBos/addEos is requested and the vocabulary lacks `<bos>`/`<eos>`. */
   constructor(vocabulary: Vocabulary, options: WordTokenizerOptions = {}) {
+    assertOptions(options, "options");
     if (!(vocabulary instanceof Vocabulary)) throw new ValueError("vocabulary", "a Vocabulary", describe(vocabulary));
     this.vocabulary = vocabulary;
     this.lowercase = bool(options.lowercase, "options.lowercase");
@@ -78,6 +79,7 @@ export class WordTokenizer implements Tokenizer {
    * returns a tokenizer over it.
    */
   static fromCorpus(texts: readonly string[], options: WordTokenizerOptions & VocabularyBuildOptions = {}): WordTokenizer {
+    assertOptions(options, "options");
     if (!Array.isArray(texts)) throw new ValueError("texts", "an array of strings", describe(texts));
     const lowercase = bool(options.lowercase, "options.lowercase");
     const sequences = texts.map((t, i) => {
@@ -113,6 +115,7 @@ export class WordTokenizer implements Tokenizer {
    * @throws ValueError naming `ids[i]` for an id that is not an integer in [0, vocabSize − 1].
    */
   decode(ids: ArrayLike<number>, options: WordDecodeOptions = {}): string {
+    assertOptions(options, "options");
     if (ids === null || typeof ids !== "object" || typeof ids.length !== "number")
       throw new ValueError("ids", "an array of token ids", describe(ids));
     const skip = bool(options.skipSpecial, "options.skipSpecial");

@@ -32,6 +32,7 @@ import {
   assertNumber,
   assertOneOf,
   matmulTransBInto,
+  assertOptions,
 } from "@randattn/core";
 
 /** The random-feature family (see module doc for the formulas). */
@@ -131,6 +132,7 @@ export function resolveKernel(
  * @throws NonFiniteError for NaN/±Inf inputs; NumericalError when unshifted features overflow.
  */
 export function randomFeatures(x: Matrix, omega: Matrix, options: RandomFeaturesOptions = {}): RandomFeaturesResult {
+  assertOptions(options, "options");
   assertMatrix(x, "x");
   assertNonEmpty(x, "x");
   assertFinite(x, "x");

@@ -11,7 +11,17 @@
  *   lowers the estimator's variance. When m is not a multiple of d the last block keeps its first
  *   m mod d rows.
  */
-import { Matrix, type SeedKey, ValueError, assertInteger, assertOneOf, derive, randomMatrix, RandomStream } from "@randattn/core";
+import {
+  Matrix,
+  type SeedKey,
+  ValueError,
+  assertInteger,
+  assertOneOf,
+  derive,
+  optionsObject,
+  randomMatrix,
+  RandomStream,
+} from "@randattn/core";
 import { householderQr } from "../lowrank/householder.js";
 
 /** How the frequencies ωᵢ are drawn: independently or in orthogonal blocks (see module doc). */
@@ -37,8 +47,9 @@ export interface ProjectionOptions {
 export function drawProjection(numFeatures: number, dim: number, options: ProjectionOptions, seed: SeedKey): Matrix {
   assertInteger(numFeatures, "numFeatures", 1);
   assertInteger(dim, "dim", 1);
-  const projection = options.projection ?? "iid";
-  const distribution = options.distribution ?? "gaussian";
+  const o = optionsObject(options, "options");
+  const projection = o.projection ?? "iid";
+  const distribution = o.distribution ?? "gaussian";
   assertOneOf(projection, "options.projection", ["iid", "orthogonal"] as const);
   assertOneOf(distribution, "options.distribution", ["gaussian", "cauchy"] as const);
   if (projection === "iid") {

@@ -14,6 +14,7 @@ import {
   assertNumber,
   assertOneOf,
   describe,
+  assertOptions,
 } from "@randattn/core";
 import { normalizeWeights, validateProbabilities } from "../random/probabilities.js";
 import type {
@@ -183,6 +184,7 @@ export interface LeverageOptions {
  * Σ ℓ_j = r. Returns `{ scores, rank }`.
  */
 export function leverageScores(a: Matrix, options: LeverageOptions = {}): { scores: Float64Array; rank: number } {
+  assertOptions(options, "options");
   checkedInput(a, options.side);
   const byRows = (options.side ?? "left") === "left";
   let ml = a.toMlMatrix();

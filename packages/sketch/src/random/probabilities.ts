@@ -9,7 +9,7 @@
  *  - `normalizeWeights(w)` TURNS non-negative finite weights with a positive sum into a
  *    distribution (w / Σ w). Use it when proportional weights (‖V_j‖², leverage scores…) are meant.
  */
-import { NonFiniteError, ShapeError, ValueError, assertNumber, assertVector } from "@randattn/core";
+import { NonFiniteError, ShapeError, ValueError, assertNumber, assertVector, assertOptions } from "@randattn/core";
 
 /** Options of {@link validateProbabilities}. */
 export interface ProbabilityOptions {
@@ -43,6 +43,7 @@ export function validateProbabilities(
   argument = "probabilities",
   options: ProbabilityOptions = {},
 ): Float64Array {
+  assertOptions(options, "options");
   const tolerance = options.tolerance ?? 1e-9;
   assertNumber(tolerance, "options.tolerance", { min: 0 });
   checkEntries(probabilities, argument);

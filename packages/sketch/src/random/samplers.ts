@@ -3,7 +3,7 @@
  * stream (`new RandomStream(key)`), so each draw is a pure function of (root seed, purpose) and
  * never depends on what ran before (docs/ARCHITECTURE.md, "Randomness").
  */
-import { RandomStream, type SeedKey, ValueError, assertInteger, assertNumber } from "@randattn/core";
+import { RandomStream, type SeedKey, ValueError, assertInteger, assertNumber, assertOptions } from "@randattn/core";
 
 /** Options of {@link gaussianArray}. */
 export interface GaussianOptions {
@@ -15,6 +15,7 @@ export interface GaussianOptions {
 
 /** `length` i.i.d. N(μ, σ²) draws (Box–Muller, as core's `RandomStream.gaussian`). */
 export function gaussianArray(length: number, key: SeedKey, options: GaussianOptions = {}): Float64Array {
+  assertOptions(options, "options");
   assertInteger(length, "length", 0);
   const mean = options.mean ?? 0;
   const std = options.std ?? 1;
@@ -39,6 +40,7 @@ export interface RademacherOptions {
 
 /** `length` i.i.d. Rademacher draws: ±c with probability ½ each. */
 export function rademacherArray(length: number, key: SeedKey, options: RademacherOptions = {}): Float64Array {
+  assertOptions(options, "options");
   assertInteger(length, "length", 0);
   const c = options.magnitude ?? 1;
   assertNumber(c, "options.magnitude", { positive: true });
@@ -58,6 +60,7 @@ export interface UniformOptions {
 
 /** `length` i.i.d. uniform draws on [low, high). */
 export function uniformArray(length: number, key: SeedKey, options: UniformOptions = {}): Float64Array {
+  assertOptions(options, "options");
   assertInteger(length, "length", 0);
   const low = options.low ?? 0;
   const high = options.high ?? 1;

@@ -28,6 +28,7 @@ import {
   attentionScores,
   attentionWeights,
   selectRows,
+  assertOptions,
 } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
@@ -108,6 +109,7 @@ export function sampledAttention(
   seed: SeedKey,
   options: SampledAttentionOptions = {},
 ): SampledValueResult {
+  assertOptions(options, "options");
   checkQKV(queries, keys, values);
   assertInteger(s, "s", 1);
   const scheme = options.scheme ?? "uniform";

@@ -16,6 +16,7 @@ import {
   assertMatrix,
   assertNonEmpty,
   matmul,
+  assertOptions,
 } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import { normalizeWeights, validateProbabilities } from "../random/probabilities.js";
@@ -119,6 +120,7 @@ export function sampledMatmul(
   seed: SeedKey,
   options: SampledMatmulOptions = {},
 ): SampledMatmulResult {
+  assertOptions(options, "options");
   checkPair(a, b, "a", "b");
   assertInteger(s, "s", 1);
   const p = resolveMatmulProbabilities(a, b, probabilities);

@@ -4,7 +4,7 @@
  * With W = P and renormalization this is exact softmax attention restricted to each query's top-k
  * keys; with k = N_KV it is exact.
  */
-import { type Kernel, Matrix, NumericalError, assertInteger, attentionWeights } from "@randattn/core";
+import { type Kernel, Matrix, NumericalError, assertInteger, attentionWeights, assertOptions } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import { checkWeightsValues } from "./values.js";
 
@@ -24,6 +24,7 @@ export interface TopKResult {
 
 /** Top-k baseline on a given weight matrix W (N_Q × N_KV) and values V (N_KV × d_V). */
 export function topKValueProduct(weights: Matrix, values: Matrix, k: number, options: TopKOptions = {}): TopKResult {
+  assertOptions(options, "options");
   checkWeightsValues(weights, values);
   const n = weights.cols;
   assertInteger(k, "k", 1, n);
@@ -61,6 +62,7 @@ export function topKAttention(
   k: number,
   options: TopKOptions & { kernel?: Kernel } = {},
 ): TopKResult {
+  assertOptions(options, "options");
   const p = attentionWeights(queries, keys, { kernel: options.kernel });
   const r = topKValueProduct(p, values, k, options);
   const nQ = queries.rows;

@@ -27,6 +27,7 @@ import {
   assertNonEmpty,
   assertOneOf,
   derive,
+  assertOptions,
 } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import { normalizeWeights } from "../random/probabilities.js";
@@ -120,6 +121,7 @@ export function sampledValueProduct(
   seed: SeedKey,
   options: SampledValueOptions = {},
 ): SampledValueResult {
+  assertOptions(options, "options");
   checkWeightsValues(weights, values);
   assertInteger(s, "s", 1);
   const scheme = options.scheme ?? "uniform";
