@@ -78,13 +78,14 @@ export function squaredRowNorms(b: Matrix): Float64Array {
  * DKM-optimal probabilities p_k = ‖A⁽ᵏ⁾‖·‖B₍ₖ₎‖ / Σ_l ‖A⁽ˡ⁾‖·‖B₍ₗ₎‖.
  * @throws ValueError when every product of norms is 0 (AB = 0 from every k).
  */
-export function optimalMatmulProbabilities(a: Matrix, b: Matrix): Float64Array {
-  checkPair(a, b, "a", "b");
+export function optimalMatmulProbabilities(a: Matrix, b: Matrix, names: readonly [string, string] = ["a", "b"]): Float64Array {
+  const [aName, bName] = names;
+  checkPair(a, b, aName, bName);
   const ca = squaredColumnNorms(a);
   const rb = squaredRowNorms(b);
   return normalizeWeights(
     Float64Array.from(ca, (v, k) => Math.sqrt(v * rb[k])),
-    "a, b (column-norm × row-norm products)",
+    `${aName}, ${bName} (column-norm × row-norm products)`,
   );
 }
 

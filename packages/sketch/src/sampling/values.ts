@@ -32,7 +32,7 @@ import {
 import type { Cost } from "../operators/types.js";
 import { normalizeWeights } from "../random/probabilities.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
-import { squaredRowNorms } from "./matmul.js";
+import { optimalMatmulProbabilities, squaredRowNorms } from "./matmul.js";
 
 /** Which distribution over keys the rows of V are drawn from. */
 export type ValueSamplingScheme = "uniform" | "value-norm" | "optimal" | "attention";
@@ -96,12 +96,8 @@ export function valueSamplingProbabilities(
   const vn = squaredRowNorms(values);
   if (scheme === "value-norm") return normalizeWeights(vn, "values (squared row norms)");
   if (weights === undefined) throw new ValueError("weights", "a weight matrix for the optimal scheme", "undefined");
-  const wn = new Float64Array(n);
-  for (let i = 0; i < weights.rows; i++) for (let j = 0; j < n; j++) wn[j] += weights.data[i * n + j] ** 2;
-  return normalizeWeights(
-    Float64Array.from(wn, (v, j) => Math.sqrt(v * vn[j])),
-    "weights, values (‖W[:,j]‖·‖V_j‖)",
-  );
+  // DKM-optimal p_j ∝ ‖W[:,j]‖·‖V_j‖: the same distribution as for approximate matrix products.
+  return optimalMatmulProbabilities(weights, values, ["weights", "values"]);
 }
 
 /**
