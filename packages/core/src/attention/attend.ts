@@ -138,10 +138,10 @@ export function attention(queries: Matrix, keys: Matrix, values: Matrix, options
   // Softmax: blocks of query rows through S, exp and A·V in WebAssembly memory — the N_Q×N_KV
   // score matrix is never allocated (one ≈ 1 MiB row block is reused); see rows.ts.
   if (r.precision === "float32") {
-    const y32 = float32Attention(queries, keys, values, r, options?.mask, "materialized");
-    // Inputs or logits beyond float32's range (≈ 3.4e38) give ±∞/NaN there: fall back to float64,
+    // null when float32 does not apply (a non-finite float32 result included): compute in float64,
     // which is at least as accurate, rather than return a silent NaN (issue #6).
-    if (y32 !== null && allFiniteData(y32.data)) return y32;
+    const y32 = float32Attention(queries, keys, values, r, options?.mask, "materialized");
+    if (y32 !== null) return y32;
   }
   const out = new Matrix(queries.rows, values.cols);
   if (fusedSoftmax(queries, keys, values, r, { out: out.data }) !== null) return out;
@@ -149,13 +149,6 @@ export function attention(queries: Matrix, keys: Matrix, values: Matrix, options
   return normalizedProduct(scores, normalizer, values);
 }
 
-/**
- * (Z⁻¹A)V: the rows of A are normalized first, then one N_Q·N_KV·d_V product. Normalizing after
- * the product (Z⁻¹(AV), N_Q·d_V divisions instead of N_Q·N_KV) overflows for non-exp kernels with
- * large values — κ ≈ 1e300 times |V| ≈ 1e150 is ∞ in AV although Y is a convex combination of the
- * rows of V (issue #6). With P = Z⁻¹A (entries in [0, 1]) every |Y[i,c]| ≤ max_j |V[j,c]|.
- * `scores` is private to the caller and is overwritten.
- */
 /**
  * s[from, to) /= z. Multiplies by 1/z, unless z is so small (a dot kernel on tiny logits: κ and Z
  * subnormal) that 1/z overflows — then divides, so κ/Z stays the exact ratio instead of κ·∞ (or 0·∞ = NaN).
@@ -166,12 +159,13 @@ function normalizeRow(s: Float64Array, from: number, to: number, z: number): voi
   else for (let p = from; p < to; p++) s[p] /= z;
 }
 
-/** True when no entry is NaN or ±∞. */
-function allFiniteData(d: Float64Array): boolean {
-  for (let i = 0; i < d.length; i++) if (!Number.isFinite(d[i])) return false;
-  return true;
-}
-
+/**
+ * (Z⁻¹A)V: the rows of A are normalized first, then one N_Q·N_KV·d_V product. Normalizing after
+ * the product (Z⁻¹(AV), N_Q·d_V divisions instead of N_Q·N_KV) overflows for non-exp kernels with
+ * large values — κ ≈ 1e300 times |V| ≈ 1e150 is ∞ in AV although Y is a convex combination of the
+ * rows of V (issue #6). With P = Z⁻¹A (entries in [0, 1]) every |Y[i,c]| ≤ max_j |V[j,c]|.
+ * `scores` is private to the caller and is overwritten.
+ */
 function normalizedProduct(scores: Matrix, normalizer: Float64Array, values: Matrix): Matrix {
   const nQ = scores.rows;
   const nKV = scores.cols;

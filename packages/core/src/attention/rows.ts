@@ -3,7 +3,7 @@
  * logits in place, under a mask row, in the additive or multiplicative form (§3.2). Internal.
  */
 import { ValueError } from "../errors.js";
-import { fastAttention } from "../fast/attention32.js";
+import { allFinite, attentionInto, attentionPlan } from "../fast/attention32.js";
 import { fusedSoftmaxAttention, useFusedSoftmax } from "../fast/softmaxWasm.js";
 import { Matrix } from "../linalg/matrix.js";
 import type { Mask, MaskForm } from "./mask.js";
@@ -163,8 +163,8 @@ function firstNonFiniteLogit(queries: Matrix, keys: Matrix, r: ResolvedAttention
  * `precision: "float32"`: Q Kᵀ and A V in float32 (max, exp, Z in float64), materialized, or
  * streaming when `blocks.blockSize` is given. On the fused WebAssembly path every mask kind and form
  * is supported (masked logits → −∞ as in float64); without it (scalar backend, no SIMD) the float32
- * kernels of `fast/attention32.ts` serve no/causal/padding masks, and other masks return `null` so
- * the caller computes in float64 (at least as accurate).
+ * kernels of `fast/attention32.ts` serve no/causal/padding masks, and other masks — or a fused
+ * result that is not finite — return `null` so the caller computes in float64 (at least as accurate).
  * @throws ValueError for a kernel other than softmax — κ is only evaluated in float64.
  */
 export function float32Attention(
@@ -185,8 +185,8 @@ export function float32Attention(
   }
   const nQ = queries.rows;
   const nKV = keys.rows;
+  const out = new Matrix(nQ, values.cols);
   if (useFusedSoftmax(nQ, nKV, queries.cols)) {
-    const out = new Matrix(nQ, values.cols);
     const stats = fusedSoftmaxAttention({
       queries: queries.data,
       keys: keys.data,
@@ -204,18 +204,16 @@ export function float32Attention(
     });
     if (stats !== null) {
       checkFusedRows(queries, keys, r, stats.normalizer);
-      return out;
+      // ±∞/NaN in Y (values beyond float32's range): the caller computes in float64 (issue #6).
+      return allFinite(out.data) ? out : null;
     }
   }
   if (mask !== undefined && mask.kind !== "causal" && mask.kind !== "padding") return null;
-  return fastAttention(queries, keys, values, {
-    precision: "float32",
-    mode,
-    scale: r.kernel.scale,
-    mask,
-    onEmptyRow: r.onEmptyRow,
-    ...blocks,
-  });
+  // Inputs were validated by the caller: the raw driver, not `fastAttention` (which would scan
+  // Q, K, V for finiteness again). It falls back to float64 itself, so its Y is always finite.
+  const plan = attentionPlan({ precision: "float32", mode, scale: r.kernel.scale, mask, onEmptyRow: r.onEmptyRow, ...blocks });
+  attentionInto(plan, queries.data, keys.data, values.data, out.data, nQ, nKV, queries.cols, values.cols);
+  return out;
 }
 
 /** The row checks after a fused call: empty rows (error or zero), non-finite logits (error). */

@@ -77,18 +77,18 @@ export function streamingAttention(queries: Matrix, keys: Matrix, values: Matrix
   // the tile, m, ℓ and O in kernel memory and the SIMD exp (see rows.ts / fast/softmaxWasm.ts).
   if (r.precision === "float32") {
     const y32 = float32Attention(queries, keys, values, r, options?.mask, "streaming", { blockSize: bk, queryBlockSize: bq });
-    // beyond float32's range the float32 result holds ±∞/NaN: fall back to float64 (issue #6)
-    if (y32?.data.every(Number.isFinite)) return y32;
+    // null when float32 does not apply (a non-finite float32 result included): float64 (issue #6)
+    if (y32 !== null) return y32;
   }
-  const fusedOut = new Matrix(nQ, dV);
-  if (fusedSoftmax(queries, keys, values, r, { keyBlock: bk, queryBlock: bq, out: fusedOut.data }) !== null) return fusedOut;
+  // A null return writes nothing, so `out` is still all zero for the accumulating loops below.
+  const out = new Matrix(nQ, dV);
+  if (fusedSoftmax(queries, keys, values, r, { keyBlock: bk, queryBlock: bq, out: out.data }) !== null) return out;
 
   const k = r.kernel;
   const isSoftmax = k.kind === "softmax";
   const qs = k.kind === "pairwise" ? queries.data : scaledQueries(queries, k.scale);
   const kd = keys.data;
   const vd = values.data;
-  const out = new Matrix(nQ, dV);
   const y = out.data;
   const tile = new Float64Array(tq * tk);
   const tmask = new Uint8Array(tq * tk);

@@ -13,7 +13,7 @@ import {
   multiHeadShape,
   runAttention,
 } from "../attention/index.js";
-import { ShapeError, ValueError } from "../errors.js";
+import { NumericalError, ShapeError, ValueError } from "../errors.js";
 import { type MergedMla, attendMergedLatent, mergedMlaDimensions, naiveRopeError } from "../latent/merged.js";
 import { type MlaOptions, checkRope, resolvePositions } from "../latent/options.js";
 import { checkSequence } from "../latent/unmerged.js";
@@ -45,6 +45,28 @@ function decodeAttentionOptions(options: MultiHeadOptions | MlaOptions, prev: nu
   return { ...rest, mask: { kind: "causal", offset: prev } };
 }
 
+/**
+ * xNew·W for a finite xNew, checked through the t×d_out product instead of scanning W on every
+ * decoding step: a NaN/±Inf entry W[k, j] makes every entry of column j non-finite (x·NaN, 0·∞ and
+ * ∞ − ∞ are all NaN), so a finite product proves W finite at O(t·d_out) instead of O(d_in·d_out).
+ * Only on failure is W scanned, to name the bad entry (NonFiniteError); a finite W means overflow.
+ */
+function projectFinite(xNew: Matrix, w: Matrix, argument: string): Matrix {
+  const y = matmul(xNew, w);
+  const d = y.data;
+  for (let i = 0; i < d.length; i++) {
+    if (!Number.isFinite(d[i])) {
+      assertFinite(w, argument);
+      throw new NumericalError(
+        argument,
+        `a finite product xNew·${argument}`,
+        `${d[i]} at [${Math.floor(i / y.cols)}, ${i % y.cols}] (overflow)`,
+      );
+    }
+  }
+  return y;
+}
+
 /** Checks a rope option is a PositionalRotation. */
 function checkRotation(rope: unknown): void {
   if (rope === null || typeof rope !== "object" || typeof (rope as { apply?: unknown }).apply !== "function") {
@@ -65,7 +87,8 @@ function checkRotation(rope: unknown): void {
  *   rope, queryPositions = the new tokens' positions (default prev … prev + t − 1). `mask` and
  *   `keyPositions` are refused.
  * @throws ShapeError when weights, cache and xNew disagree; ValueError on non-divisible head counts
- *   or a refused option; NonFiniteError on NaN/±Inf. Argument errors leave the cache unchanged.
+ *   or a refused option; NonFiniteError on NaN/±Inf (weights named by their first bad entry);
+ *   NumericalError when a projection overflows. Argument errors leave the cache unchanged.
  */
 export function multiHeadDecode(xNew: Matrix, weights: MultiHeadWeights, cache: KVCache, options: MultiHeadOptions = {}): Matrix {
   const shape = multiHeadShape(weights);
@@ -85,9 +108,8 @@ export function multiHeadDecode(xNew: Matrix, weights: MultiHeadWeights, cache: 
     );
   }
   checkSequence(xNew, "xNew", shape.dIn, "cols = d_in = weights.queries[0].rows");
-  for (const name of ["queries", "keys", "values"] as const) {
-    for (const [i, w] of weights[name].entries()) assertFinite(w, `weights.${name}[${i}]`);
-  }
+  // W_O is used only after the append, so it is scanned here to keep a rejected call from touching
+  // the cache; W_Q, W_K, W_V are checked through their products (projectFinite) before the append.
   assertFinite(weights.output, "weights.output");
   const prev = cache.length;
   const base = decodeAttentionOptions(options, prev);
@@ -99,15 +121,15 @@ export function multiHeadDecode(xNew: Matrix, weights: MultiHeadWeights, cache: 
     positions = resolvePositions(options.queryPositions, xNew.rows, prev, "options.queryPositions");
   }
   const rotate = (m: Matrix) => (rope && positions ? rope.apply(m, positions) : m);
-  const newKeys = weights.keys.map((w) => rotate(matmul(xNew, w)));
-  const newValues = weights.values.map((w) => matmul(xNew, w));
+  const queries = weights.queries.map((w, h) => rotate(projectFinite(xNew, w, `weights.queries[${h}]`)));
+  const newKeys = weights.keys.map((w, g) => rotate(projectFinite(xNew, w, `weights.keys[${g}]`)));
+  const newValues = weights.values.map((w, g) => projectFinite(xNew, w, `weights.values[${g}]`));
   cache.append(newKeys, newValues);
   const groupSize = shape.numHeads / shape.numKvHeads;
   const heads: Matrix[] = [];
   for (let h = 0; h < shape.numHeads; h++) {
     const g = Math.floor(h / groupSize); // kvHeadFor(h, H, G), §4.1 0-based contiguous groups
-    const q = rotate(matmul(xNew, weights.queries[h]));
-    heads.push(runAttention(q, cache.keys(g), cache.values(g), base));
+    heads.push(runAttention(queries[h], cache.keys(g), cache.values(g), base));
   }
   return matmul(concatCols(heads), weights.output);
 }

@@ -176,7 +176,7 @@ export function attentionInto(
 }
 
 /** True when no entry is NaN or ±∞. */
-function allFinite(x: Float64Array): boolean {
+export function allFinite(x: Float64Array): boolean {
   for (let i = 0; i < x.length; i++) if (!Number.isFinite(x[i])) return false;
   return true;
 }

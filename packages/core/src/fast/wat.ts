@@ -28,13 +28,51 @@ export const SCRATCH_BYTES = 256;
 
 type Precision = "f64" | "f32";
 
-function gemmFunction(name: string, ty: Precision, MR: number, NR: number): string {
+/** Element size, vector type and splat of a precision; NRV = vectors per NR-wide tile row. */
+function tileShape(ty: Precision, NR: number) {
   const lanes = ty === "f64" ? 2 : 4;
-  const es = ty === "f64" ? 8 : 4;
-  const NRV = NR / lanes;
-  const vt = ty === "f64" ? "f64x2" : "f32x4";
-  const splat = ty === "f64" ? "v128.load64_splat" : "v128.load32_splat";
-  const acc = (i: number, v: number) => `$c${i}_${v}`;
+  return {
+    es: ty === "f64" ? 8 : 4,
+    NRV: NR / lanes,
+    vt: ty === "f64" ? "f64x2" : "f32x4",
+    splat: ty === "f64" ? "v128.load64_splat" : "v128.load32_splat",
+  };
+}
+
+/** Accumulator local of tile row i, vector v. */
+const acc = (i: number, v: number) => `$c${i}_${v}`;
+
+/** `$c` ← byte address of C[i + row, j + col] (row, col: WAT i32 expressions). */
+function cAddress(row: string, col: string, es: number): string {
+  return `(local.set $c (i32.add (local.get $cp) (i32.mul (i32.add (i32.mul (i32.add (local.get $i) ${row}) (local.get $ldc)) ${col}) (i32.const ${es}))))`;
+}
+
+/**
+ * Edge tile (i + MR > mc or j + NR > nc): spill the accumulators to the scratch at address 0 and
+ * run `store` (which writes C[i + ii, j + jj] from the scratch, `$c` set) over the valid mr × nr part.
+ */
+function edgeTile(L: string[], MR: number, NR: number, NRV: number, es: number, store: string[]): void {
+  for (let i = 0; i < MR; i++) {
+    for (let v = 0; v < NRV; v++) L.push(`(v128.store offset=${(i * NRV + v) * 16} (i32.const 0) (local.get ${acc(i, v)}))`);
+  }
+  L.push(
+    `(local.set $mr (select (i32.sub (local.get $mc) (local.get $i)) (i32.const ${MR}) (i32.lt_s (i32.sub (local.get $mc) (local.get $i)) (i32.const ${MR}))))`,
+  );
+  L.push(
+    `(local.set $nr (select (i32.sub (local.get $nc) (local.get $j)) (i32.const ${NR}) (i32.lt_s (i32.sub (local.get $nc) (local.get $j)) (i32.const ${NR}))))`,
+  );
+  L.push("(local.set $ii (i32.const 0))");
+  L.push("(block $eidone (loop $eiloop (br_if $eidone (i32.ge_s (local.get $ii) (local.get $mr)))");
+  L.push("(local.set $jj (i32.const 0))");
+  L.push("(block $ejdone (loop $ejloop (br_if $ejdone (i32.ge_s (local.get $jj) (local.get $nr)))");
+  L.push(cAddress("(local.get $ii)", "(i32.add (local.get $j) (local.get $jj))", es));
+  L.push(...store);
+  L.push("(local.set $jj (i32.add (local.get $jj) (i32.const 1))) (br $ejloop)))");
+  L.push("(local.set $ii (i32.add (local.get $ii) (i32.const 1))) (br $eiloop)))");
+}
+
+function gemmFunction(name: string, ty: Precision, MR: number, NR: number): string {
+  const { es, NRV, vt, splat } = tileShape(ty, NR);
   const L: string[] = [];
   L.push(
     `(func $${name} (export "${name}") (param $ap i32) (param $bp i32) (param $cp i32) (param $ldc i32) (param $mc i32) (param $nc i32) (param $kc i32)`,
@@ -73,9 +111,7 @@ function gemmFunction(name: string, ty: Precision, MR: number, NR: number): stri
   );
   L.push("(then");
   for (let i = 0; i < MR; i++) {
-    L.push(
-      `(local.set $c (i32.add (local.get $cp) (i32.mul (i32.add (i32.mul (i32.add (local.get $i) (i32.const ${i})) (local.get $ldc)) (local.get $j)) (i32.const ${es}))))`,
-    );
+    L.push(cAddress(`(i32.const ${i})`, "(local.get $j)", es));
     for (let v = 0; v < NRV; v++) {
       L.push(
         `(v128.store offset=${v * 16} (local.get $c) (${vt}.add (v128.load offset=${v * 16} (local.get $c)) (local.get ${acc(i, v)})))`,
@@ -84,27 +120,9 @@ function gemmFunction(name: string, ty: Precision, MR: number, NR: number): stri
   }
   L.push(")(else");
   // Edge tile: spill to the scratch at address 0, add the valid mr × nr part to C.
-  for (let i = 0; i < MR; i++) {
-    for (let v = 0; v < NRV; v++) L.push(`(v128.store offset=${(i * NRV + v) * 16} (i32.const 0) (local.get ${acc(i, v)}))`);
-  }
-  L.push(
-    `(local.set $mr (select (i32.sub (local.get $mc) (local.get $i)) (i32.const ${MR}) (i32.lt_s (i32.sub (local.get $mc) (local.get $i)) (i32.const ${MR}))))`,
-  );
-  L.push(
-    `(local.set $nr (select (i32.sub (local.get $nc) (local.get $j)) (i32.const ${NR}) (i32.lt_s (i32.sub (local.get $nc) (local.get $j)) (i32.const ${NR}))))`,
-  );
-  L.push("(local.set $ii (i32.const 0))");
-  L.push("(block $eidone (loop $eiloop (br_if $eidone (i32.ge_s (local.get $ii) (local.get $mr)))");
-  L.push("(local.set $jj (i32.const 0))");
-  L.push("(block $ejdone (loop $ejloop (br_if $ejdone (i32.ge_s (local.get $jj) (local.get $nr)))");
-  L.push(
-    `(local.set $c (i32.add (local.get $cp) (i32.mul (i32.add (i32.mul (i32.add (local.get $i) (local.get $ii)) (local.get $ldc)) (i32.add (local.get $j) (local.get $jj))) (i32.const ${es}))))`,
-  );
-  L.push(
+  edgeTile(L, MR, NR, NRV, es, [
     `(${ty}.store (local.get $c) (${ty}.add (${ty}.load (local.get $c)) (${ty}.load (i32.mul (i32.add (i32.mul (local.get $ii) (i32.const ${NR})) (local.get $jj)) (i32.const ${es})))))`,
-  );
-  L.push("(local.set $jj (i32.add (local.get $jj) (i32.const 1))) (br $ejloop)))");
-  L.push("(local.set $ii (i32.add (local.get $ii) (i32.const 1))) (br $eiloop)))");
+  ]);
   L.push("))");
   L.push(`(local.set $i (i32.add (local.get $i) (i32.const ${MR})))`);
   L.push("(br $iloop)))");
@@ -126,12 +144,7 @@ function gemmFunction(name: string, ty: Precision, MR: number, NR: number): stri
  * S = Q Kᵀ, V for P V — is addressed in place.
  */
 function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number): string {
-  const lanes = ty === "f64" ? 2 : 4;
-  const es = ty === "f64" ? 8 : 4;
-  const NRV = NR / lanes;
-  const vt = ty === "f64" ? "f64x2" : "f32x4";
-  const splat = ty === "f64" ? "v128.load64_splat" : "v128.load32_splat";
-  const acc = (i: number, v: number) => `$c${i}_${v}`;
+  const { es, NRV, vt, splat } = tileShape(ty, NR);
   const L: string[] = [];
   L.push(
     `(func $${name} (export "${name}") (param $ap i32) (param $lda i32) (param $bp i32) (param $ldb i32) (param $cp i32) (param $ldc i32) (param $mc i32) (param $nc i32) (param $kc i32) (param $acc i32)`,
@@ -175,9 +188,7 @@ function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number): 
   L.push("(then");
   L.push("(if (local.get $acc) (then");
   for (let i = 0; i < MR; i++) {
-    L.push(
-      `(local.set $c (i32.add (local.get $cp) (i32.mul (i32.add (i32.mul (i32.add (local.get $i) (i32.const ${i})) (local.get $ldc)) (local.get $j)) (i32.const ${es}))))`,
-    );
+    L.push(cAddress(`(i32.const ${i})`, "(local.get $j)", es));
     for (let v = 0; v < NRV; v++) {
       L.push(
         `(v128.store offset=${v * 16} (local.get $c) (${vt}.add (v128.load offset=${v * 16} (local.get $c)) (local.get ${acc(i, v)})))`,
@@ -186,35 +197,15 @@ function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number): 
   }
   L.push(")(else");
   for (let i = 0; i < MR; i++) {
-    L.push(
-      `(local.set $c (i32.add (local.get $cp) (i32.mul (i32.add (i32.mul (i32.add (local.get $i) (i32.const ${i})) (local.get $ldc)) (local.get $j)) (i32.const ${es}))))`,
-    );
+    L.push(cAddress(`(i32.const ${i})`, "(local.get $j)", es));
     for (let v = 0; v < NRV; v++) L.push(`(v128.store offset=${v * 16} (local.get $c) (local.get ${acc(i, v)}))`);
   }
   L.push("))");
   L.push(")(else");
-  for (let i = 0; i < MR; i++) {
-    for (let v = 0; v < NRV; v++) L.push(`(v128.store offset=${(i * NRV + v) * 16} (i32.const 0) (local.get ${acc(i, v)}))`);
-  }
-  L.push(
-    `(local.set $mr (select (i32.sub (local.get $mc) (local.get $i)) (i32.const ${MR}) (i32.lt_s (i32.sub (local.get $mc) (local.get $i)) (i32.const ${MR}))))`,
-  );
-  L.push(
-    `(local.set $nr (select (i32.sub (local.get $nc) (local.get $j)) (i32.const ${NR}) (i32.lt_s (i32.sub (local.get $nc) (local.get $j)) (i32.const ${NR}))))`,
-  );
-  L.push("(local.set $ii (i32.const 0))");
-  L.push("(block $eidone (loop $eiloop (br_if $eidone (i32.ge_s (local.get $ii) (local.get $mr)))");
-  L.push("(local.set $jj (i32.const 0))");
-  L.push("(block $ejdone (loop $ejloop (br_if $ejdone (i32.ge_s (local.get $jj) (local.get $nr)))");
-  L.push(
-    `(local.set $c (i32.add (local.get $cp) (i32.mul (i32.add (i32.mul (i32.add (local.get $i) (local.get $ii)) (local.get $ldc)) (i32.add (local.get $j) (local.get $jj))) (i32.const ${es}))))`,
-  );
-  L.push(`(local.set $t (i32.mul (i32.add (i32.mul (local.get $ii) (i32.const ${NR})) (local.get $jj)) (i32.const ${es})))`);
-  L.push(
+  edgeTile(L, MR, NR, NRV, es, [
+    `(local.set $t (i32.mul (i32.add (i32.mul (local.get $ii) (i32.const ${NR})) (local.get $jj)) (i32.const ${es})))`,
     `(${ty}.store (local.get $c) (select (${ty}.add (${ty}.load (local.get $c)) (${ty}.load (local.get $t))) (${ty}.load (local.get $t)) (local.get $acc)))`,
-  );
-  L.push("(local.set $jj (i32.add (local.get $jj) (i32.const 1))) (br $ejloop)))");
-  L.push("(local.set $ii (i32.add (local.get $ii) (i32.const 1))) (br $eiloop)))");
+  ]);
   L.push("))");
   L.push(`(local.set $i (i32.add (local.get $i) (i32.const ${MR})))`);
   L.push("(br $iloop)))");

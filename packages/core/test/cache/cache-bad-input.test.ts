@@ -66,6 +66,29 @@ describe("caches and decoders reject bad input with typed, named errors", () => 
     expect(cache.length).toBe(0);
   });
 
+  it("multiHeadDecode: a NaN/±Inf weight is named by its first bad entry and leaves the cache unchanged", () => {
+    const cache = new KVCache({ numKvHeads: 2, keyDim: 2, valueDim: 2 });
+    for (const [name, i] of [
+      ["queries", 3],
+      ["keys", 1],
+      ["values", 0],
+    ] as const) {
+      const bad = w[name][i].clone();
+      bad.set(4, 1, name === "keys" ? Number.NEGATIVE_INFINITY : Number.NaN);
+      const list = w[name].slice();
+      list[i] = bad;
+      const wb = { ...w, [name]: list };
+      expect(() => multiHeadDecode(x, wb, cache)).toThrow(NonFiniteError);
+      expect(() => multiHeadDecode(x, wb, cache)).toThrow(
+        new RegExp(`weights\\.${name}\\[${i}\\]: expected finite entries, got ${name === "keys" ? "-Infinity" : "NaN"} at \\[4, 1\\]`),
+      );
+    }
+    const out = w.output.clone();
+    out.set(0, 0, Number.NaN);
+    expect(() => multiHeadDecode(x, { ...w, output: out }, cache)).toThrow(/weights\.output: expected finite entries, got NaN at \[0, 0\]/);
+    expect(cache.length).toBe(0);
+  });
+
   it("mlaDecode: cache mismatch, naive RoPE, wrong width", () => {
     const m = mergeMla(initMlaWeights({ dIn: 6, numHeads: 2, latentDim: 3, queryLatentDim: 4, headDim: 2 }, [26, "mla"]));
     expect(() => mlaDecode(x, m, new LatentCache({ latentDim: 4 }))).toThrow(
