@@ -29,6 +29,7 @@ import {
   assertMatrix,
   assertNonEmpty,
   assertOneOf,
+  assertShape,
   matmulInto,
   matmulTransAInto,
   matmulTransBInto,
@@ -163,10 +164,7 @@ export function randomFeatureAttention(
 
   let omega: Matrix;
   if (options.omega !== undefined) {
-    assertMatrix(options.omega, "options.omega");
-    if (options.omega.rows !== m || options.omega.cols !== d) {
-      throw new ShapeError("options.omega", `${m}×${d} (numFeatures × queries.cols)`, options.omega.shape);
-    }
+    assertShape(options.omega, "options.omega", m, d, "numFeatures × queries.cols");
     assertFinite(options.omega, "options.omega");
     omega = options.omega;
   } else {

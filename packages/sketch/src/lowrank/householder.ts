@@ -6,22 +6,12 @@
  * (ml-matrix's QrDecomposition walks columns through nested arrays and is far slower there — see
  * docs/lowrank.md for the measurement). ml-matrix stays in charge of the small factorizations.
  */
-import { Matrix, ShapeError, assertFinite, assertMatrix, assertNonEmpty } from "@randattn/core";
+import { Matrix, ShapeError, assertFinite, assertMatrix, assertNonEmpty, transpose } from "@randattn/core";
 
 /** Thin QR factors: `q` (m × n, orthonormal columns) and `r` (n × n upper triangular), m ≥ n. */
 export interface ThinQr {
   q: Matrix;
   r: Matrix;
-}
-
-/** Row-major m × n → row-major n × m. */
-function transposeData(data: Float64Array, m: number, n: number): Float64Array {
-  const out = new Float64Array(m * n);
-  for (let i = 0; i < m; i++) {
-    const o = i * n;
-    for (let j = 0; j < n; j++) out[j * m + i] = data[o + j];
-  }
-  return out;
 }
 
 /**
@@ -45,7 +35,7 @@ export function householderQr(a: Matrix): ThinQr {
     // A wide matrix has only m reflectors; the range-finder code never needs it, so refuse clearly.
     throw new ShapeError("a", "a tall matrix (rows ≥ cols)", a.shape);
   }
-  const at = transposeData(a.data, m, n); // column j of A = at[j*m .. (j+1)*m)
+  const at = transpose(a).data; // column j of A = at[j*m .. (j+1)*m)
   const tau = new Float64Array(n);
   const r = new Matrix(n, n);
   const R = r.data;
@@ -89,7 +79,7 @@ export function householderQr(a: Matrix): ThinQr {
     if (t === 0) continue;
     applyReflectorTo(at, j * m, qt, j, m, t, j, n);
   }
-  return { q: new Matrix(m, n, transposeData(qt, n, m)), r };
+  return { q: transpose(new Matrix(n, m, qt)), r };
 }
 
 /**
@@ -185,7 +175,7 @@ export function luLowerFactor(a: Matrix): Matrix {
   const m = a.rows;
   const n = a.cols;
   if (n > m) throw new ShapeError("a", "a tall matrix (rows ≥ cols)", a.shape);
-  const at = transposeData(a.data, m, n);
+  const at = transpose(a).data;
   const pivoted = new Uint8Array(m);
   const pivots: number[] = [];
   const l = new Float64Array(m);
@@ -223,5 +213,5 @@ export function luLowerFactor(a: Matrix): Matrix {
     l[p] = 1;
     at.set(l, cj);
   }
-  return new Matrix(m, n, transposeData(at, n, m));
+  return transpose(new Matrix(n, m, at));
 }

@@ -25,6 +25,8 @@ import {
   describe,
   matmulInto,
   matmulTransAInto,
+  sliceCols,
+  sliceRows,
 } from "@randattn/core";
 import { type Cost, createSketch } from "../operators/index.js";
 import { householderQr, luLowerFactor } from "./householder.js";
@@ -32,6 +34,7 @@ import {
   type Orthonormalization,
   type RangeFinderOptions,
   type TestMatrixFactory,
+  TEST_KINDS,
   type TestMatrixKind,
   checkInputMatrix,
   qrFlops,
@@ -176,8 +179,7 @@ export function blockedQb(input: Matrix, options: BlockedQbOptions, seed: SeedKe
   const mode = options.orthonormalization ?? "qr";
   assertOneOf(mode, "options.orthonormalization", ["qr", "lu", "none"] as const);
   const testMatrix = options.testMatrix ?? "gaussian";
-  if (typeof testMatrix !== "function")
-    assertOneOf(testMatrix, "options.testMatrix", ["gaussian", "rademacher", "srht", "countsketch", "sparse-sign"] as const);
+  if (typeof testMatrix !== "function") assertOneOf(testMatrix, "options.testMatrix", TEST_KINDS);
 
   const normA2 = sumSquares(a.data);
   const threshold = tol * tol * normA2;
@@ -232,8 +234,8 @@ export function blockedQb(input: Matrix, options: BlockedQbOptions, seed: SeedKe
     for (let t = 0; t < bi; t++) {
       residual2 -= sumSquares(bNew.data.subarray(t * n, (t + 1) * n));
       if (residual2 <= threshold || residual2 <= unreliable) {
-        const qTry = concatCols([q, sliceColumns(qi, t + 1)]);
-        const bTry = concatRows([b, new Matrix(t + 1, n, bNew.data.slice(0, (t + 1) * n))]);
+        const qTry = concatCols([q, sliceCols(qi, 0, t + 1)]);
+        const bTry = concatRows([b, sliceRows(bNew, 0, t + 1)]);
         residual2 = exactResidual2(a, qTry, bTry);
         cost.flops += 2 * m * n * qTry.cols + 2 * m * n;
         if (residual2 <= threshold) {
@@ -249,20 +251,13 @@ export function blockedQb(input: Matrix, options: BlockedQbOptions, seed: SeedKe
         }
       }
     }
-    q = concatCols([q, keep === bi ? qi : sliceColumns(qi, keep)]);
-    b = concatRows([b, keep === bi ? bNew : new Matrix(keep, n, bNew.data.slice(0, keep * n))]);
+    q = concatCols([q, keep === bi ? qi : sliceCols(qi, 0, keep)]);
+    b = concatRows([b, keep === bi ? bNew : sliceRows(bNew, 0, keep)]);
     if (stop) break;
   }
   cost.floatsStored = m * q.cols + q.cols * n + m * blockSize + n * blockSize;
   if (factor !== 1) for (let i = 0; i < b.data.length; i++) b.data[i] *= factor;
   return { Q: q, B: b, cost, rank: q.cols, converged, relativeError: normA2 > 0 ? Math.sqrt(Math.max(residual2, 0) / normA2) : 0 };
-}
-
-/** First `c` columns of a matrix. */
-function sliceColumns(x: Matrix, c: number): Matrix {
-  const out = new Matrix(x.rows, c);
-  for (let i = 0; i < x.rows; i++) out.data.set(x.data.subarray(i * x.cols, i * x.cols + c), i * c);
-  return out;
 }
 
 /** ‖A − QB‖_F², formed in row blocks so no extra m × n matrix is held. */

@@ -106,7 +106,8 @@ export interface RangeFinderResult {
   cost: Cost;
 }
 
-const TEST_KINDS: readonly TestMatrixKind[] = ["gaussian", "rademacher", "srht", "countsketch", "sparse-sign"];
+/** All test-matrix kinds, for validation. */
+export const TEST_KINDS: readonly TestMatrixKind[] = ["gaussian", "rademacher", "srht", "countsketch", "sparse-sign"];
 
 /** Validates a matrix argument of the low-rank routines (non-empty, finite). */
 export function checkInputMatrix(a: unknown, argument: string): asserts a is Matrix {

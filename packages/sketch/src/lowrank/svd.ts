@@ -3,11 +3,11 @@
  * (ℓ × n, small), the SVD B = Ũ Σ Vᵀ by ml-matrix, U = Q Ũ, truncated to the target rank k.
  * ml-matrix handles only the small factor; the m-sized products use core's kernels.
  */
-import { Matrix, type SeedKey, assertInteger, assertMatrix, assertNonEmpty, assertFinite, matmulInto } from "@randattn/core";
+import { Matrix, type SeedKey, assertInteger, matmulInto } from "@randattn/core";
 import { SVD } from "ml-matrix";
 import type { Cost } from "../operators/index.js";
 import { qb } from "./qb.js";
-import { type RangeFinderOptions, safeScaled } from "./rangefinder.js";
+import { type RangeFinderOptions, checkInputMatrix, safeScaled } from "./rangefinder.js";
 
 export interface SvdFactors {
   /** U (m × k), orthonormal columns. */
@@ -30,9 +30,7 @@ export interface RandomizedSvdResult extends SvdFactors {
  * @throws ShapeError / NonFiniteError for a bad `a`; ValueError for a rank outside [1, min(m, n)].
  */
 export function exactSvd(a: Matrix, rank?: number): SvdFactors {
-  assertMatrix(a, "a");
-  assertNonEmpty(a, "a");
-  assertFinite(a, "a");
+  checkInputMatrix(a, "a");
   const full = Math.min(a.rows, a.cols);
   const k = rank ?? full;
   assertInteger(k, "rank", 1, full);

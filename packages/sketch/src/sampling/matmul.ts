@@ -16,6 +16,7 @@ import {
   assertMatrix,
   assertNonEmpty,
   matmul,
+  selectRows,
   assertOptions,
 } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
@@ -131,8 +132,7 @@ export function sampledMatmul(
   // C = A[:, J]·diag(c) (m × s), R = B[J, :] (s × p), then the tiled kernel for C R.
   const c = new Matrix(m, s);
   for (let i = 0; i < m; i++) for (let t = 0; t < s; t++) c.data[i * s + t] = weights[t] * a.data[i * n + indices[t]];
-  const r = new Matrix(s, pc);
-  for (let t = 0; t < s; t++) r.data.set(b.data.subarray(indices[t] * pc, (indices[t] + 1) * pc), t * pc);
+  const r = selectRows(b, indices);
   const output = matmul(c, r);
   const probabilityFlops = probabilities === "optimal" ? 2 * m * n + 2 * n * pc + 2 * n : 0;
   return {
