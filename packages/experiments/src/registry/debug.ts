@@ -15,6 +15,26 @@ function sleep(ms: number): void {
   if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/** A debug method that runs `inject` on trial `onTrial` (every trial when -1), else exact attention. */
+function onTrialMethod(name: string, description: string, inject: () => void): MethodDefinition {
+  return {
+    name,
+    description,
+    family: "debug",
+    paramsSchema: {
+      type: "object",
+      properties: { onTrial: { type: "integer", minimum: -1, maximum: 1_000_000, default: -1, description: "-1: every trial" } },
+      additionalProperties: false,
+    },
+    exposesWeights: false,
+    run(problem, params, seed, context) {
+      const trial = seed[seed.length - 1];
+      if (params.onTrial === -1 || params.onTrial === trial) inject();
+      return exactAttention(problem, context.wantWeights);
+    },
+  };
+}
+
 /** The debug methods (empty unless enabled). */
 export function debugMethods(): MethodDefinition[] {
   if (!debugMethodsEnabled()) return [];
@@ -34,37 +54,11 @@ export function debugMethods(): MethodDefinition[] {
         return exactAttention(problem, context.wantWeights);
       },
     },
-    {
-      name: "debug-fail",
-      description: "Throws a NumericalError on the trials listed in `trials` (all when empty).",
-      family: "debug",
-      paramsSchema: {
-        type: "object",
-        properties: { onTrial: { type: "integer", minimum: -1, maximum: 1_000_000, default: -1, description: "-1: every trial" } },
-        additionalProperties: false,
-      },
-      exposesWeights: false,
-      run(problem, params, seed, context) {
-        const trial = seed[seed.length - 1];
-        if (params.onTrial === -1 || params.onTrial === trial) throw new NumericalError("debug-fail", "no failure", "an injected failure");
-        return exactAttention(problem, context.wantWeights);
-      },
-    },
-    {
-      name: "debug-crash",
-      description: "Kills its worker thread (process.exit inside the worker) on trial `onTrial` — a crash mid-cell.",
-      family: "debug",
-      paramsSchema: {
-        type: "object",
-        properties: { onTrial: { type: "integer", minimum: -1, maximum: 1_000_000, default: -1, description: "-1: every trial" } },
-        additionalProperties: false,
-      },
-      exposesWeights: false,
-      run(problem, params, seed, context) {
-        const trial = seed[seed.length - 1];
-        if (params.onTrial === -1 || params.onTrial === trial) process.exit(70);
-        return exactAttention(problem, context.wantWeights);
-      },
-    },
+    onTrialMethod("debug-fail", "Throws a NumericalError on trial `onTrial` (every trial when -1).", () => {
+      throw new NumericalError("debug-fail", "no failure", "an injected failure");
+    }),
+    onTrialMethod("debug-crash", "Kills its worker thread (process.exit inside the worker) on trial `onTrial` — a crash mid-cell.", () =>
+      process.exit(70),
+    ),
   ];
 }

@@ -2,14 +2,26 @@
  * The exact methods: materialized and streaming (online-softmax) attention from core, with their
  * analytic costs. Also the reference every other method is measured against.
  */
-import { attention, attentionWeights, concatCols, type Matrix, streamingAttention, ValueError } from "@randattn/core";
+import { attention, attentionWeights, concatCols, type Matrix, streamingAttention } from "@randattn/core";
 import { attentionOptions } from "./kernel.js";
-import type { Cost, MethodDefinition, MethodResult, ProblemInstance } from "./types.js";
+import { requireHeads } from "./sketch/common.js";
+import type { AttentionHead, Cost, MethodDefinition, MethodResult, ProblemInstance } from "./types.js";
 /**
  * Flops charged per score for the kernel and row statistics (scale, row max, subtract, exp, row
  * sum) — the convention of core's accounting/flops.ts, so exact and sketch costs compare.
  */
 export const SOFTMAX_FLOPS_PER_SCORE = 5;
+
+/**
+ * Flops of materialized attention of one head: QKᵀ (2·N_Q·N_KV·d_QK), the kernel (5 per score),
+ * A·V (2·N_Q·N_KV·d_V) and Z⁻¹ (N_Q·d_V).
+ */
+export function headAttentionFlops(h: AttentionHead): number {
+  const nQ = h.queries.rows;
+  const nK = h.keys.rows;
+  const dv = h.values.cols;
+  return 2 * nQ * nK * h.queries.cols + SOFTMAX_FLOPS_PER_SCORE * nQ * nK + 2 * nQ * nK * dv + nQ * dv;
+}
 
 /**
  * Analytic cost of exact materialized attention over all heads: per head QKᵀ (2·N_Q·N_KV·d_QK),
@@ -24,9 +36,8 @@ export function exactCost(problem: ProblemInstance, materialized: boolean, block
   for (const h of problem.heads) {
     const nQ = h.queries.rows;
     const nK = h.keys.rows;
-    const d = h.queries.cols;
     const dv = h.values.cols;
-    flops += 2 * nQ * nK * d + SOFTMAX_FLOPS_PER_SCORE * nQ * nK + 2 * nQ * nK * dv + nQ * dv;
+    flops += headAttentionFlops(h);
     if (!materialized) {
       // Online softmax rescales the running output once per key block: N_Q·(d_V + 2) per block.
       flops += Math.ceil(nK / blockSize) * nQ * (dv + 2);
@@ -40,10 +51,6 @@ export function exactCost(problem: ProblemInstance, materialized: boolean, block
     largest = Math.max(largest, materialized ? nQ * nK : nQ * (Math.min(blockSize, nK) + dv + 2));
   }
   return { flops, floatsStored: kv + largest };
-}
-
-function requireTensors(problem: ProblemInstance, method: string): void {
-  if (problem.heads.length === 0) throw new ValueError("problem", `a tensor problem for method "${method}"`, "an accounting-only problem");
 }
 
 /**
@@ -70,7 +77,7 @@ export const exact: MethodDefinition = {
   paramsSchema: { type: "object", properties: {}, additionalProperties: false },
   exposesWeights: true,
   run(problem, _params, _seed, context) {
-    requireTensors(problem, "exact");
+    requireHeads(problem, "exact");
     return exactAttention(problem, context.wantWeights);
   },
 };
@@ -86,7 +93,7 @@ export const exactStreaming: MethodDefinition = {
   },
   exposesWeights: false,
   run(problem, params) {
-    requireTensors(problem, "exact-streaming");
+    requireHeads(problem, "exact-streaming");
     const blockSize = params.blockSize as number;
     const opts = { ...attentionOptions(problem.kernel, problem.mask), blockSize };
     const outputs = problem.heads.map((h) => streamingAttention(h.queries, h.keys, h.values, opts));

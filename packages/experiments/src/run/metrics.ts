@@ -3,7 +3,7 @@
  * relative Frobenius and spectral errors, max-abs error, and the mean KL divergence between exact
  * and approximate attention rows when the method forms weights.
  */
-import { assertShape, type Matrix, matmulTransA, matmulTransB, ShapeError } from "@randattn/core";
+import { assertShape, type Matrix, matmulTransA, matmulTransB, maxAbsDiff, ShapeError } from "@randattn/core";
 
 /** ‖Ŷ − Y‖_F / ‖Y‖_F (0 when both are 0, +∞ when only Y is). */
 export function relativeFrobenius(approx: Matrix, exact: Matrix): number {
@@ -21,9 +21,7 @@ export function relativeFrobenius(approx: Matrix, exact: Matrix): number {
 /** max |Ŷ − Y| over entries. */
 export function maxAbsError(approx: Matrix, exact: Matrix): number {
   assertShape(approx, "approx", exact.rows, exact.cols, "the exact output's shape");
-  let m = 0;
-  for (let i = 0; i < exact.data.length; i++) m = Math.max(m, Math.abs(approx.data[i] - exact.data[i]));
-  return m;
+  return maxAbsDiff(approx, exact);
 }
 
 function ratio(num: number, den: number): number {

@@ -17,7 +17,7 @@ import {
   randomFeatures,
 } from "@randattn/sketch";
 import type { MethodDefinition } from "../types.js";
-import { enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale } from "./common.js";
+import { enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
 const PROJECTIONS = ["iid", "orthogonal"] as const;
@@ -60,19 +60,15 @@ export const randomFeaturesMethod: MethodDefinition = {
         headSeed(seed, i),
       ),
     );
-    let flops = 0;
-    let floatsStored = 0;
     let bad = 0;
     let rows = 0;
     for (const r of results) {
-      flops += r.cost.flops;
-      floatsStored += r.cost.floatsStored;
       bad += r.nonPositiveRows.length;
       rows += r.output.rows;
     }
     return {
       output: concatCols(results.map((r) => r.output)),
-      cost: { flops, floatsStored },
+      cost: sumCosts(results.map((r) => r.cost)),
       extras: { non_positive_row_fraction: bad / rows },
     };
   },

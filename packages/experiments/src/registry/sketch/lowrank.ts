@@ -15,9 +15,9 @@
 import { type Matrix, ValueError, attention, concatCols, matmul } from "@randattn/core";
 import { type Orthonormalization, type SvdMethod, type TestMatrixKind, compressLatent, exactSvd, multiHeadToMla } from "@randattn/sketch";
 import { spectralNorm } from "../../run/metrics.js";
-import { SOFTMAX_FLOPS_PER_SCORE } from "../exact.js";
+import { headAttentionFlops } from "../exact.js";
 import { attentionOptions } from "../kernel.js";
-import type { Cost, LatentStructure, MethodDefinition, Params, ProblemInstance } from "../types.js";
+import type { AttentionHead, Cost, LatentStructure, MethodDefinition, Params, ProblemInstance } from "../types.js";
 import { enumParam, intParam, paramsSchema, requireHeads } from "./common.js";
 
 const TEST_MATRICES: readonly TestMatrixKind[] = ["gaussian", "rademacher", "srht", "countsketch", "sparse-sign"];
@@ -48,13 +48,9 @@ function requireLatent(problem: ProblemInstance, method: string): LatentStructur
 }
 
 /** Flops of materialized attention of new heads (same count as the exact method's). */
-function attentionFlops(heads: readonly { queries: Matrix; keys: Matrix; values: Matrix }[]): number {
+function attentionFlops(heads: readonly AttentionHead[]): number {
   let flops = 0;
-  for (const h of heads) {
-    const nQ = h.queries.rows;
-    const nK = h.keys.rows;
-    flops += 2 * nQ * nK * h.queries.cols + SOFTMAX_FLOPS_PER_SCORE * nQ * nK + 2 * nQ * nK * h.values.cols + nQ * h.values.cols;
-  }
+  for (const h of heads) flops += headAttentionFlops(h);
   return flops;
 }
 
