@@ -212,6 +212,8 @@ function buildDeepseek(config: DeepseekV2Config, store: TensorStore): Pretrained
   // interleaved→half permutation followed by rotate_half pairs the same coordinates): "interleaved".
   const rope = new Rope(dR, { pairing: "interleaved", frequencies, magnitude });
   const layers: DecoderLayerWeights[] = [];
+  // One identity W_LQ shared by every layer when q_lora_rank is null (d² floats once, not per layer).
+  const identity = qLoraRank === null ? Matrix.identity(d) : undefined;
   for (let l = 0; l < config.numLayers; l++) {
     const p = `model.layers.${l}`;
     const a = `${p}.self_attn`;
@@ -222,7 +224,7 @@ function buildDeepseek(config: DeepseekV2Config, store: TensorStore): Pretrained
     let qName: string;
     if (qLoraRank === null) {
       // q_lora_rank null (V2-Lite): Q = X W_Q, i.e. W_LQ = I (exact: x·1 + Σ 0).
-      queryDown = Matrix.identity(d);
+      queryDown = identity as Matrix;
       qIn = d;
       qName = `${a}.q_proj.weight`;
     } else {
