@@ -83,9 +83,9 @@ describe("config.json → typed config, as transformers computes it", () => {
     const y = parseModelConfig({
       ...base,
       max_position_embeddings: 163840,
-      rope_scaling: { type: "yarn", factor: 40, mscale: 0.707, mscale_all_dim: 0.707, original_max_position_embeddings: 4096 },
+      rope_scaling: { type: "yarn", factor: 40, mscale: 0.6, mscale_all_dim: 0.6, original_max_position_embeddings: 4096 },
     });
-    const m = 0.1 * 0.707 * Math.log(40) + 1;
+    const m = 0.1 * 0.6 * Math.log(40) + 1;
     expect(y.family === "deepseek_v2" && y.softmaxScale).toBeCloseTo(6 ** -0.5 * m * m, 15);
   });
 

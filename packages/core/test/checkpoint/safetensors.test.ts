@@ -143,8 +143,8 @@ describe("safetensors: lying or corrupt headers are FormatErrors naming the file
       }),
     );
     expect(wrong.argument).toBe('b.safetensors: tensor "x"');
-    const escape = catchFormat(() => memoryStore({ "model.safetensors.index.json": index({ x: "../a.safetensors" }) }));
-    expect(escape.argument).toBe('model.safetensors.index.json: weight_map["x"]');
+    const outside = catchFormat(() => memoryStore({ "model.safetensors.index.json": index({ x: "../a.safetensors" }) }));
+    expect(outside.argument).toBe('model.safetensors.index.json: weight_map["x"]');
     expect(catchFormat(() => memoryStore({ "model.safetensors.index.json": index({ x: "c.safetensors" }) })).actual).toBe("absent");
     expect(catchFormat(() => ok.read("z")).argument).toBe('checkpoint: tensor "z"');
   });
