@@ -17,7 +17,7 @@ import { applyNorm } from "../layers/norm.js";
 import { mlaKeyLatent, mlaKeysValues, mlaQueries, mlaQueryLatent, mlaRotaryKey } from "../latent/unmerged.js";
 import { matmul, matmulTransB } from "../linalg/matmul.js";
 import { Matrix } from "../linalg/matrix.js";
-import { addInPlace, concatCols, selectRows } from "../linalg/ops.js";
+import { addInPlace, concatCols, selectRows, sliceCols } from "../linalg/ops.js";
 import { greedyToken } from "../model/head.js";
 import { assertInteger, describe } from "../validate.js";
 import type { TensorStore } from "../checkpoint/store.js";
@@ -86,7 +86,19 @@ export interface RunOptions {
    * products on the f32x4 kernels; projections, norms and FFNs stay float64. @default "float64"
    */
   precision?: AttentionPrecisionOption;
+  /**
+   * How MLA layers attend (§4.2). `"unmerged"`: K_h = L W_LK^h and V_h = L W_LV^h formed for every
+   * cached token, as the checkpoint's own code does. `"absorbed"`: W_LK^h folded into the query
+   * (q̃_h = q_h (W_LK^h)ᵀ, d_L wide) and W_LV^h applied after attending to L, so each step costs
+   * O(N·(d_L + d_R)) per head instead of O(N·d_L·(d_head + d_V)) — the inference form the latent
+   * cache exists for; equal up to rounding. Captures need `"unmerged"` (per-head K, V).
+   * @default "unmerged"
+   */
+  mlaForm?: MlaForm;
 }
+
+/** The two MLA evaluation orders of {@link RunOptions.mlaForm}. */
+export type MlaForm = "unmerged" | "absorbed";
 
 /** Output of {@link PretrainedModel.forward} / `step`. */
 export interface ForwardResult {
@@ -117,6 +129,8 @@ export interface GenerateOptions {
    */
   useCache?: boolean;
   precision?: AttentionPrecisionOption;
+  /** MLA form of the cached decoding steps (the prefill runs unmerged). @default "absorbed" */
+  mlaForm?: MlaForm;
 }
 
 function addBias(m: Matrix, b: Float64Array | undefined): Matrix {
@@ -269,7 +283,7 @@ export class PretrainedModel {
       const next = greedyToken(logits);
       out.push(next);
       if (next === options.eosTokenId || n === options.maxNewTokens - 1) break;
-      logits = this.step(state, [next], run).logits;
+      logits = this.step(state, [next], { ...run, mlaForm: options.mlaForm ?? "absorbed" }).logits;
     }
     return out;
   }
@@ -362,8 +376,22 @@ function mlaStep(
   cache.append(latentNew, rotary.rotated);
   const latent = cache.latent();
   const rotaryKey = cache.rotaryKeys();
-  const { keys, values } = mlaKeysValues(latent, rotaryKey, w);
   const attnOptions = { kernel: { kind: "softmax" as const, scale: a.scale }, mask: { kind: "causal" as const, offset: p0 } };
+  const form = options.mlaForm ?? "unmerged";
+  if (form !== "unmerged" && form !== "absorbed") throw new ValueError("options.mlaForm", '"unmerged" or "absorbed"', describe(form));
+  if (form === "absorbed" && !cap) {
+    // ⟨q_h, [L W_LK^h | k_R]⟩ = ⟨[q_h,nope (W_LK^h)ᵀ | q_R,h], [L | k_R]⟩ and P V_h = (P L) W_LV^h (§4.2).
+    const nope = w.queryUp[0].cols;
+    const keysL = rotaryKey ? concatCols([latent, rotaryKey]) : latent;
+    const heads = q.map((qh, h) => {
+      const qNope = rotaryKey ? sliceCols(qh, 0, nope) : qh;
+      const qAbs = matmulTransB(qNope, w.keyUp[h]);
+      const qFull = rotaryKey ? concatCols([qAbs, sliceCols(qh, nope)]) : qAbs;
+      return matmul(runAttention(qFull, keysL, latent, { ...attnOptions, precision: options.precision }), w.valueUp[h]);
+    });
+    return matmul(concatCols(heads), w.output);
+  }
+  const { keys, values } = mlaKeysValues(latent, rotaryKey, w);
   const heads = q.map((qh, h) => runAttention(qh, keys[h], values[h], { ...attnOptions, precision: options.precision }));
   if (cap) {
     if (tensors.has("qPre")) cap.qPre = qPre;

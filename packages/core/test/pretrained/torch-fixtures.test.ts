@@ -96,6 +96,16 @@ describe.each(FIXTURES)("%s against torch", (name) => {
     expect(state.position).toBe(ids.length);
   });
 
+  it.runIf(name.startsWith("deepseek"))("the absorbed MLA form (attending to the cached latent) equals torch's logits", () => {
+    const m = model(name);
+    expect(relError(m.forward(ids, { mlaForm: "absorbed" }).logits.data, ref.get("logits")!.data)).toBeLessThan(TOL);
+    const state = m.createState();
+    m.step(state, ids.slice(0, 4));
+    const last = ids.slice(4).map((id) => m.step(state, [id], { mlaForm: "absorbed" }).logits.row(0));
+    const want = ref.get("logits")!.data.slice(4 * m.vocabSize);
+    expect(relError(Float64Array.from(last.flatMap((r) => Array.from(r))), want)).toBeLessThan(TOL);
+  });
+
   it("float32 attention stays within float32 rounding of the float64 logits", () => {
     const m = model(name);
     const err = relError(m.forward(ids, { precision: "float32" }).logits.data, ref.get("logits")!.data);
