@@ -3,3 +3,4 @@
  * entry so bundles for browsers never see `node:` imports).
  */
 export * from "./checkpoint.js";
+export * from "./captures.js";

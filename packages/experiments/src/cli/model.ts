@@ -11,19 +11,9 @@
  * MLA); latent is N × d_L and also writes layer{l}.rotaryKey.npy (N × d_R); hidden is N × d.
  * Exit codes: 0 ok, 2 bad arguments or bad input files (typed errors name file, tensor, field), 4 I/O.
  */
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import {
-  type CaptureTensor,
-  FormatError,
-  type Matrix,
-  RandAttnError,
-  ValueError,
-  modelInfo,
-  readNpyFile,
-  writeNpyFile,
-} from "@randattn/core";
-import { loadPretrained, openCheckpointStore, readModelConfig } from "@randattn/core/node";
+import { type CaptureTensor, FormatError, RandAttnError, ValueError, modelInfo, readNpyFile } from "@randattn/core";
+import { loadPretrained, openCheckpointStore, readModelConfig, writeForwardNpy } from "@randattn/core/node";
 import { type Command, InvalidArgumentError } from "commander";
 
 /** Tensors `--dump` accepts. */
@@ -110,22 +100,7 @@ function forwardCommand(flags: ForwardFlags): void {
   }
   const tensors = [...new Set(dump.flatMap((t) => CAPTURE_OF[t]))];
   const out = model.forward(ids, dump.length ? { capture: { layers, tensors } } : {});
-  mkdirSync(flags.out, { recursive: true });
-  writeNpyFile(join(flags.out, "logits.npy"), out.logits);
-  let files = 1;
-  for (const cap of out.layers) {
-    for (const t of dump) {
-      const write = (name: string, value: Matrix | Matrix[] | undefined) => {
-        if (value === undefined) return;
-        writeNpyFile(join(flags.out, `layer${cap.layer}.${name}.npy`), value);
-        files++;
-      };
-      if (t === "latent") {
-        write("latent", cap.latent);
-        write("rotaryKey", cap.rotaryKey);
-      } else write(t, cap[t]);
-    }
-  }
+  const files = writeForwardNpy(flags.out, out).length;
   process.stdout.write(`wrote ${files} file(s) to ${flags.out}: logits ${out.logits.rows}×${out.logits.cols}\n`);
 }
 
