@@ -2,7 +2,10 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   FormatError,
+  Matrix,
   PretrainedModel,
+  Rope,
+  ShapeError,
   ValueError,
   encodeSafetensors,
   memoryStore,
@@ -48,6 +51,33 @@ describe("config.json → typed config, as transformers computes it", () => {
       else if (wave(base[p]) > 8192) expect(f[p]).toBe(base[p] / 8);
       else expect(f[p]).toBeGreaterThan(base[p] / 8);
     }
+  });
+
+  it("Rope takes explicit frequencies and a cos/sin magnitude (YaRN's mscale ratio)", () => {
+    const x = Matrix.from(3, 4, (i, j) => i - j + 0.5);
+    const pos = [0, 1, 5];
+    const f = [0.5, 0.25];
+    const r1 = new Rope(4, { pairing: "half", frequencies: f }).apply(x, pos);
+    const r2 = new Rope(4, { pairing: "half", frequencies: f, magnitude: 2 }).apply(x, pos);
+    for (let i = 0; i < r1.data.length; i++) expect(r2.data[i]).toBe(2 * r1.data[i]);
+    // row 2 pair 0 is coordinates (0, 2) rotated by 5·0.5
+    const [a, b] = [x.get(2, 0), x.get(2, 2)];
+    expect(r1.get(2, 0)).toBeCloseTo(a * Math.cos(2.5) - b * Math.sin(2.5), 15);
+    expect(() => new Rope(4, { frequencies: [1] })).toThrow(ShapeError);
+    const y = ropeInverseFrequencies(8, 10000, {
+      kind: "yarn",
+      factor: 4,
+      originalMaxPositions: 64,
+      betaFast: 32,
+      betaSlow: 1,
+      mscale: 1,
+      mscaleAllDim: 0,
+    });
+    expect(y.magnitude).toBeCloseTo(0.1 * Math.log(4) + 1, 15);
+    const base = ropeInverseFrequencies(8, 10000).frequencies;
+    // θ_0 rotates ≫ β_fast times over 64 positions: extrapolated (kept); the slowest is interpolated (÷ factor)
+    expect(y.frequencies[0]).toBe(base[0]);
+    expect(y.frequencies[3]).toBeCloseTo(base[3] / 4, 15);
   });
 
   it("Qwen2 always has q/k/v biases and never an o_proj bias; GPT-2 n_inner null = 4·n_embd", () => {
