@@ -9,10 +9,14 @@ training sequence starts with it; a TemplateProcessing post-processor prepends i
 as Llama 3's tokenizer.json does with <|begin_of_text|>).
 
 Run: /usr/bin/python3 scripts/models/bpe.py CORPUS_DIR OUT_TOKENIZER_JSON [VOCAB_SIZE]
+     /usr/bin/python3 scripts/models/bpe.py encode TOKENIZER_JSON TEXT OUT_IDS_JSON
+       (ids of each document of TEXT, BOS first, as {"docs": [[...], ...]}, checking that
+       decoding gives the text back; input of check_tokenizer.mjs)
 """
 
 import collections
 import json
+import os
 import sys
 
 import regex
@@ -214,7 +218,21 @@ def load(path):
     return Encoder(vocab, merges)
 
 
+def encode_file(tokenizer_path, text_path, out_path):
+    enc = load(tokenizer_path)
+    with open(text_path, encoding="utf-8") as f:
+        docs = f.read().split(DOC_SEP)
+    ids = [enc.encode(d) for d in docs]
+    assert all(enc.decode(i) == d for i, d in zip(ids, docs)), "decode(encode(text)) != text"
+    with open(out_path, "w") as f:
+        json.dump({"docs": ids}, f)
+    print(f"{len(docs)} documents, {sum(map(len, ids))} tokens -> {out_path}")
+
+
 def main():
+    if sys.argv[1] == "encode":
+        encode_file(*sys.argv[2:5])
+        return
     corpus_dir, out_path = sys.argv[1], sys.argv[2]
     vocab_size = int(sys.argv[3]) if len(sys.argv) > 3 else 1024
     with open(f"{corpus_dir}/train.txt", encoding="utf-8") as f:
@@ -223,6 +241,19 @@ def main():
     vocab = build_vocab(merges)
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(tokenizer_json(vocab, merges), f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    # tokenizer_config.json as transformers writes it for a PreTrainedTokenizerFast; decoding must not
+    # "clean up" spaces before punctuation (the npm library's default would), so say so explicitly.
+    config = {
+        "add_bos_token": True,
+        "bos_token": SPECIAL,
+        "clean_up_tokenization_spaces": False,
+        "eos_token": SPECIAL,
+        "model_max_length": 512,
+        "tokenizer_class": "PreTrainedTokenizerFast",
+    }
+    with open(os.path.join(os.path.dirname(os.path.abspath(out_path)), "tokenizer_config.json"), "w") as f:
+        json.dump(config, f, indent=2)
         f.write("\n")
     print(f"vocab {len(vocab)} merges {len(merges)} -> {out_path}")
 

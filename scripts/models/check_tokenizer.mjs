@@ -7,7 +7,7 @@
 // TOKENIZER_CONFIG: tokenizer_config.json next to tokenizer.json (clean_up_tokenization_spaces
 // false: the library's default `true` would turn " !" into "!" when decoding).
 // PYTHON_IDS_JSON: {"docs": [[ids...], ...]} from `bpe.py`'s encoder (with BOS), written by
-// scripts/models/fixtures.py. The module is resolved from TOKENIZERS_MODULE (a path to its
+// `bpe.py encode`. The module is resolved from TOKENIZERS_MODULE (a path to its
 // dist/tokenizers.mjs) or as the package name.
 import { readFileSync } from "node:fs";
 

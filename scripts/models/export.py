@@ -55,20 +55,9 @@ def doc_batches(stream, bos, max_len=EVAL_LEN, batch=32):
     return out, total
 
 
-def validation(model, batches, unigram_logp):
+def head_scores(model, batches, vocab, bos, unigram_logp, seg=INDUCTION_SEGMENT):
+    """Per-head previous-token, sink and induction scores, and (same pass) the validation loss."""
     nll, uni, cnt = 0.0, 0.0, 0
-    with torch.no_grad():
-        for x, lens in batches:
-            logp = torch.log_softmax(model(x), dim=-1)
-            for j, n in enumerate(lens):
-                tgt = x[j, 1:n]
-                nll -= logp[j, : n - 1].gather(-1, tgt[:, None]).sum().item()
-                uni -= unigram_logp[tgt.numpy()].sum()
-                cnt += n - 1
-    return nll / cnt, uni / cnt, cnt
-
-
-def head_scores(model, batches, vocab, bos, seg=INDUCTION_SEGMENT):
     L = model.config["num_hidden_layers"]
     H = model.config["num_attention_heads"]
     prev = np.zeros((L, H))
@@ -76,8 +65,13 @@ def head_scores(model, batches, vocab, bos, seg=INDUCTION_SEGMENT):
     n_prev = n_sink = 0
     with torch.no_grad():
         for x, lens in batches:
-            _, _, caps = model(x, capture=True)
+            logits, _, caps = model(x, capture=True)
+            logp = torch.log_softmax(logits, dim=-1)
             for j, n in enumerate(lens):
+                tgt = x[j, 1:n]
+                nll -= logp[j, : n - 1].gather(-1, tgt[:, None]).sum().item()
+                uni -= unigram_logp[tgt.numpy()].sum()
+                cnt += n - 1
                 if n < 6:
                     continue
                 for l in range(L):
@@ -101,7 +95,7 @@ def head_scores(model, batches, vocab, bos, seg=INDUCTION_SEGMENT):
         tok_loss = -logp[:, :-1].gather(-1, x[:, 1:, None])[..., 0].numpy()  # predicts x[:, t+1]
         first = tok_loss[:, 1:seg].mean()  # targets inside the first copy (after its first token)
         second = tok_loss[:, seg + 1 :].mean()  # targets inside the second copy
-    return prev / n_prev, ind, sink / n_sink, float(first), float(second)
+    return prev / n_prev, ind, sink / n_sink, float(first), float(second), (nll / cnt, uni / cnt, cnt)
 
 
 def greedy(model, ids, n):
@@ -166,10 +160,8 @@ def main():
     counts = np.bincount(train_ids[train_ids != bos], minlength=vocab).astype(np.float64) + 1.0
     unigram_logp = np.log(counts / counts.sum())
     batches, total_tokens = doc_batches(valid_ids, bos)
-    val, uni, cnt = validation(m64, batches, unigram_logp)
-
-    # --- heads
-    prev, ind, sink, first, second = head_scores(m64, batches, vocab, bos)
+    # --- heads (and the validation loss, in the same pass)
+    prev, ind, sink, first, second, (val, uni, cnt) = head_scores(m64, batches, vocab, bos, unigram_logp)
 
     # --- fixtures
     enc = bpe.load(os.path.join(work, "tokenizer.json"))
