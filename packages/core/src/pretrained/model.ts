@@ -95,7 +95,37 @@ export interface RunOptions {
    * @default "unmerged"
    */
   mlaForm?: MlaForm;
+  /**
+   * Replaces exact attention in chosen heads (an evaluation hook: e.g. a randomized sketch during
+   * prefill). Called once per layer and query head with that head's post-RoPE queries, the cached
+   * keys and values it attends to (MLA: the unmerged K_h, V_h) and the causal offset; a returned
+   * matrix (t × d_V) is used instead of softmax(scale·QKᵀ + mask)V, `undefined` keeps the exact
+   * head. MLA layers attend unmerged while an override is set. Absent, every head is exact (the
+   * forward is unchanged bit for bit).
+   * @default undefined
+   */
+  attentionOverride?: AttentionOverride;
 }
+
+/** What {@link RunOptions.attentionOverride} receives for one head. */
+export interface AttentionOverrideHead {
+  readonly layer: number;
+  /** Query head index h. */
+  readonly head: number;
+  /** t × d_QK post-RoPE queries of the new tokens. */
+  readonly queries: Matrix;
+  /** N × d_QK keys of every cached token (post-RoPE), the head's KV group for GQA. */
+  readonly keys: Matrix;
+  /** N × d_V values of every cached token. */
+  readonly values: Matrix;
+  /** The softmax scale of the layer (1/√d_head, or DeepSeek's (d_nope + d_rope)^−½). */
+  readonly scale: number;
+  /** Causal offset: query i sees keys 0 … offset + i (= tokens cached before this step). */
+  readonly offset: number;
+}
+
+/** Returns a head's attention output in place of the exact one, or `undefined` to keep it exact. */
+export type AttentionOverride = (head: AttentionOverrideHead) => Matrix | undefined;
 
 /** The two MLA evaluation orders of {@link RunOptions.mlaForm}. */
 export type MlaForm = "unmerged" | "absorbed";
@@ -227,7 +257,7 @@ export class PretrainedModel {
       const layer = w.layers[l];
       const cap: LayerCapture | undefined = capture.layers.has(l) ? { layer: l } : undefined;
       if (cap && capture.tensors.has("hidden")) cap.hidden = x.clone();
-      x = this.layerStep(layer, state.caches[l], x, positions, p0, options, cap, capture.tensors);
+      x = this.layerStep(layer, state.caches[l], x, positions, p0, options, cap, capture.tensors, l);
       if (cap) captures.push(cap);
     }
     state.position = p0 + t;
@@ -244,14 +274,15 @@ export class PretrainedModel {
     options: RunOptions,
     cap: LayerCapture | undefined,
     tensors: ReadonlySet<CaptureTensor>,
+    layerIndex: number,
   ): Matrix {
     // Pre-norm residual blocks (Llama, GPT-2, DeepSeek): x + Attn(Norm(x)), then + FFN(Norm(·)).
     const xn = applyNorm(x, layer.inputNorm);
     const a = layer.attention;
     const attn =
       a.kind === "mla"
-        ? mlaStep(a, cache as LatentCache, xn, positions, p0, options, cap, tensors)
-        : gqaStep(a, cache as KVCache, xn, positions, p0, options, cap, tensors);
+        ? mlaStep(a, cache as LatentCache, xn, positions, p0, options, cap, tensors, layerIndex)
+        : gqaStep(a, cache as KVCache, xn, positions, p0, options, cap, tensors, layerIndex);
     const h = addInPlace(attn, x);
     const hn = applyNorm(h, layer.postNorm);
     const f = layer.ffn.kind === "dense" ? feedForward(hn, layer.ffn.weights) : moeForward(layer.ffn, hn, cap, tensors);
@@ -308,6 +339,18 @@ function resolveCapture(c: CaptureRequest | undefined, numLayers: number): Resol
   return { layers: new Set(layers), tensors: new Set(tensors) };
 }
 
+/** An override's output must be one row per query and one column per value channel. */
+function checkOverride(m: Matrix, rows: number, cols: number, layer: number, head: number): Matrix {
+  if (!(m instanceof Matrix) || m.rows !== rows || m.cols !== cols) {
+    throw new ShapeError(
+      `options.attentionOverride (layer ${layer}, head ${head})`,
+      `${rows}×${cols}`,
+      m instanceof Matrix ? m.shape : describe(m),
+    );
+  }
+  return m;
+}
+
 function gqaStep(
   a: GqaLayerAttention,
   cache: KVCache,
@@ -317,6 +360,7 @@ function gqaStep(
   options: RunOptions,
   cap: LayerCapture | undefined,
   tensors: ReadonlySet<CaptureTensor>,
+  layer: number,
 ): Matrix {
   const { queries, keys, values, output } = a.weights;
   const G = keys.length;
@@ -340,7 +384,12 @@ function gqaStep(
     const q0 = addBias(project(xn, queries[h], "x", `queries[${h}]`), a.queryBias?.[h]);
     const q = a.rope ? a.rope.apply(q0, positions) : q0;
     const g = Math.floor(h / group); // kvHeadFor(h, H, G): contiguous groups, as HF's repeat_kv
-    heads.push(runAttention(q, kAll[g], vAll[g], { ...attnOptions, precision: options.precision }));
+    const over = options.attentionOverride?.({ layer, head: h, queries: q, keys: kAll[g], values: vAll[g], scale: a.scale, offset: p0 });
+    heads.push(
+      over
+        ? checkOverride(over, q.rows, vAll[g].cols, layer, h)
+        : runAttention(q, kAll[g], vAll[g], { ...attnOptions, precision: options.precision }),
+    );
     if (cap) {
       qPre.push(q0);
       qRot.push(q);
@@ -367,6 +416,7 @@ function mlaStep(
   options: RunOptions,
   cap: LayerCapture | undefined,
   tensors: ReadonlySet<CaptureTensor>,
+  layer: number,
 ): Matrix {
   const w = a.weights;
   const { pre: qPre, rotated: q } = mlaQueries(mlaQueryLatent(xn, w), w, a.rope, positions);
@@ -379,7 +429,7 @@ function mlaStep(
   const attnOptions = { kernel: { kind: "softmax" as const, scale: a.scale }, mask: { kind: "causal" as const, offset: p0 } };
   const form = options.mlaForm ?? "unmerged";
   if (form !== "unmerged" && form !== "absorbed") throw new ValueError("options.mlaForm", '"unmerged" or "absorbed"', describe(form));
-  if (form === "absorbed" && !cap) {
+  if (form === "absorbed" && !cap && !options.attentionOverride) {
     // ⟨q_h, [L W_LK^h | k_R]⟩ = ⟨[q_h,nope (W_LK^h)ᵀ | q_R,h], [L | k_R]⟩ and P V_h = (P L) W_LV^h (§4.2).
     const nope = w.queryUp[0].cols;
     const keysL = rotaryKey ? concatCols([latent, rotaryKey]) : latent;
@@ -392,7 +442,12 @@ function mlaStep(
     return matmul(concatCols(heads), w.output);
   }
   const { keys, values } = mlaKeysValues(latent, rotaryKey, w);
-  const heads = q.map((qh, h) => runAttention(qh, keys[h], values[h], { ...attnOptions, precision: options.precision }));
+  const heads = q.map((qh, h) => {
+    const over = options.attentionOverride?.({ layer, head: h, queries: qh, keys: keys[h], values: values[h], scale: a.scale, offset: p0 });
+    return over
+      ? checkOverride(over, qh.rows, values[h].cols, layer, h)
+      : runAttention(qh, keys[h], values[h], { ...attnOptions, precision: options.precision });
+  });
   if (cap) {
     if (tensors.has("qPre")) cap.qPre = qPre;
     if (tensors.has("q")) cap.q = q;

@@ -26,6 +26,7 @@ import {
   derive,
 } from "@randattn/core";
 import { readNpyMatrices } from "./npy.js";
+import { modelProblem } from "./real.js";
 import type { AttentionHead, KernelSpec, MaskSpec, Params, ParamsSchema, ProblemDefinition, ProblemInstance, RunContext } from "./types.js";
 
 /** Largest sequence length a generator accepts (keeps a typo from allocating terabytes). */
@@ -423,7 +424,8 @@ export function registerProblem(def: ProblemDefinition): void {
   PROBLEMS.set(def.name, def);
 }
 
-for (const def of [gaussian, lowRank, heavyTailed, clustered, llamaGqa, deepseekMla, kernelPairs, npy, modelPreset]) registerProblem(def);
+for (const def of [gaussian, lowRank, heavyTailed, clustered, llamaGqa, deepseekMla, kernelPairs, npy, modelPreset, modelProblem])
+  registerProblem(def);
 
 /**
  * The generator registered as `name`.

@@ -9,7 +9,7 @@
  * Both are plain data + a pure function, so a cell's result depends only on its identity and
  * seed — never on which worker ran it or what ran before (byte-identical results.csv).
  */
-import type { Cost, Matrix, MultiHeadWeights, SeedKey } from "@randattn/core";
+import type { Cost, Matrix, MultiHeadWeights, PretrainedModel, SeedKey } from "@randattn/core";
 import type { CompiledExpression } from "../config/expr-eval.js";
 
 /** A JSON schema (ajv draft-07 subset) for a params object. */
@@ -73,6 +73,15 @@ export interface AccountingStructure {
   readonly tokens: number;
 }
 
+/** A loaded checkpoint and the token window a `model` problem ran it over (registry/real.ts). */
+export interface PretrainedStructure {
+  readonly model: PretrainedModel;
+  /** The token window (BOS-prefixed documents, from the problem's `offset`). */
+  readonly ids: readonly number[];
+  /** Absolute checkpoint folder (identifies the model in memo keys). */
+  readonly checkpoint: string;
+}
+
 /** What a generator returns. */
 export interface ProblemInstance {
   /** Attention heads; the exact/approximate output is the column concatenation of head outputs. */
@@ -85,6 +94,8 @@ export interface ProblemInstance {
   readonly multiHead?: MultiHeadStructure;
   readonly kernelPairs?: KernelPairsStructure;
   readonly accounting?: AccountingStructure;
+  /** The checkpoint and tokens behind a `model` problem (for end-to-end evaluations). */
+  readonly pretrained?: PretrainedStructure;
 }
 
 /** Analytic cost of a method run (the paper's flop and memory counts, not measured): core's `Cost`. */
