@@ -1,6 +1,7 @@
 /** `.npy` files as matrices, through core's reader (io/). */
 import { existsSync } from "node:fs";
-import { FormatError, type Matrix, npyToMatrix, npyToStack, readNpyFile } from "@randattn/core";
+import { FormatError, type Matrix, npyToMatrix, npyToStack } from "@randattn/core";
+import { readNpyFile } from "@randattn/core/node";
 
 /**
  * Reads a 2-D (N×d, one head) or 3-D (heads×N×d) array from a `.npy` file. Core's reader

@@ -6,7 +6,7 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { ValueError } from "../errors.js";
 import { describe } from "../validate.js";
-import { type NpyArray, type NpyInput, type NpyReadOptions, type NpyWriteOptions, encodeNpy, parseNpy } from "./npy.js";
+import { type NpyArray, type NpyInput, type NpyReadOptions, type NpyWriteOptions, encodeNpy, parseNpy } from "../io/npy.js";
 import { type NpzWriteOptions, encodeNpz, parseNpz } from "./npz.js";
 
 function assertPath(path: unknown): asserts path is string {
