@@ -13,6 +13,7 @@ export default defineConfig({
       entry("@randattn/core/node", file("core/src/node/index.ts")),
       entry("@randattn/core", file("core/src/index.ts")),
       entry("@randattn/sketch", file("sketch/src/index.ts")),
+      entry("@randattn/experiments/browser", file("experiments/src/browser.ts")),
       entry("@randattn/experiments", file("experiments/src/index.ts")),
     ],
   },

@@ -11,7 +11,8 @@ import { type Plan, planTasks, type Task } from "../plan/expand.js";
 import { inShard, type Shard, shardName } from "../plan/shard.js";
 import type { Manifest } from "../output/manifest.js";
 import { writeOutputs } from "../output/write.js";
-import { executeTask, type TaskOutcome, type TaskSpec } from "./execute.js";
+import { executeTask, type TaskOutcome, type TaskSpec, taskSpec } from "./execute.js";
+
 import { Journal, JOURNAL_FILE, type JournalHeader, type JournalRecord } from "./journal.js";
 import { FolderLock } from "./lock.js";
 import { WorkerPool } from "./pool.js";
@@ -68,24 +69,6 @@ const OUTPUT_FILES = [JOURNAL_FILE, "results.csv", "timings.csv", "summary.csv",
 export function runDir(plan: Plan, outRoot: string, shard: Shard | null): string {
   const base = join(outRoot, plan.loaded.config.experiment);
   return shard ? join(base, "shards", shardName(shard)) : base;
-}
-
-/** The TaskSpec a worker receives for `task`. */
-export function taskSpec(plan: Plan, task: Task): TaskSpec {
-  const c = plan.cells[task.cell];
-  const { loaded } = plan;
-  return {
-    key: task.key,
-    index: task.index,
-    trial: task.trial,
-    rootSeed: loaded.config.seed,
-    problem: c.problem,
-    kernel: loaded.kernel,
-    mask: loaded.mask,
-    method: { name: c.method.name, params: c.method.params },
-    metrics: loaded.metrics,
-    baseDir: loaded.baseDir,
-  };
 }
 
 /**

@@ -56,6 +56,7 @@ function browserGlobals(): Record<string, unknown> {
     queueMicrotask,
     setTimeout,
     clearTimeout,
+    structuredClone,
     crypto: webcrypto,
   };
 }
