@@ -31,7 +31,7 @@ export { ConfigError, type ConfigIssue } from "./config/errors.js";
 export { loadExpressionParser } from "./config/expressions.js";
 export { type LoadedConfig, loadConfigObject, parseConfigText, validateConfigObject } from "./config/load.js";
 export { CONFIG_SCHEMA, type ExperimentConfig, type FigureConfig, METRIC_NAMES, type MetricName } from "./config/schema.js";
-export { columnValue, defaultFigures, figureSeries } from "./figures/data.js";
+export { columnValue, defaultFigures, figureSeries, figureSeriesWithReferences } from "./figures/data.js";
 export { type ChartOptions, lineChartSvg, type Series } from "./figures/svg.js";
 export { formatNumber, parseNumber, toCsv } from "./output/format.js";
 export { cellColumns, resultColumns, resultRow, resultsCsv } from "./output/results.js";
