@@ -16,7 +16,19 @@ import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const PACKAGES = ["core", "sketch", "experiments"];
-const REQUIRED_FIELDS = ["name", "version", "description", "license", "repository", "homepage", "bugs", "engines", "files", "sideEffects", "exports"];
+const REQUIRED_FIELDS = [
+  "name",
+  "version",
+  "description",
+  "license",
+  "repository",
+  "homepage",
+  "bugs",
+  "engines",
+  "files",
+  "sideEffects",
+  "exports",
+];
 const t0 = performance.now();
 const ms = (t) => `${((performance.now() - t) / 1000).toFixed(1)} s`;
 const failures = [];
@@ -51,7 +63,8 @@ try {
     for (const f of ["package/LICENSE", "package/CHANGELOG.md", "package/README.md", "package/dist/index.js", "package/dist/index.d.ts"]) {
       if (!list.includes(f)) fail(`${pkg.name}: tarball lacks ${f.slice(8)}`);
     }
-    if (list.some((f) => /^package\/(test|bench)\//.test(f) || f.endsWith(".tsbuildinfo"))) fail(`${pkg.name}: tarball holds tests, benches or build info`);
+    if (list.some((f) => /^package\/(test|bench)\//.test(f) || f.endsWith(".tsbuildinfo")))
+      fail(`${pkg.name}: tarball holds tests, benches or build info`);
     if (readFileSync(join(dir, "LICENSE"), "utf8") !== license) fail(`${pkg.name}: LICENSE differs from the repository's`);
     console.log(`check-packaging: ${file} ${(statSync(tarball).size / 1024).toFixed(0)} KiB, ${list.length} files`);
   }
@@ -125,14 +138,17 @@ console.log(JSON.stringify({ shape: y.shape, rfMaxAbs: err, s: svd.S.length, npz
   if (tsc.status === 0) {
     const out = JSON.parse(run(process.execPath, [join(app, "out/main.js")], app));
     console.log(`check-packaging: program output ${JSON.stringify(out)}`);
-    if (out.task !== "ok" || out.s !== 3 || out.npz?.join("x") !== "32x4" || !(out.rfMaxAbs > 0 && out.rfMaxAbs < 1)) fail("the program's results are wrong");
-    if (out.bpe !== "ValueError(gpt-tokenizer)") fail(`loadBpeTokenizer without gpt-tokenizer gave ${out.bpe}, not a ValueError naming gpt-tokenizer`);
+    if (out.task !== "ok" || out.s !== 3 || out.npz?.join("x") !== "32x4" || !(out.rfMaxAbs > 0 && out.rfMaxAbs < 1))
+      fail("the program's results are wrong");
+    if (out.bpe !== "ValueError(gpt-tokenizer)")
+      fail(`loadBpeTokenizer without gpt-tokenizer gave ${out.bpe}, not a ValueError naming gpt-tokenizer`);
   }
 
   // 4. The installed CLI, from the path with spaces.
   const bin = join(app, "node_modules/.bin/randattn");
   const help = spawnSync(bin, ["--help"], { cwd: app, encoding: "utf8" });
-  if (help.status !== 0 || !/Usage: randattn/.test(help.stdout)) fail(`randattn --help: exit ${help.status}, output ${JSON.stringify(help.stdout.slice(0, 200))} ${help.stderr}`);
+  if (help.status !== 0 || !/Usage: randattn/.test(help.stdout))
+    fail(`randattn --help: exit ${help.status}, output ${JSON.stringify(help.stdout.slice(0, 200))} ${help.stderr}`);
   else console.log(`check-packaging: randattn --help prints ${help.stdout.split("\n").length} lines`);
   if (/--version/.test(help.stdout)) {
     const version = spawnSync(bin, ["--version"], { cwd: app, encoding: "utf8" });
