@@ -1,5 +1,5 @@
 /**
- * @randattn/experiments/browser — the part of the experiments package that runs without Node
+ * `@randattn/experiments/browser` — the part of the experiments package that runs without Node
  * (a browser page, a Web Worker): validate a config object, expand it into a plan, run its tasks
  * one by one with the same registry and seeds as the CLI, and format results.csv rows and figures
  * exactly as the CLI does. Nothing here touches a file; the `npy` generator, config files and the
@@ -25,6 +25,8 @@
  * const records = new Map(tasks.map((t) => [t.key, { ...executeTask(taskSpec(plan, t)), type: "task" as const, session: "doc" }]));
  * console.log(resultsCsv(plan, tasks, records).split("\n")[0]);
  * ```
+ *
+ * @module @randattn/experiments/browser
  */
 export { canonicalJson, sha256 } from "./config/canonical.js";
 export { ConfigError, type ConfigIssue } from "./config/errors.js";

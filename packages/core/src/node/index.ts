@@ -1,5 +1,5 @@
 /**
- * @randattn/core/node — the parts of RandAttn that need Node.js built-ins (`node:fs`, `node:zlib`,
+ * `@randattn/core/node` — the parts of RandAttn that need Node.js built-ins (`node:fs`, `node:zlib`,
  * `node:worker_threads`, `node:os`, `node:url`). The main entry `@randattn/core` imports none of
  * them, so it bundles for browsers and workers; import this entry only from Node.
  *
@@ -7,6 +7,8 @@
  * - `.npy` / `.npz` file helpers (`readNpyFile`, `writeNpyFile`, `readNpzFile`, `writeNpzFile`);
  * - multi-head attention over worker threads (`parallelMultiHeadAttention`) and its single-thread
  *   reference `multiHeadAttentionFast`.
+ *
+ * @module @randattn/core/node
  */
 export { type NpzWriteOptions, encodeNpz, parseNpz } from "./npz.js";
 export { crc32 } from "./zip.js";

@@ -18,7 +18,17 @@ export interface RandomMatrixOptions {
   scale?: number;
 }
 
-/** A rows × cols matrix with i.i.d. entries from the stream for `key`. */
+/** A rows × cols matrix with i.i.d. entries from the stream for `key`.
+ * @example
+ * ```ts
+ * import { randomMatrix } from "@randattn/core";
+ *
+ * // Every draw is a pure function of its seed key [rootSeed, ...purpose].
+ * const a = randomMatrix(2, 3, [42, "weights", 0]);
+ * const b = randomMatrix(2, 3, [42, "weights", 0]);
+ * console.log(a.data.every((x, i) => x === b.data[i])); // true
+ * ```
+ */
 export function randomMatrix(rows: number, cols: number, key: SeedKey, options: RandomMatrixOptions = {}): Matrix {
   assertOptions(options, "options");
   assertInteger(rows, "rows", 0);

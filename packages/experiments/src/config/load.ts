@@ -283,6 +283,24 @@ function kernelSpec(config: ExperimentConfig): KernelSpec {
  * Validates a parsed config completely (schema, semantics, kernel formula, data files).
  * @param baseDir folder for relative data paths.
  * @throws ConfigError listing every issue.
+ * @example
+ * ```ts
+ * import { expandPlan, loadConfigObject, planTasks } from "@randattn/experiments";
+ *
+ * const loaded = loadConfigObject(
+ *   {
+ *     experiment: "tiny",
+ *     seed: 1,
+ *     trials: 2,
+ *     problem: { generator: "gaussian", params: { n: 64, d: 8 } },
+ *     methods: [{ method: "exact" }, { method: "random-features", params: { features: "positive" } }],
+ *     sweep: { "random-features.numFeatures": [8, 16, 32] },
+ *   },
+ *   process.cwd(),
+ * );
+ * const plan = expandPlan(loaded);
+ * console.log(plan.cells.length, planTasks(plan).length); // 4 cells, 8 tasks
+ * ```
  */
 export function loadConfigObject(raw: unknown, baseDir: string, source = "<inline>"): LoadedConfig {
   const config = validateConfigObject(raw, source);

@@ -94,6 +94,29 @@ function sessionId(): string {
  * Runs (or resumes) a plan.
  * @throws RunRefusedError when the folder holds results of another config or shard, or (mode "run")
  *   an unfinished run; LockError when another process holds the folder.
+ * @example
+ * ```ts
+ * import { mkdtempSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { expandPlan, loadConfigObject, runPlan } from "@randattn/experiments";
+ *
+ * const plan = expandPlan(
+ *   loadConfigObject(
+ *     {
+ *       experiment: "tiny-run",
+ *       seed: 3,
+ *       trials: 1,
+ *       problem: { generator: "low-rank", params: { n: 64, d: 8, rank: 2 } },
+ *       methods: [{ method: "exact" }, { method: "row-sampling", params: { samples: 16 } }],
+ *     },
+ *     process.cwd(),
+ *   ),
+ * );
+ * const out = mkdtempSync(join(tmpdir(), "randattn-"));
+ * const result = await runPlan(plan, { outRoot: out, workers: 0, progress: "none", report: false });
+ * console.log(result.ok, result.complete); // 2 true — results.csv, summary.csv, manifest.json in result.dir
+ * ```
  */
 export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<RunResult> {
   const outRoot = options.outRoot ?? "results";
