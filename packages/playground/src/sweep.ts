@@ -36,7 +36,7 @@ export function sweepConfig(c: SweepChoice): ExperimentConfig {
     }
     if (m === "random-features") {
       methods.push({ method: "random-features", params: { features: "positive", projection: "orthogonal" } });
-      sweep["random-features.numFeatures"] = c.budgets;
+      sweep["random-features.numFrequencies"] = c.budgets;
     }
     if (m === "top-k") {
       methods.push({ method: "top-k" });

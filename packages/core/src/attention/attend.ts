@@ -134,9 +134,9 @@ export function attentionWeights(queries: Matrix, keys: Matrix, options?: Attent
  * ```ts
  * import { attention, randomMatrix } from "@randattn/core";
  *
- * const queries = randomMatrix(4, 8, [1, "q"]); // N_Q × d
- * const keys = randomMatrix(6, 8, [1, "k"]); // N_KV × d
- * const values = randomMatrix(6, 3, [1, "v"]); // N_KV × d_V
+ * const queries = randomMatrix(4, 8, {}, [1, "q"]); // N_Q × d
+ * const keys = randomMatrix(6, 8, {}, [1, "k"]); // N_KV × d
+ * const values = randomMatrix(6, 3, {}, [1, "v"]); // N_KV × d_V
  * const y = attention(queries, keys, values, { mask: { kind: "causal" } }); // softmax(QKᵀ/√d)V
  * console.log(y.shape); // "4×3"
  * ```

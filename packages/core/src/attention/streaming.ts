@@ -62,9 +62,9 @@ export interface StreamingAttentionOptions extends AttentionOptions {
  * ```ts
  * import { attention, maxAbsDiff, randomMatrix, streamingAttention } from "@randattn/core";
  *
- * const q = randomMatrix(64, 16, [2, "q"]);
- * const k = randomMatrix(512, 16, [2, "k"]);
- * const v = randomMatrix(512, 16, [2, "v"]);
+ * const q = randomMatrix(64, 16, {}, [2, "q"]);
+ * const k = randomMatrix(512, 16, {}, [2, "k"]);
+ * const v = randomMatrix(512, 16, {}, [2, "v"]);
  * // Online softmax over key blocks: never forms the 64 × 512 score matrix.
  * const y = streamingAttention(q, k, v, { blockSize: 128 });
  * console.log(maxAbsDiff(y, attention(q, k, v)) < 1e-12); // true

@@ -146,7 +146,7 @@ function fortranToC(src: Float64Array, shape: readonly number[]): Float64Array {
  * ```ts
  * import { encodeNpy, npyToMatrix, parseNpy, randomMatrix } from "@randattn/core";
  *
- * const m = randomMatrix(3, 4, [5]);
+ * const m = randomMatrix(3, 4, {}, [5]);
  * const bytes = encodeNpy(m, { dtype: "<f8" }); // what numpy.save writes
  * const back = npyToMatrix(parseNpy(bytes));
  * console.log(back.shape, back.data[0] === m.data[0]); // "3×4" true

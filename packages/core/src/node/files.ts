@@ -34,7 +34,7 @@ function writeAtomic(path: string, bytes: Uint8Array): void {
  * import { readNpyFile, writeNpyFile } from "@randattn/core/node";
  *
  * const path = join(mkdtempSync(join(tmpdir(), "randattn-")), "q.npy");
- * writeNpyFile(path, randomMatrix(8, 4, [6])); // numpy.load(path) reads it
+ * writeNpyFile(path, randomMatrix(8, 4, {}, [6])); // numpy.load(path) reads it
  * console.log(npyToMatrix(readNpyFile(path)).shape); // "8×4"
  * ```
  */

@@ -190,14 +190,14 @@ function share(data: Float64Array): SharedArrayBuffer {
  * import { randomMatrix } from "@randattn/core";
  * import { closeAttentionWorkers, multiHeadAttentionFast, parallelMultiHeadAttention } from "@randattn/core/node";
  *
- * const w = (rows: number, cols: number, tag: string) => randomMatrix(rows, cols, [7, tag], { scale: 1 / Math.sqrt(rows) });
+ * const w = (rows: number, cols: number, tag: string) => randomMatrix(rows, cols, { scale: 1 / Math.sqrt(rows) }, [7, tag]);
  * const weights = {
  *   queries: [0, 1].map((h) => w(16, 8, `q${h}`)),
  *   keys: [0, 1].map((h) => w(16, 8, `k${h}`)),
  *   values: [0, 1].map((h) => w(16, 8, `v${h}`)),
  *   output: w(16, 16, "o"),
  * };
- * const x = randomMatrix(32, 16, [7, "x"]);
+ * const x = randomMatrix(32, 16, {}, [7, "x"]);
  * const y = await parallelMultiHeadAttention(x, x, weights, { workers: 2 }); // heads over 2 threads
  * console.log(y.data.every((v, i) => v === multiHeadAttentionFast(x, x, weights).data[i])); // true: bit-identical
  * await closeAttentionWorkers();

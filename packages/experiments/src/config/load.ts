@@ -294,7 +294,7 @@ function kernelSpec(config: ExperimentConfig): KernelSpec {
  *     trials: 2,
  *     problem: { generator: "gaussian", params: { n: 64, d: 8 } },
  *     methods: [{ method: "exact" }, { method: "random-features", params: { features: "positive" } }],
- *     sweep: { "random-features.numFeatures": [8, 16, 32] },
+ *     sweep: { "random-features.numFrequencies": [8, 16, 32] },
  *   },
  *   process.cwd(),
  * );

@@ -22,7 +22,7 @@ export const TINY_CONFIG = {
     { method: "row-sampling", params: { scheme: "uniform" } },
     { method: "random-features", params: { features: "positive" } },
   ],
-  sweep: { "row-sampling.samples": [8, 16], "random-features.numFeatures": [8, 16] },
+  sweep: { "row-sampling.samples": [8, 16], "random-features.numFrequencies": [8, 16] },
 };
 
 export function runTinySweep(config: unknown = TINY_CONFIG): string {

@@ -50,7 +50,7 @@ export type NonPositiveNormalizerPolicy = "error" | "zero" | "keep";
 
 export interface RandomFeatureAttentionOptions {
   /** m, the number of random frequencies ω (features: m for "positive", 2m for "trig"/"hyperbolic"). */
-  numFeatures: number;
+  numFrequencies: number;
   /** Feature family. @default "positive" */
   features?: FeatureKind;
   /** i.i.d. or orthogonal frequencies. @default "orthogonal" (FAVOR+); "iid" for the laplacian kernel */
@@ -69,7 +69,7 @@ export interface RandomFeatureAttentionOptions {
    * @default "error"
    */
   onNonPositiveNormalizer?: NonPositiveNormalizerPolicy;
-  /** Precomputed frequencies Ω (numFeatures × d) instead of drawing them from the seed. @default drawn */
+  /** Precomputed frequencies Ω (numFrequencies × d) instead of drawing them from the seed. @default drawn */
   omega?: Matrix;
 }
 
@@ -104,11 +104,11 @@ export interface RandomFeatureAttentionResult {
  * import { attention, randomMatrix } from "@randattn/core";
  * import { randomFeatureAttention } from "@randattn/sketch";
  *
- * const q = randomMatrix(128, 16, [8, "q"], { scale: 0.5 });
- * const k = randomMatrix(128, 16, [8, "k"], { scale: 0.5 });
- * const v = randomMatrix(128, 16, [8, "v"]);
+ * const q = randomMatrix(128, 16, { scale: 0.5 }, [8, "q"]);
+ * const k = randomMatrix(128, 16, { scale: 0.5 }, [8, "k"]);
+ * const v = randomMatrix(128, 16, {}, [8, "v"]);
  * // FAVOR+ (positive features, orthogonal frequencies): linear in N.
- * const { output, cost } = randomFeatureAttention(q, k, v, { numFeatures: 64 }, [8, "features"]);
+ * const { output, cost } = randomFeatureAttention(q, k, v, { numFrequencies: 64 }, [8, "features"]);
  * const exact = attention(q, k, v);
  * const err = Math.hypot(...output.data.map((x, i) => x - exact.data[i])) / Math.hypot(...exact.data);
  * console.log(err < 1, cost.flops > 0); // true true
@@ -134,9 +134,9 @@ export function randomFeatureAttention(
   assertFinite(keys, "keys");
   assertFinite(values, "values");
   if (options === null || typeof options !== "object")
-    throw new ValueError("options", "an options object with numFeatures", String(options));
-  assertInteger(options.numFeatures, "options.numFeatures", 1);
-  const m = options.numFeatures;
+    throw new ValueError("options", "an options object with numFrequencies", String(options));
+  assertInteger(options.numFrequencies, "options.numFrequencies", 1);
+  const m = options.numFrequencies;
   const features = options.features ?? "positive";
 
   const policy = options.onNonPositiveNormalizer ?? "error";
@@ -178,7 +178,7 @@ export function randomFeatureAttention(
 
   let omega: Matrix;
   if (options.omega !== undefined) {
-    assertShape(options.omega, "options.omega", m, d, "numFeatures × queries.cols");
+    assertShape(options.omega, "options.omega", m, d, "numFrequencies × queries.cols");
     assertFinite(options.omega, "options.omega");
     omega = options.omega;
   } else {

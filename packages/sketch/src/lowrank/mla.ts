@@ -113,7 +113,7 @@ export interface CompressedLatent {
  * import { compressLatent } from "@randattn/sketch";
  *
  * // An MLA latent cache L (N × d_L) of rank 8 compressed to rank 8: (nearly) exact, fewer floats.
- * const latent = matmul(randomMatrix(512, 8, [13, "a"]), randomMatrix(8, 64, [13, "b"]));
+ * const latent = matmul(randomMatrix(512, 8, {}, [13, "a"]), randomMatrix(8, 64, {}, [13, "b"]));
  * const c = compressLatent(latent, { rank: 8 }, [13, "rsvd"]);
  * console.log(c.relativeError < 1e-10, c.floatsStored.compressed < c.floatsStored.exact); // true true
  * ```

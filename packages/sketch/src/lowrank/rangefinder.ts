@@ -201,7 +201,7 @@ function renormalize(y: Matrix, mode: Orthonormalization, cost: Cost): Matrix {
  * import { randomMatrix } from "@randattn/core";
  * import { rangeFinder } from "@randattn/sketch";
  *
- * const a = randomMatrix(200, 50, [11]);
+ * const a = randomMatrix(200, 50, {}, [11]);
  * const { Q } = rangeFinder(a, { rank: 10 }, [11, "range"]); // orthonormal basis of ≈ range(A)
  * console.log(Q.shape); // "200×20" (rank + oversampling 10)
  * ```

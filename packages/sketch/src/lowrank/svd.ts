@@ -66,7 +66,7 @@ export function exactSvd(a: Matrix, rank?: number): SvdFactors {
  * import { randomizedSvd } from "@randattn/sketch";
  *
  * // A rank-5 matrix: the randomized SVD (Halko–Martinsson–Tropp) recovers it.
- * const a = matmul(randomMatrix(100, 5, [10, "u"]), randomMatrix(5, 60, [10, "v"]));
+ * const a = matmul(randomMatrix(100, 5, {}, [10, "u"]), randomMatrix(5, 60, {}, [10, "v"]));
  * const { U, S, Vt, cost } = randomizedSvd(a, { rank: 5, oversampling: 5, powerIterations: 1 }, [10, "svd"]);
  * console.log(U.shape, S.length, Vt.shape, cost.flops > 0); // "100×5" 5 "5×60" true
  * ```

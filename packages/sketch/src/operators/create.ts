@@ -17,7 +17,7 @@ import type { RowSamplingOperator, RowSamplingSketchDistribution, SketchDistribu
  * import { randomMatrix } from "@randattn/core";
  * import { createSketch, gaussianSketch, srhtSketch } from "@randattn/sketch";
  *
- * const a = randomMatrix(256, 8, [12]);
+ * const a = randomMatrix(256, 8, {}, [12]);
  * // The distribution is an immutable description; the seed makes one operator S (d × n) from it.
  * const s = createSketch(gaussianSketch(32, 256), [12, "gaussian"]);
  * console.log(s.sketchLeft(a).shape); // "32×8" = S·A

@@ -28,7 +28,7 @@ import {
   attentionScores,
   attentionWeights,
   selectRows,
-  assertOptions,
+  assertRequiredOptions,
 } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
@@ -42,6 +42,8 @@ import {
 
 /** Options of {@link sampledAttention}. */
 export interface SampledAttentionOptions {
+  /** s, the number of sampled keys (per query for the `"attention"` scheme), ≥ 1. */
+  samples: number;
   /** Sampling distribution over keys. @default "uniform" */
   scheme?: ValueSamplingScheme;
   /** How indices are drawn and weighted (sampling/design.ts). @default "with-replacement" */
@@ -105,11 +107,11 @@ function logNormalizer(queries: Matrix, keys: Matrix, kernel: Kernel | undefined
  * import { randomMatrix } from "@randattn/core";
  * import { sampledAttention } from "@randattn/sketch";
  *
- * const q = randomMatrix(16, 8, [9, "q"]);
- * const k = randomMatrix(256, 8, [9, "k"]);
- * const v = randomMatrix(256, 4, [9, "v"]);
+ * const q = randomMatrix(16, 8, {}, [9, "q"]);
+ * const k = randomMatrix(256, 8, {}, [9, "k"]);
+ * const v = randomMatrix(256, 4, {}, [9, "v"]);
  * // Y ≈ Z⁻¹ A S Sᵀ V from s = 32 keys sampled per query in proportion to their attention weights.
- * const { output, cost } = sampledAttention(q, k, v, 32, [9, "sample"], { scheme: "attention" });
+ * const { output, cost } = sampledAttention(q, k, v, { samples: 32, scheme: "attention" }, [9, "sample"]);
  * console.log(output.shape, cost.floatsStored > 0); // "16×4" true
  * ```
  */
@@ -117,13 +119,13 @@ export function sampledAttention(
   queries: Matrix,
   keys: Matrix,
   values: Matrix,
-  s: number,
+  options: SampledAttentionOptions,
   seed: SeedKey,
-  options: SampledAttentionOptions = {},
 ): SampledValueResult {
-  assertOptions(options, "options");
+  assertRequiredOptions(options, "options");
   checkQKV(queries, keys, values);
-  assertInteger(s, "s", 1);
+  const s = options.samples;
+  assertInteger(s, "options.samples", 1);
   const scheme = options.scheme ?? "uniform";
   const design = options.design ?? "with-replacement";
   const normalizer = options.normalizer ?? "estimated";
@@ -139,12 +141,12 @@ export function sampledAttention(
   if (scheme === "optimal" || scheme === "attention") {
     // These schemes are defined through P, so P is formed: 2·N_Q·N_KV·d + 3·N_Q·N_KV flops.
     const p = attentionWeights(queries, keys, { kernel: options.kernel });
-    const r = sampledValueProduct(p, values, s, seed, { scheme, design, normalize: normalizer === "exact" ? "none" : "ratio" });
+    const r = sampledValueProduct(p, values, { samples: s, scheme, design, normalize: normalizer === "exact" ? "none" : "ratio" }, seed);
     const pCost: Cost = { flops: 2 * nQ * n * d + 3 * nQ * n, floatsStored: nQ * n };
     return { ...r, cost: { flops: r.cost.flops + pCost.flops, floatsStored: r.cost.floatsStored + pCost.floatsStored } };
   }
   const probabilities = valueSamplingProbabilities(scheme, values);
-  const { indices, weights } = drawWeightedSample(probabilities, s, seed, design);
+  const { indices, weights } = drawWeightedSample(probabilities, { samples: s, design }, seed);
   // Only the sampled columns of A: scores[i,t]·exp(rowShift[i]) = κ(Q_i, K_{j_t}).
   const { scores, rowShift } = attentionScores(queries, selectRows(keys, indices), { kernel: options.kernel, onEmptyRow: "zero" });
   const sv = selectRows(values, indices);
