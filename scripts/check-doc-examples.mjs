@@ -93,10 +93,43 @@ if (tsc.status !== 0) {
     if (r.status !== 0) {
       console.error(`check-doc-examples: FAIL — ${e.name} (${e.file}) exited ${r.status}:\n${r.stderr}`);
       failed = true;
-    } else console.log(`  ${e.name}: ${r.stdout.trim().replace(/\n/g, " | ")}`);
+    } else {
+      console.log(`  ${e.name}: ${r.stdout.trim().replace(/\n/g, " | ")}`);
+      const wrong = commentMismatches(e.code, r.stdout);
+      if (wrong.length > 0) {
+        console.error(`check-doc-examples: FAIL — ${e.name} (${e.file}) prints what its comments do not say:\n${wrong.join("\n")}`);
+        failed = true;
+      }
+    }
   }
 }
 rmSync(join(root, "packages/experiments/.tmp"), { recursive: true, force: true });
+
+/**
+ * The values a `console.log(…); // 4 "3×4" true — why` line promises (leading numbers, quoted
+ * strings, true/false; the words after them are commentary), checked against the line the
+ * example printed. Examples print one line per console.log, in order.
+ */
+function commentMismatches(code, stdout) {
+  const logs = code.split("\n").filter((l) => /^\s*console\.log\(/.test(l));
+  const lines = stdout.trimEnd().split("\n");
+  if (logs.length !== lines.length) return [`${logs.length} console.log calls but ${lines.length} printed lines`];
+  const wrong = [];
+  logs.forEach((log, i) => {
+    const comment = log.match(/\);\s*\/\/\s*(.*)$/)?.[1];
+    if (!comment) return;
+    const expected = [];
+    for (const m of comment.matchAll(/"([^"]*)"|(\S+)/g)) {
+      const token = m[1] ?? m[2].replace(/[:,;]$/, "");
+      if (m[1] === undefined && !/^(-?\d+(\.\d+)?(e-?\d+)?|true|false)$/.test(token)) break;
+      expected.push(token);
+    }
+    const printed = lines[i].split(/\s+/).slice(0, expected.length);
+    if (expected.length > 0 && printed.join(" ") !== expected.join(" "))
+      wrong.push(`  printed "${lines[i]}", comment says "${expected.join(" ")}"`);
+  });
+  return wrong;
+}
 console.log(
   `check-doc-examples: ${examples.length} examples (${REQUIRED.length} required entry points) ${failed ? "FAILED" : "type-check and run"} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
 );
