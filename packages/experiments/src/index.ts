@@ -1,6 +1,8 @@
 /**
- * @randattn/experiments — seeded sweeps comparing exact attention with randomized sketches:
+ * `@randattn/experiments` — seeded sweeps comparing exact attention with randomized sketches:
  * configs, plans, the runner, CSV results, manifests, figures and reports (see README.md).
+ *
+ * @module @randattn/experiments
  */
 export * from "./config/canonical.js";
 export * from "./config/errors.js";

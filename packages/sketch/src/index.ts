@@ -1,5 +1,7 @@
 /**
- * @randattn/sketch — randomized operators for attention (see docs/ARCHITECTURE.md).
+ * `@randattn/sketch` — randomized operators for attention (see docs/ARCHITECTURE.md).
+ *
+ * @module @randattn/sketch
  */
 export * from "./random/index.js";
 export * from "./operators/index.js";

@@ -3,9 +3,9 @@
  * the method, measure its error. Used by worker threads and by the in-process runner (workers 0),
  * so both give the same numbers. Never throws: a failure becomes `status: "failed"` with a message.
  */
-import { performance } from "node:perf_hooks";
 import { concatCols, type Matrix, streamingAttention } from "@randattn/core";
 import type { MetricName } from "../config/schema.js";
+import type { Plan, Task } from "../plan/expand.js";
 import { exactAttention } from "../registry/exact.js";
 import { getMethod } from "../registry/methods.js";
 import { getProblem } from "../registry/problems.js";
@@ -26,6 +26,24 @@ export interface TaskSpec {
   readonly method: { readonly name: string; readonly params: Params };
   readonly metrics: readonly MetricName[];
   readonly baseDir: string;
+}
+
+/** The TaskSpec a worker receives for `task`. */
+export function taskSpec(plan: Plan, task: Task): TaskSpec {
+  const c = plan.cells[task.cell];
+  const { loaded } = plan;
+  return {
+    key: task.key,
+    index: task.index,
+    trial: task.trial,
+    rootSeed: loaded.config.seed,
+    problem: c.problem,
+    kernel: loaded.kernel,
+    mask: loaded.mask,
+    method: { name: c.method.name, params: c.method.params },
+    metrics: loaded.metrics,
+    baseDir: loaded.baseDir,
+  };
 }
 
 /** The error metrics of a task (null: not requested, or not defined for this method). */

@@ -99,6 +99,20 @@ export interface RandomFeatureAttentionResult {
  * @throws ShapeError on mismatched shapes; ValueError on bad options (m ≤ 0, unknown kinds,
  *   unsupported mask); NonFiniteError for NaN/±Inf inputs; NumericalError for a row with Dᵢ ≤ 0
  *   under the default policy.
+ * @example
+ * ```ts
+ * import { attention, randomMatrix } from "@randattn/core";
+ * import { randomFeatureAttention } from "@randattn/sketch";
+ *
+ * const q = randomMatrix(128, 16, { scale: 0.5 }, [8, "q"]);
+ * const k = randomMatrix(128, 16, { scale: 0.5 }, [8, "k"]);
+ * const v = randomMatrix(128, 16, {}, [8, "v"]);
+ * // FAVOR+ (positive features, orthogonal frequencies): linear in N.
+ * const { output, cost } = randomFeatureAttention(q, k, v, { numFrequencies: 64 }, [8, "features"]);
+ * const exact = attention(q, k, v);
+ * const err = Math.hypot(...output.data.map((x, i) => x - exact.data[i])) / Math.hypot(...exact.data);
+ * console.log(err < 1, cost.flops > 0); // true true
+ * ```
  */
 export function randomFeatureAttention(
   queries: Matrix,

@@ -102,6 +102,18 @@ function logNormalizer(queries: Matrix, keys: Matrix, kernel: Kernel | undefined
  * @returns `{ output, cost, indices, weights, probabilities, perQuery }`.
  * @throws ShapeError / NonFiniteError on inputs; ValueError on s or options; NumericalError when a
  *   query's (estimated or exact) normalizer is 0.
+ * @example
+ * ```ts
+ * import { randomMatrix } from "@randattn/core";
+ * import { sampledAttention } from "@randattn/sketch";
+ *
+ * const q = randomMatrix(16, 8, {}, [9, "q"]);
+ * const k = randomMatrix(256, 8, {}, [9, "k"]);
+ * const v = randomMatrix(256, 4, {}, [9, "v"]);
+ * // Y ≈ Z⁻¹ A S Sᵀ V from s = 32 keys sampled per query in proportion to their attention weights.
+ * const { output, cost } = sampledAttention(q, k, v, { samples: 32, scheme: "attention" }, [9, "sample"]);
+ * console.log(output.shape, cost.floatsStored > 0); // "16×4" true
+ * ```
  */
 export function sampledAttention(
   queries: Matrix,
