@@ -25,7 +25,8 @@ function clustered(rows, d, key) {
   const centers = core.randomMatrix(4, d, [key, "centers"]);
   const noise = core.randomMatrix(rows, d, [key, "noise"], { scale: 0.35 });
   const out = new core.Matrix(rows, d);
-  for (let i = 0; i < rows; i++) for (let t = 0; t < d; t++) out.data[i * d + t] = 2 * centers.data[(i % 4) * d + t] + noise.data[i * d + t];
+  for (let i = 0; i < rows; i++)
+    for (let t = 0; t < d; t++) out.data[i * d + t] = 2 * centers.data[(i % 4) * d + t] + noise.data[i * d + t];
   return out;
 }
 
@@ -38,13 +39,24 @@ function clustered(rows, d, key) {
   const v = core.randomMatrix(n, 4, [2, "v"]);
   const y = core.attention(q, k, v);
   const yc = core.attention(q, k, v, { mask: { kind: "causal" } });
-  const small = (x) => new core.Matrix(x.rows, x.cols, Float64Array.from(x.data, (t) => 0.3 * t));
+  const small = (x) =>
+    new core.Matrix(
+      x.rows,
+      x.cols,
+      Float64Array.from(x.data, (t) => 0.3 * t),
+    );
   const ys = core.attention(small(q), small(k), v);
   console.log("1. exact limits (max |Ŷ − Y|), N = 256");
   console.log("   hyper one block          ", fmt(maxAbs(sketch.hyperAttention(q, k, v, { blockSize: n }, [1]).output, y)));
-  console.log("   hyper causal recursion   ", fmt(maxAbs(sketch.hyperAttention(q, k, v, { blockSize: n, mask: { kind: "causal" }, minCausalLength: 16 }, [1]).output, yc)));
+  console.log(
+    "   hyper causal recursion   ",
+    fmt(maxAbs(sketch.hyperAttention(q, k, v, { blockSize: n, mask: { kind: "causal" }, minCausalLength: 16 }, [1]).output, yc)),
+  );
   console.log("   kdeformer one block      ", fmt(maxAbs(sketch.kdeformerAttention(q, k, v, { blockSize: n }, [1]).output, y)));
-  console.log("   scatterbrain one bucket  ", fmt(maxAbs(sketch.scatterbrainAttention(small(q), small(k), v, { numFrequencies: 16, numBits: 0 }, [1]).output, ys)));
+  console.log(
+    "   scatterbrain one bucket  ",
+    fmt(maxAbs(sketch.scatterbrainAttention(small(q), small(k), v, { numFrequencies: 16, numBits: 0 }, [1]).output, ys)),
+  );
 }
 
 // 2. HyperAttention error law.
@@ -79,8 +91,16 @@ function clustered(rows, d, key) {
     const q = core.randomMatrix(64, d, [7, label, "q"], { scale: sc });
     const k = core.randomMatrix(64, d, [7, label, "k"], { scale: sc });
     const s = 1 / Math.sqrt(Math.sqrt(d));
-    const xs = new core.Matrix(64, d, Float64Array.from(q.data, (t) => t * s));
-    const ys = new core.Matrix(64, d, Float64Array.from(k.data, (t) => t * s));
+    const xs = new core.Matrix(
+      64,
+      d,
+      Float64Array.from(q.data, (t) => t * s),
+    );
+    const ys = new core.Matrix(
+      64,
+      d,
+      Float64Array.from(k.data, (t) => t * s),
+    );
     const rel = {};
     for (const kind of ["gerf", "oprf", "derf"]) {
       const params = sketch.exponentialFeatureParameters(kind, xs, ys, 0);
@@ -100,7 +120,13 @@ function clustered(rows, d, key) {
     const errs = {};
     for (const features of ["positive", "oprf", "derf"]) {
       const e = [];
-      for (let t = 0; t < 20; t++) e.push(Math.sqrt(fro2(sketch.randomFeatureAttention(q, k, v, { numFeatures: 64, features, projection: "iid" }, [8, t]).output, y) / fro2(y, new core.Matrix(64, 8))));
+      for (let t = 0; t < 20; t++)
+        e.push(
+          Math.sqrt(
+            fro2(sketch.randomFeatureAttention(q, k, v, { numFeatures: 64, features, projection: "iid" }, [8, t]).output, y) /
+              fro2(y, new core.Matrix(64, 8)),
+          ),
+        );
       errs[features] = mean(e);
     }
     console.log(

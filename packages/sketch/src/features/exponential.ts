@@ -24,12 +24,13 @@
  * the matrix geometric mean S = M₁⁻¹ # M₂ = M₁^{−½}(M₁^{½} M₂ M₁^{½})^{½} M₁^{−½} (minimum of
  * tr(SM₁) + tr(S⁻¹M₂): 2 tr((M₁^{½}M₂M₁^{½})^{½})), so Ψ = S^{½} in closed form, then A = A*(ρ') with
  * ρ' = mean ‖x'_i + y'_j‖² — OPRF on the transformed data. Derived here from the FAVOR# construction
- * (which we could not consult in full); M₁, M₂ get a ridge of 1e-9·tr(M)/d + 1e-300 so that
- * rank-deficient data still give an invertible Ψ. Not implemented: the complex GERF branch and the
+ * (which we could not consult in full); M₁, M₂ are divided by their mean diagonal and get a ridge
+ * of 1e-9 so that rank-deficient data still give an invertible Ψ (data whose second moments are 0
+ * or overflow fall back to Ψ = I, i.e. OPRF). Not implemented: the complex GERF branch and the
  * symmetric DERF with a matrix A.
  */
 import { EigenvalueDecomposition, Matrix as MlMatrix } from "ml-matrix";
-import { Matrix, ValueError, matmulTransB } from "@randattn/core";
+import { Matrix, NumericalError, ValueError, matmulTransB } from "@randattn/core";
 
 /** The exponential feature families added to the random-feature driver. */
 export type ExponentialFeatureKind = "gerf" | "oprf" | "derf";
@@ -44,7 +45,7 @@ export interface ExponentialFeatureParameters {
   /** Ψ (d × d) applied to the (scaled) queries, Ψ⁻ᵀ to the keys; null for GERF/OPRF (Ψ = I). */
   psi: Matrix | null;
   psiInverseTranspose: Matrix | null;
-  /** ρ used for A (mean ‖x'+y'‖²), or NaN for a GERF with a given A. */
+  /** mean ‖x' + y'‖² of the (transformed) data: what A was chosen from (informational for GERF). */
   rho: number;
 }
 
@@ -79,7 +80,8 @@ export function meanPairSquaredNorm(x: Matrix, y: Matrix): number {
   return Math.max(0, xx + yy + 2 * c);
 }
 
-function secondMomentMatrix(x: Matrix): MlMatrix {
+/** mean x xᵀ divided by its mean diagonal t (returned), plus a ridge of 1e-9; null when t is 0 or not finite. */
+function normalizedSecondMoment(x: Matrix): { m: MlMatrix; t: number } | null {
   const d = x.cols;
   const m = new MlMatrix(d, d);
   let tr = 0;
@@ -93,9 +95,10 @@ function secondMomentMatrix(x: Matrix): MlMatrix {
     }
     tr += m.get(a, a);
   }
-  const ridge = (1e-9 * tr) / d + 1e-300;
-  for (let a = 0; a < d; a++) m.set(a, a, m.get(a, a) + ridge);
-  return m;
+  const t = tr / d;
+  if (!(t > 0) || !Number.isFinite(t) || !(t > 1e-290)) return null;
+  for (let a = 0; a < d; a++) for (let b = 0; b < d; b++) m.set(a, b, m.get(a, b) / t + (a === b ? 1e-9 : 0));
+  return { m, t };
 }
 
 /** f(M) for symmetric M through its eigendecomposition (eigenvalues clamped at 0 from rounding). */
@@ -128,22 +131,28 @@ export function exponentialFeatureParameters(kind: ExponentialFeatureKind, x: Ma
   if (kind === "gerf") {
     const A = a ?? 0;
     if (typeof A !== "number" || !(A < 0.25) || !Number.isFinite(A)) throw new ValueError("options.gerfA", "a finite A < 1/4", String(A));
-    return { kind, a: A, psi: null, psiInverseTranspose: null, rho: Number.NaN };
+    return { kind, a: A, psi: null, psiInverseTranspose: null, rho: meanPairSquaredNorm(x, y) };
   }
-  if (kind === "oprf") {
+  const n1 = kind === "derf" ? normalizedSecondMoment(x) : null;
+  const n2 = kind === "derf" ? normalizedSecondMoment(y) : null;
+  if (n1 === null || n2 === null) {
+    // OPRF, and DERF on data whose second moments vanish or leave float64 (Ψ = I is then as good as any).
     const rho = meanPairSquaredNorm(x, y);
+    if (!Number.isFinite(rho)) throw new ValueError("queries, keys", "data with finite second moments", String(rho));
     return { kind, a: oprfParameter(rho, x.cols), psi: null, psiInverseTranspose: null, rho };
   }
-  const m1 = secondMomentMatrix(x);
-  const m2 = secondMomentMatrix(y);
+  // Geometric mean of the trace-normalized moments, rescaled: (αM₁)⁻¹ # (βM₂) = √(β/α)·(M₁⁻¹ # M₂).
+  const m1 = n1.m;
+  const m2 = n2.m;
+  const rescale = Math.sqrt(Math.sqrt(n2.t / n1.t)); // Ψ = S^{1/2} picks up (β/α)^{1/4}
   const m1h = symmetricFunction(m1, Math.sqrt);
   const m1ih = symmetricFunction(m1, (l) => 1 / Math.sqrt(l));
   const inner = symmetricFunction(m1h.mmul(m2).mmul(m1h), Math.sqrt);
   const s = m1ih.mmul(inner).mmul(m1ih);
   // Symmetrize against rounding, then Ψ = S^{1/2} (symmetric, so Ψ⁻ᵀ = S^{−1/2}).
   const sym = s.add(s.transpose()).mul(0.5);
-  const psi = fromMl(symmetricFunction(sym, Math.sqrt));
-  const psiInvT = fromMl(symmetricFunction(sym, (l) => 1 / Math.sqrt(l)));
+  const psi = fromMl(symmetricFunction(sym, (l) => Math.sqrt(l) * rescale));
+  const psiInvT = fromMl(symmetricFunction(sym, (l) => 1 / (Math.sqrt(l) * rescale)));
   const xt = matmulTransB(x, psi); // rows Ψ x_i (Ψ symmetric)
   const yt = matmulTransB(y, psiInvT);
   const rho = meanPairSquaredNorm(xt, yt);
@@ -237,5 +246,15 @@ export function evaluateExponentialFeatures(
   }
   const out = new Matrix(n, m);
   for (let i = 0; i < n; i++) for (let l = 0; l < m; l++) out.data[i * m + l] = Math.exp(expo[i * m + l] - logScale[i]);
+  // Exponents out of float64 (‖x‖² or A‖ω‖² overflowing) leave ∞ − ∞ = NaN: reported, never returned.
+  for (let q = 0; q < out.data.length; q++) {
+    if (!Number.isFinite(out.data[q]) || (shift !== "none" && !Number.isFinite(logScale[Math.floor(q / m)]))) {
+      throw new NumericalError(
+        "x",
+        "inputs whose exponential-feature exponents fit in float64",
+        `${out.data[q]} at feature [${Math.floor(q / m)}, ${q % m}] (log scale ${logScale[Math.floor(q / m)]})`,
+      );
+    }
+  }
   return { features: out, logScale };
 }
