@@ -22,8 +22,8 @@ const se = (xs) => {
 };
 
 function clustered(rows, d, key) {
-  const centers = core.randomMatrix(4, d, [key, "centers"]);
-  const noise = core.randomMatrix(rows, d, [key, "noise"], { scale: 0.35 });
+  const centers = core.randomMatrix(4, d, {}, [key, "centers"]);
+  const noise = core.randomMatrix(rows, d, { scale: 0.35 }, [key, "noise"]);
   const out = new core.Matrix(rows, d);
   for (let i = 0; i < rows; i++)
     for (let t = 0; t < d; t++) out.data[i * d + t] = 2 * centers.data[(i % 4) * d + t] + noise.data[i * d + t];
@@ -31,12 +31,12 @@ function clustered(rows, d, key) {
 }
 
 // 1. Exact limits.
-{
+(() => {
   const n = 256;
   const d = 8;
   const q = clustered(n, d, 1);
   const k = clustered(n, d, 1);
-  const v = core.randomMatrix(n, 4, [2, "v"]);
+  const v = core.randomMatrix(n, 4, {}, [2, "v"]);
   const y = core.attention(q, k, v);
   const yc = core.attention(q, k, v, { mask: { kind: "causal" } });
   const small = (x) =>
@@ -57,15 +57,15 @@ function clustered(rows, d, key) {
     "   scatterbrain one bucket  ",
     fmt(maxAbs(sketch.scatterbrainAttention(small(q), small(k), v, { numFrequencies: 16, numBits: 0 }, [1]).output, ys)),
   );
-}
+})();
 
 // 2. HyperAttention error law.
-{
+(() => {
   const n = 128;
   const d = 6;
   const q = clustered(n, d, 3);
   const k = clustered(n, d, 3);
-  const v = core.randomMatrix(n, 4, [4, "v"]);
+  const v = core.randomMatrix(n, 4, {}, [4, "v"]);
   const y = core.attention(q, k, v);
   const planes = sketch.drawHyperplanes(3, d, [5, "planes"]);
   console.log("2. HyperAttention, fixed mask, exact normalizer, N = 128, b = 16, 2000 draws");
@@ -78,18 +78,18 @@ function clustered(rows, d, key) {
       `   m = ${m}: MC ${fmt(mean(errs))} ± ${fmt(se(errs), 2)}, law ${fmt(law.expectedSquaredError)}, bound α‖V‖²/m ${fmt(law.errorBound)} (α ${fmt(law.alpha)}, α_full ${fmt(law.alphaFull)}, κ ${fmt(law.kappa)}, masked mass ${fmt(law.maskedMass)})`,
     );
   }
-}
+})();
 
 // 3. Exponential features.
-{
+(() => {
   console.log("3. mean relative variance Var/K² per pair at m = 64 (closed form), and attention output error");
   for (const [label, d, sc] of [
     ["N(0,1) entries, d = 16", 16, 1],
     ["N(0,1) entries ×1.5, d = 16", 16, 1.5],
     ["N(0,1) entries, d = 64", 64, 1],
   ]) {
-    const q = core.randomMatrix(64, d, [7, label, "q"], { scale: sc });
-    const k = core.randomMatrix(64, d, [7, label, "k"], { scale: sc });
+    const q = core.randomMatrix(64, d, { scale: sc }, [7, label, "q"]);
+    const k = core.randomMatrix(64, d, { scale: sc }, [7, label, "k"]);
     const s = 1 / Math.sqrt(Math.sqrt(d));
     const xs = new core.Matrix(
       64,
@@ -115,7 +115,7 @@ function clustered(rows, d, key) {
         }
       rel[kind] = total / 4096;
     }
-    const v = core.randomMatrix(64, 8, [7, label, "v"]);
+    const v = core.randomMatrix(64, 8, {}, [7, label, "v"]);
     const y = core.attention(q, k, v);
     const errs = {};
     for (const features of ["positive", "oprf", "derf"]) {
@@ -123,7 +123,7 @@ function clustered(rows, d, key) {
       for (let t = 0; t < 20; t++)
         e.push(
           Math.sqrt(
-            fro2(sketch.randomFeatureAttention(q, k, v, { numFeatures: 64, features, projection: "iid" }, [8, t]).output, y) /
+            fro2(sketch.randomFeatureAttention(q, k, v, { numFrequencies: 64, features, projection: "iid" }, [8, t]).output, y) /
               fro2(y, new core.Matrix(64, 8)),
           ),
         );
@@ -133,16 +133,16 @@ function clustered(rows, d, key) {
       `   ${label}: FAVOR+ ${fmt(rel.gerf)}, OPRF ${fmt(rel.oprf)} (×${fmt(rel.oprf / rel.gerf, 2)}), DERF ${fmt(rel.derf)} (×${fmt(rel.derf / rel.gerf, 2)}); rel. Frobenius output error (20 draws, iid) FAVOR+ ${fmt(errs.positive)}, OPRF ${fmt(errs.oprf)}, DERF ${fmt(errs.derf)}`,
     );
   }
-}
+})();
 
 // 4. Ratio estimator with zero value rows.
-{
+(() => {
   const n = 256;
   const nQ = 8;
   const d = 4;
-  const q = core.randomMatrix(nQ, d, [9, "q"]);
-  const k = core.randomMatrix(n, d, [9, "k"]);
-  const v = core.randomMatrix(n, 3, [9, "v"]);
+  const q = core.randomMatrix(nQ, d, {}, [9, "q"]);
+  const k = core.randomMatrix(n, d, {}, [9, "k"]);
+  const v = core.randomMatrix(n, 3, {}, [9, "v"]);
   for (let j = 0; j < n; j += 4) for (let c = 0; c < 3; c++) v.data[j * 3 + c] = 1e3 * 0; // 25 % zero rows
   // Keys with zero values get the larger logits (shifted), so the bias is visible.
   for (let j = 0; j < n; j += 4) for (let t = 0; t < d; t++) k.data[j * d + t] += 0.8 * q.data[t];
@@ -151,7 +151,7 @@ function clustered(rows, d, key) {
   const s = 32768;
   const plain = sketch.valueSamplingProbabilities("value-norm", v);
   // ε = 0 emulated (sampledAttention refuses it): the ratio estimator with the unmixed p.
-  const { indices, weights } = sketch.drawWeightedSample(plain, s, [10], "with-replacement");
+  const { indices, weights } = sketch.drawWeightedSample(plain, { samples: s, design: "with-replacement" }, [10]);
   const { scores } = core.attentionScores(q, core.selectRows(k, indices));
   const yb = new core.Matrix(nQ, 3);
   for (let i = 0; i < nQ; i++) {
@@ -163,14 +163,15 @@ function clustered(rows, d, key) {
     }
     for (let col = 0; col < 3; col++) yb.data[i * 3 + col] /= z;
   }
-  const fixed = sketch.sampledAttention(q, k, v, s, [10], { scheme: "value-norm" }).output;
+  const fixed = sketch.sampledAttention(q, k, v, { samples: s, scheme: "value-norm" }, [10]).output;
   console.log("4. ratio estimator, value-norm, 25 % zero value rows, s = 32,768");
   console.log(`   relative error: ε = 0 (emulated) ${fmt(Math.sqrt(fro2(yb, y)) / ny)}, ε = 0.1 ${fmt(Math.sqrt(fro2(fixed, y)) / ny)}`);
   const sizes = [1024, 2048, 4096, 8192, 16384];
   const logs = [];
   for (const ss of sizes) {
     const e = [];
-    for (let t = 0; t < 40; t++) e.push(fro2(sketch.sampledAttention(q, k, v, ss, [11, ss, t], { scheme: "value-norm" }).output, y));
+    for (let t = 0; t < 40; t++)
+      e.push(fro2(sketch.sampledAttention(q, k, v, { samples: ss, scheme: "value-norm" }, [11, ss, t]).output, y));
     logs.push(Math.log(mean(e)));
   }
   const xs = sizes.map(Math.log);
@@ -178,4 +179,4 @@ function clustered(rows, d, key) {
   const ym = mean(logs);
   const slope = xs.reduce((a, x, i) => a + (x - xm) * (logs[i] - ym), 0) / xs.reduce((a, x) => a + (x - xm) ** 2, 0);
   console.log(`   MSE log-log slope over s = 1,024 … 16,384: ${fmt(slope)} (RMSE ${fmt(slope / 2)}; theory −1 / −½)`);
-}
+})();

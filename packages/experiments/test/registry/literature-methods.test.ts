@@ -27,14 +27,14 @@ function instance(generator: string, params: Params, mask: ProblemInstance["mask
   const def = getProblem(generator);
   const full: Params = {};
   for (const [k, v] of Object.entries(def.paramsSchema.properties)) if (v.default !== undefined) full[k] = v.default as number;
-  return def.generate({ ...full, ...params }, [3, "inputs"], { kind: "softmax" }, mask, ctx);
+  return def.generate({ ...full, ...params }, { ...ctx, kernel: { kind: "softmax" }, mask }, [3, "inputs"]);
 }
 function withDefaults(name: string, params: Params): Params {
   const full: Params = {};
   for (const [k, v] of Object.entries(getMethod(name).paramsSchema.properties)) full[k] = v.default as number;
   return { ...full, ...params };
 }
-const run = (name: string, problem: ProblemInstance, params: Params) => getMethod(name).run(problem, withDefaults(name, params), seed, ctx);
+const run = (name: string, problem: ProblemInstance, params: Params) => getMethod(name).run(problem, withDefaults(name, params), ctx, seed);
 const headSeed = (h: number): SeedKey => [...seed, "head", h];
 
 describe("adapters = sketch functions per head", () => {
@@ -71,7 +71,7 @@ describe("adapters = sketch functions per head", () => {
     expect(() => run("scatterbrain", c, { numBits: 0 })).not.toThrow();
   });
   it("random-features takes features oprf and derf", () => {
-    for (const features of ["oprf", "derf"]) expect(run("random-features", p, { features, numFeatures: 8 }).output?.rows).toBe(40);
+    for (const features of ["oprf", "derf"]) expect(run("random-features", p, { features, numFrequencies: 8 }).output?.rows).toBe(40);
   });
 });
 

@@ -128,17 +128,17 @@ export function hyperPart(q: Matrix, k: Matrix, v: Matrix, o: Resolved, seed: Se
       tally.flops += 2 * nK * dV + nK;
       if (total > 0 && Number.isFinite(total)) p = Float64Array.from(w, (x) => x / total);
     }
-    vIdx = AliasTable.fromProbabilities(p).sample(o.m, derive(seed, "values"));
+    vIdx = AliasTable.fromProbabilities(p).sample({ count: o.m }, derive(seed, "values"));
     vW = Float64Array.from(vIdx, (j) => 1 / (o.m * p[j]));
     tally.randomBits += 64 * 2 * o.m;
   }
   // ApproxD samples: m_D uniform keys.
-  const dIdx = residualPossible && !o.exactD ? uniformIntegers(o.mD, nK, derive(seed, "normalizer")) : new Int32Array(0);
+  const dIdx = residualPossible && !o.exactD ? uniformIntegers(o.mD, { upper: nK }, derive(seed, "normalizer")) : new Int32Array(0);
   tally.randomBits += 64 * dIdx.length;
   // ApproxD floor τ/κ: τ = max exact residual row sum over m_D sampled queries (log scale).
   let logFloor = Number.NEGATIVE_INFINITY;
   if (residualPossible && !o.exactD && o.rowRatio !== null) {
-    const rows = uniformSubset(nQ, Math.min(o.mD, nQ), derive(seed, "tau"));
+    const rows = uniformSubset(nQ, { count: Math.min(o.mD, nQ) }, derive(seed, "tau"));
     tally.randomBits += 64 * rows.length;
     let logTau = Number.NEGATIVE_INFINITY;
     for (const i of rows) {

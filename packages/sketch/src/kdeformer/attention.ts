@@ -112,7 +112,7 @@ export function kdeformerAttention(
   let kernelEvaluations = 0;
 
   // 1–2. Block logits' maxima (row shifts) and log d̃ᵢ.
-  const dIdx = residual && !exactD ? uniformIntegers(mD, nK, derive(seed, "normalizer")) : new Int32Array(0);
+  const dIdx = residual && !exactD ? uniformIntegers(mD, { upper: nK }, derive(seed, "normalizer")) : new Int32Array(0);
   randomBits += 64 * dIdx.length;
   const logD = new Float64Array(nQ);
   for (let i = 0; i < nQ; i++) {
@@ -155,7 +155,7 @@ export function kdeformerAttention(
   let indices: Int32Array = new Int32Array(0);
   let sampleW = new Float64Array(0);
   if (residual) {
-    const rows = uniformSubset(nQ, Math.min(t, nQ), derive(seed, "columns"));
+    const rows = uniformSubset(nQ, { count: Math.min(t, nQ) }, derive(seed, "columns"));
     randomBits += 64 * rows.length;
     const col = new Float64Array(nK);
     for (const i of rows) {
@@ -169,7 +169,7 @@ export function kdeformerAttention(
     let total = 0;
     for (let j = 0; j < nK; j++) total += col[j];
     if (total > 0 && Number.isFinite(total)) for (let j = 0; j < nK; j++) probabilities[j] = ((1 - eps) * col[j]) / total + eps / nK;
-    indices = AliasTable.fromProbabilities(probabilities).sample(m, derive(seed, "values"));
+    indices = AliasTable.fromProbabilities(probabilities).sample({ count: m }, derive(seed, "values"));
     randomBits += 64 * 2 * m;
     sampleW = Float64Array.from(indices, (j) => 1 / (m * probabilities[j]));
   }

@@ -39,7 +39,7 @@ export function drawHyperplanes(numBits: number, dim: number, seed: SeedKey): Ma
   assertInteger(numBits, "numBits", 0, MAX_HASH_BITS);
   assertInteger(dim, "dim", 1);
   if (numBits === 0) return new Matrix(0, dim);
-  return randomMatrix(numBits, dim, derive(seed, "simhash"));
+  return randomMatrix(numBits, dim, {}, derive(seed, "simhash"));
 }
 
 /** SimHash codes of the rows of x: bit b = [⟨g_b, x_i⟩ ≥ 0]. */

@@ -86,7 +86,7 @@ export function scatterbrainAttention(
     keys,
     values,
     {
-      numFeatures: options.numFrequencies,
+      numFrequencies: options.numFrequencies,
       features: "positive",
       projection: options.projection ?? "orthogonal",
       kernel,

@@ -18,7 +18,7 @@ import { MomentAccumulator, bonferroniZ, mean, standardError } from "../helpers/
 const d = 4;
 /** Anisotropic data: coordinates scaled 1.2, 0.9, 0.5, 0.2 and shifted, so Ψ ≠ I matters. */
 function data(rows: number, key: number, shift: number): Matrix {
-  const x = randomMatrix(rows, d, [key]);
+  const x = randomMatrix(rows, d, {}, [key]);
   const s = [1.2, 0.9, 0.5, 0.2];
   for (let i = 0; i < rows; i++) for (let t = 0; t < d; t++) x.data[i * d + t] = s[t] * x.data[i * d + t] + shift * (t === 0 ? 1 : 0);
   return x;
@@ -137,13 +137,13 @@ describe("variance against FAVOR+ at equal feature count (m = 64)", () => {
 });
 
 describe("in the attention driver", () => {
-  const q = randomMatrix(12, d, [42, "q"], { scale: 0.8 });
-  const k = randomMatrix(20, d, [42, "k"], { scale: 0.8 });
-  const v = randomMatrix(20, 3, [42, "v"]);
+  const q = randomMatrix(12, d, { scale: 0.8 }, [42, "q"]);
+  const k = randomMatrix(20, d, { scale: 0.8 }, [42, "k"]);
+  const v = randomMatrix(20, 3, {}, [42, "v"]);
   it('"gerf" with A = 0 is FAVOR+ (same frequencies, 1e-12)', () => {
     const omega = drawProjection(16, d, { projection: "iid" }, [43]);
-    const g = randomFeatureAttention(q, k, v, { numFeatures: 16, features: "gerf", omega }, [1]).output;
-    const p = randomFeatureAttention(q, k, v, { numFeatures: 16, features: "positive", omega }, [1]).output;
+    const g = randomFeatureAttention(q, k, v, { numFrequencies: 16, features: "gerf", omega }, [1]).output;
+    const p = randomFeatureAttention(q, k, v, { numFrequencies: 16, features: "positive", omega }, [1]).output;
     for (let t = 0; t < g.data.length; t++) expect(Math.abs(g.data[t] - p.data[t])).toBeLessThanOrEqual(1e-12 * (1 + Math.abs(p.data[t])));
   });
   it.each(["oprf", "derf"] as const)("%s: the normalizer D·e^{logScale} is unbiased for Z (z·σ̂/√T, T = 300)", (features) => {
@@ -151,7 +151,7 @@ describe("in the attention driver", () => {
     const T = 300;
     const acc = new MomentAccumulator(q.rows);
     for (let t = 0; t < T; t++) {
-      const r = randomFeatureAttention(q, k, v, { numFeatures: 8, features, projection: "iid" }, [44, features, t]);
+      const r = randomFeatureAttention(q, k, v, { numFrequencies: 8, features, projection: "iid" }, [44, features, t]);
       acc.add(Float64Array.from(r.normalizer, (x, i) => (x * Math.exp(r.normalizerLogScale[i] - rowShift[i])) / normalizer[i]));
     }
     const m = acc.mean();
@@ -160,10 +160,10 @@ describe("in the attention driver", () => {
     for (let i = 0; i < q.rows; i++) expect(Math.abs(m[i] - 1)).toBeLessThanOrEqual(z * Math.sqrt(s[i] / T));
   });
   it("typed errors", () => {
-    expect(() => randomFeatureAttention(q, k, v, { numFeatures: 4, features: "gerf", gerfA: 0.3 }, [1])).toThrow(ValueError);
+    expect(() => randomFeatureAttention(q, k, v, { numFrequencies: 4, features: "gerf", gerfA: 0.3 }, [1])).toThrow(ValueError);
     expect(() =>
-      randomFeatureAttention(q, k, v, { numFeatures: 4, features: "derf", kernel: { kind: "gaussian", bandwidth: 1 } }, [1]),
+      randomFeatureAttention(q, k, v, { numFrequencies: 4, features: "derf", kernel: { kind: "gaussian", bandwidth: 1 } }, [1]),
     ).toThrow(ValueError);
-    expect(() => randomFeatureAttention(q, k, v, { numFeatures: 4, features: "nope" as never }, [1])).toThrow(ValueError);
+    expect(() => randomFeatureAttention(q, k, v, { numFrequencies: 4, features: "nope" as never }, [1])).toThrow(ValueError);
   });
 });

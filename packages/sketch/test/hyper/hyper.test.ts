@@ -167,6 +167,6 @@ describe("cost and typed errors", () => {
     const bad = values.clone();
     bad.data[0] = Number.NaN;
     expect(() => hyperAttention(queries, keys, bad, {}, [1])).toThrow(NonFiniteError);
-    expect(() => hyperAttention(queries, randomMatrix(3, d + 1, [1]), values, {}, [1])).toThrow();
+    expect(() => hyperAttention(queries, randomMatrix(3, d + 1, {}, [1]), values, {}, [1])).toThrow();
   });
 });

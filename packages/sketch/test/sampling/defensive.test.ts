@@ -13,11 +13,11 @@ const n = 64;
 const nQ = 4;
 const d = 4;
 const dV = 3;
-const queries = randomMatrix(nQ, d, [90, "q"], { scale: 1.2 });
-const keys = randomMatrix(n, d, [90, "k"], { scale: 1.2 });
+const queries = randomMatrix(nQ, d, { scale: 1.2 }, [90, "q"]);
+const keys = randomMatrix(n, d, { scale: 1.2 }, [90, "k"]);
 /** 25 % zero value rows (j ≡ 0 mod 4). */
 const values = (() => {
-  const v = randomMatrix(n, dV, [90, "v"]);
+  const v = randomMatrix(n, dV, {}, [90, "v"]);
   for (let j = 0; j < n; j += 4) for (let c = 0; c < dV; c++) v.data[j * dV + c] = 0;
   return v;
 })();
@@ -45,24 +45,26 @@ describe("defaults", () => {
   it("ε = 0.1 for the ratio estimator with value-norm / optimal; 0 (unchanged p) elsewhere", () => {
     expect(DEFAULT_DEFENSIVE_WEIGHT).toBe(0.1);
     const plain = valueSamplingProbabilities("value-norm", values);
-    const est = sampledAttention(queries, keys, values, 8, [1], { scheme: "value-norm" });
+    const est = sampledAttention(queries, keys, values, { samples: 8, scheme: "value-norm" }, [1]);
     for (let j = 0; j < n; j++) expect(est.probabilities[j]).toBeCloseTo(0.9 * plain[j] + 0.1 / n, 15);
-    const exact = sampledAttention(queries, keys, values, 8, [1], { scheme: "value-norm", normalizer: "exact" });
+    const exact = sampledAttention(queries, keys, values, { samples: 8, scheme: "value-norm", normalizer: "exact" }, [1]);
     expect([...exact.probabilities]).toEqual([...plain]);
-    const opt = sampledAttention(queries, keys, values, 8, [1], { scheme: "optimal" });
+    const opt = sampledAttention(queries, keys, values, { samples: 8, scheme: "optimal" }, [1]);
     for (let j = 0; j < n; j++) expect(opt.probabilities[j]).toBeGreaterThanOrEqual(0.1 / n - 1e-18);
-    const uni = sampledAttention(queries, keys, values, 8, [1], { scheme: "uniform" });
+    const uni = sampledAttention(queries, keys, values, { samples: 8, scheme: "uniform" }, [1]);
     expect(uni.probabilities.every((p) => p === 1 / n)).toBe(true);
   });
   it("ε = 0 is refused where the ratio estimator needs it; ε outside [0, 1] everywhere", () => {
-    expect(() => sampledAttention(queries, keys, values, 8, [1], { scheme: "value-norm", defensiveWeight: 0 })).toThrow(ValueError);
-    expect(() => sampledAttention(queries, keys, values, 8, [1], { scheme: "optimal", defensiveWeight: 0 })).toThrow(ValueError);
-    expect(() => sampledValueProduct(P, values, 8, [1], { scheme: "value-norm", normalize: "ratio", defensiveWeight: 0 })).toThrow(
+    expect(() => sampledAttention(queries, keys, values, { samples: 8, scheme: "value-norm", defensiveWeight: 0 }, [1])).toThrow(
       ValueError,
     );
-    expect(() => sampledAttention(queries, keys, values, 8, [1], { scheme: "uniform", defensiveWeight: 1.5 })).toThrow(ValueError);
+    expect(() => sampledAttention(queries, keys, values, { samples: 8, scheme: "optimal", defensiveWeight: 0 }, [1])).toThrow(ValueError);
+    expect(() => sampledValueProduct(P, values, { samples: 8, scheme: "value-norm", normalize: "ratio", defensiveWeight: 0 }, [1])).toThrow(
+      ValueError,
+    );
+    expect(() => sampledAttention(queries, keys, values, { samples: 8, scheme: "uniform", defensiveWeight: 1.5 }, [1])).toThrow(ValueError);
     expect(() =>
-      sampledAttention(queries, keys, values, 8, [1], { scheme: "value-norm", normalizer: "exact", defensiveWeight: 0 }),
+      sampledAttention(queries, keys, values, { samples: 8, scheme: "value-norm", normalizer: "exact", defensiveWeight: 0 }, [1]),
     ).not.toThrow();
   });
 });
@@ -78,7 +80,7 @@ describe("consistency with 25 % zero value rows", () => {
       const errs: number[] = [];
       let p: Float64Array | null = null;
       for (let t = 0; t < T; t++) {
-        const r = sampledAttention(queries, keys, values, s, [91, scheme, s, t], { scheme });
+        const r = sampledAttention(queries, keys, values, { samples: s, scheme }, [91, scheme, s, t]);
         p = r.probabilities;
         let e = 0;
         for (let q = 0; q < Y.data.length; q++) e += (r.output.data[q] - Y.data[q]) ** 2;

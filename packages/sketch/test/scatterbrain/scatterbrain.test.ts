@@ -58,7 +58,7 @@ describe("Scatterbrain", () => {
   it("typed errors", () => {
     expect(() => scatterbrainAttention(q, k, values, { numFrequencies: 0 }, [1])).toThrow(ValueError);
     expect(() => scatterbrainAttention(q, k, values, { numFrequencies: 4, numBits: -1 }, [1])).toThrow(ValueError);
-    expect(() => scatterbrainAttention(q, k, values, { numFrequencies: 4, planes: randomMatrix(3, d, [1]), numBits: 2 }, [1])).toThrow(
+    expect(() => scatterbrainAttention(q, k, values, { numFrequencies: 4, planes: randomMatrix(3, d, {}, [1]), numBits: 2 }, [1])).toThrow(
       ValueError,
     );
   });

@@ -61,7 +61,7 @@ export const hyperAttentionMethod: MethodDefinition = {
     { name: "hyper_alpha", description: "α = N_KV·max_j ‖(D⁻¹(1−M^H)⊙A)_:j‖², max over heads (unmasked problems)" },
     { name: "hyper_kappa", description: "κ = max_i r_i / min_i r_i of the residual row sums, max over heads (unmasked problems)" },
   ],
-  run(problem, params, seed) {
+  run(problem, params, _context, seed) {
     requireHeads(problem, "hyper-attention");
     const options = {
       numBits: params.numBits as number,
@@ -107,7 +107,7 @@ export const kdeformerMethod: MethodDefinition = {
     normalizer: enumParam(["approximate", "exact"], "approximate", "KDE estimate, or the exact D"),
   }),
   exposesWeights: false,
-  run(problem, params, seed) {
+  run(problem, params, _context, seed) {
     requireHeads(problem, "kdeformer");
     rejectMask(problem, "kdeformer");
     const results = problem.heads.map((h, i) =>
@@ -145,7 +145,7 @@ export const scatterbrainMethod: MethodDefinition = {
     normalizer: enumParam(["estimated", "exact"], "estimated", "row sums of the estimate, or the exact Z"),
   }),
   exposesWeights: false,
-  run(problem, params, seed) {
+  run(problem, params, _context, seed) {
     requireHeads(problem, "scatterbrain");
     const results = problem.heads.map((h, i) =>
       scatterbrainAttention(
