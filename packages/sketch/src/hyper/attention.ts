@@ -73,7 +73,7 @@ export interface HyperAttentionOptions {
 export interface HyperAttentionResult {
   /** Ŷ (N_Q × d_V). */
   output: Matrix;
-  /** flops, floats stored, kernel entries evaluated, random bits (64 per double), SimHash sign bits. */
+  /** flops, floats stored, kernel entries evaluated, random bits (64 per double), SimHash bucket ids. */
   cost: Cost & { kernelEvaluations: number; randomBits: number; hashes: number };
   /** The hyperplanes used. */
   planes: Matrix;

@@ -13,8 +13,9 @@
  * N_Q ≠ N_KV both sequences are cut into ⌈N_Q/b⌉ blocks of proportional length.
  *
  * Cost conventions used across lsh/, hyper/, kdeformer/, scatterbrain/: a multiply-add is 2 flops,
- * an exp or division 1; `hashes` counts sign bits computed ((N_Q + N_KV)·r); `randomBits` counts
- * 64 bits per random double drawn (the r·d Gaussian entries of the hyperplanes here).
+ * an exp or division 1; `hashes` counts bucket ids computed (core's Cost: one per vector per hash
+ * function — N_Q + N_KV for one r-bit SimHash, whose r dot products are in `flops`); `randomBits`
+ * counts 64 bits per random double drawn (the r·d Gaussian entries of the hyperplanes here).
  */
 import {
   Matrix,
@@ -108,7 +109,7 @@ export interface SortLshResult {
   numBlocks: number;
   /** The hyperplanes used (r × d). */
   planes: Matrix;
-  /** Hashing and sorting work: flops, sign bits, random bits. */
+  /** Hashing and sorting work: flops, bucket ids, random bits. */
   cost: { flops: number; floatsStored: number; hashes: number; randomBits: number };
 }
 
@@ -168,7 +169,7 @@ export function sortLsh(queries: Matrix, keys: Matrix, options: SortLshOptions, 
     cost: {
       flops: 2 * (nQ + nK) * d * numBits + 2 * (nQ + nK) + buckets,
       floatsStored: numBits * d + 2 * (nQ + nK) + buckets,
-      hashes: (nQ + nK) * numBits,
+      hashes: numBits > 0 ? nQ + nK : 0,
       randomBits,
     },
   };

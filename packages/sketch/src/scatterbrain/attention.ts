@@ -200,7 +200,7 @@ export function scatterbrainAttention(
       floatsStored: rf.cost.floatsStored + numBits * d + 2 * (nQ + nK) + nQ * dV,
       kernelEvaluations: support + exactPairs,
       randomBits,
-      hashes: (nQ + nK) * numBits,
+      hashes: numBits > 0 ? nQ + nK : 0,
     },
     supportSize: support,
   };

@@ -155,7 +155,7 @@ describe("ApproxD (Algorithm 2)", () => {
 describe("cost and typed errors", () => {
   it("counts hashes, random bits and kernel entries", () => {
     const r = hyperAttention(queries, keys, values, { blockSize: 8, numBits: 3, sampleSize: 5 }, [1]);
-    expect(r.cost.hashes).toBe(2 * n * 3);
+    expect(r.cost.hashes).toBe(2 * n);
     expect(r.cost.randomBits).toBe(64 * (3 * d + 2 * 5 + 5));
     expect(r.cost.kernelEvaluations).toBe(n * 8 + n * (5 + 5));
   });
