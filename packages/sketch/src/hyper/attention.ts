@@ -17,7 +17,11 @@
  * queries (the paper's guard against residual sums underestimated by a bad sample; it presumes
  * κ ≥ max_i rᵢ / min_i rᵢ, which `hyperAttentionParameters` computes). `normalizer: "exact"`
  * uses the exact D instead (so Ŷ is unbiased for Y — the setting of the error law in
- * `hyperAttentionParameters`).
+ * `hyperAttentionParameters`). `normalizer: "shared"` estimates the residual row sum from the SAME
+ * samples as the numerator (what the paper's reference code does), drawn from the defensive mixture
+ * (1 − ε)p + ε/N_KV with ε = 0.1 (sampling/defensive.ts: p ∝ ‖V_j‖² would never draw keys with
+ * V_j = 0, whose A_ij the normalizer needs): Ŷᵢ is then a convex combination of rows of V — bounded
+ * however badly the sample misses, consistent as m grows, biased at O(1/m).
  *
  * Causal masking (§3.3, Algorithm 4): the square causal block is split into two causal halves (done
  * recursively) and the off-diagonal block, which is unmasked and gets the algorithm above; halves of
@@ -31,6 +35,7 @@
 import { Matrix, NumericalError, type SeedKey, ValueError, assertInteger, assertMatrix, assertOneOf, derive } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import { AliasTable } from "../random/categorical.js";
+import { DEFAULT_DEFENSIVE_WEIGHT, defensiveMixture } from "../sampling/defensive.js";
 import { uniformIntegers, uniformSubset } from "../random/samplers.js";
 import {
   type CausalMask,
@@ -53,8 +58,12 @@ export interface HyperAttentionOptions {
   sampleSize?: number;
   /** m_D, uniformly sampled keys for the residual normalizer (ApproxD). @default sampleSize */
   normalizerSamples?: number;
-  /** `"approximate"`: ApproxD (Algorithm 2); `"exact"`: the exact D (streamed, N_Q·N_KV kernel entries). @default "approximate" */
-  normalizer?: "approximate" | "exact";
+  /**
+   * `"approximate"`: ApproxD (Algorithm 2); `"exact"`: the exact D (N_Q·N_KV kernel entries);
+   * `"shared"`: from the numerator's own samples (self-normalized, see the module comment).
+   * @default "approximate"
+   */
+  normalizer?: "approximate" | "exact" | "shared";
   /** Distribution of the residual keys: ∝ ‖V_j‖² (the paper's analysis) or uniform (its code). @default "value-norm" */
   valueSampling?: "value-norm" | "uniform";
   /** κ of ApproxD's floor τ/κ; omitted: no floor (the plain uniform estimate, unbiased for D). @default none */
@@ -87,6 +96,7 @@ interface Resolved {
   m: number;
   mD: number;
   exactD: boolean;
+  sharedD: boolean;
   uniformValues: boolean;
   rowRatio: number | null;
   planes: Matrix;
@@ -115,7 +125,7 @@ export function hyperPart(q: Matrix, k: Matrix, v: Matrix, o: Resolved, seed: Se
   let vIdx: Int32Array = new Int32Array(0);
   let vW = new Float64Array(0);
   if (residualPossible) {
-    let p = new Float64Array(nK).fill(1 / nK);
+    let p: Float64Array = new Float64Array(nK).fill(1 / nK);
     if (!o.uniformValues) {
       const w = new Float64Array(nK);
       let total = 0;
@@ -127,17 +137,19 @@ export function hyperPart(q: Matrix, k: Matrix, v: Matrix, o: Resolved, seed: Se
       }
       tally.flops += 2 * nK * dV + nK;
       if (total > 0 && Number.isFinite(total)) p = Float64Array.from(w, (x) => x / total);
+      if (o.sharedD) p = defensiveMixture(p, DEFAULT_DEFENSIVE_WEIGHT);
     }
     vIdx = AliasTable.fromProbabilities(p).sample({ count: o.m }, derive(seed, "values"));
     vW = Float64Array.from(vIdx, (j) => 1 / (o.m * p[j]));
     tally.randomBits += 64 * 2 * o.m;
   }
   // ApproxD samples: m_D uniform keys.
-  const dIdx = residualPossible && !o.exactD ? uniformIntegers(o.mD, { upper: nK }, derive(seed, "normalizer")) : new Int32Array(0);
+  const dIdx =
+    residualPossible && !o.exactD && !o.sharedD ? uniformIntegers(o.mD, { upper: nK }, derive(seed, "normalizer")) : new Int32Array(0);
   tally.randomBits += 64 * dIdx.length;
   // ApproxD floor τ/κ: τ = max exact residual row sum over m_D sampled queries (log scale).
   let logFloor = Number.NEGATIVE_INFINITY;
-  if (residualPossible && !o.exactD && o.rowRatio !== null) {
+  if (residualPossible && !o.exactD && !o.sharedD && o.rowRatio !== null) {
     const rows = uniformSubset(nQ, { count: Math.min(o.mD, nQ) }, derive(seed, "tau"));
     tally.randomBits += 64 * rows.length;
     let logTau = Number.NEGATIVE_INFINITY;
@@ -198,12 +210,15 @@ export function hyperPart(q: Matrix, k: Matrix, v: Matrix, o: Resolved, seed: Se
       const vo = keyOrder[t] * dV;
       for (let col = 0; col < dV; col++) part.num[no + col] += w * V[vo + col];
     }
+    let shared = 0;
     for (let t = 0; t < vIdx.length; t++) {
       if (vL[t] === Number.NEGATIVE_INFINITY) continue;
       const w = Math.exp(vL[t] - mx) * vW[t];
+      shared += w;
       const vo = vIdx[t] * dV;
       for (let col = 0; col < dV; col++) part.num[no + col] += w * V[vo + col];
     }
+    if (o.sharedD) den += shared;
     if (o.exactD) {
       den = 0;
       for (let j = 0; j < nK; j++) den += Math.exp(allL[j] - mx);
@@ -261,7 +276,7 @@ export function resolveHyperOptions(options: HyperAttentionOptions, d: number, s
   assertInteger(blockSize, "options.blockSize", 1);
   assertInteger(m, "options.sampleSize", 1);
   assertInteger(mD, "options.normalizerSamples", 1);
-  assertOneOf(normalizer, "options.normalizer", ["approximate", "exact"] as const);
+  assertOneOf(normalizer, "options.normalizer", ["approximate", "exact", "shared"] as const);
   assertOneOf(valueSampling, "options.valueSampling", ["value-norm", "uniform"] as const);
   let rowRatio: number | null = null;
   if (options.rowRatio !== undefined) {
@@ -286,6 +301,7 @@ export function resolveHyperOptions(options: HyperAttentionOptions, d: number, s
     m,
     mD,
     exactD: normalizer === "exact",
+    sharedD: normalizer === "shared",
     uniformValues: valueSampling === "uniform",
     rowRatio,
     planes,

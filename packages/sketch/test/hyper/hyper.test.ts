@@ -12,7 +12,7 @@ const exactCausal = attention(queries, keys, values, { mask: { kind: "causal" } 
 
 describe("exact limits (1e-12)", () => {
   it("one block (blockSize ≥ N) leaves no residual: Ŷ = Y for both normalizers", () => {
-    for (const normalizer of ["approximate", "exact"] as const) {
+    for (const normalizer of ["approximate", "exact", "shared"] as const) {
       const r = hyperAttention(queries, keys, values, { blockSize: n, normalizer }, [1]);
       expect(maxAbs(r.output, exact)).toBeLessThanOrEqual(1e-12);
     }
@@ -149,6 +149,41 @@ describe("ApproxD (Algorithm 2)", () => {
       if (floored.logNormalizer[i] > plain.logNormalizer[i] + 1e-9) raised++;
     }
     expect(raised).toBeGreaterThan(0);
+  });
+});
+
+describe('normalizer "shared" (self-normalized with the defensive mixture)', () => {
+  it("every output row is a convex combination of rows of V, however small the sample", () => {
+    const lo = new Float64Array(3).fill(Number.POSITIVE_INFINITY);
+    const hi = new Float64Array(3).fill(Number.NEGATIVE_INFINITY);
+    for (let j = 0; j < n; j++)
+      for (let c = 0; c < 3; c++) {
+        lo[c] = Math.min(lo[c], values.data[j * 3 + c]);
+        hi[c] = Math.max(hi[c], values.data[j * 3 + c]);
+      }
+    for (const m of [1, 3, 17]) {
+      const y = hyperAttention(queries, keys, values, { blockSize: 8, sampleSize: m, normalizer: "shared", planes }, [16, m]).output;
+      for (let i = 0; i < n; i++)
+        for (let c = 0; c < 3; c++) {
+          expect(y.data[i * 3 + c]).toBeGreaterThanOrEqual(lo[c] - 1e-12);
+          expect(y.data[i * 3 + c]).toBeLessThanOrEqual(hi[c] + 1e-12);
+        }
+    }
+  });
+  it("is consistent: the MSE falls by about 16× from m = 64 to m = 1024 (O(1/m))", () => {
+    const mse = (m: number) => {
+      let e = 0;
+      for (let t = 0; t < 40; t++) {
+        const y = hyperAttention(queries, keys, values, { blockSize: 8, sampleSize: m, normalizer: "shared", planes }, [17, m, t]).output;
+        for (let q = 0; q < y.data.length; q++) e += (y.data[q] - exact.data[q]) ** 2;
+      }
+      return e / 40;
+    };
+    // Each MSE is a mean of 40 squared errors (relative SE ≈ √(2/40) ≈ 0.22 for χ²-like spread), so
+    // the ratio of two lies within a factor 2 of its expectation 16 at about 3σ.
+    const ratio = mse(64) / mse(1024);
+    expect(ratio).toBeGreaterThan(8);
+    expect(ratio).toBeLessThan(32);
   });
 });
 

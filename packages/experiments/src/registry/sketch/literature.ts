@@ -52,7 +52,11 @@ export const hyperAttentionMethod: MethodDefinition = {
   family: "sampling",
   paramsSchema: paramsSchema({
     ...LSH_PARAMS,
-    normalizer: enumParam(["approximate", "exact"], "approximate", "ApproxD, or the exact D"),
+    normalizer: enumParam(
+      ["approximate", "exact", "shared"],
+      "approximate",
+      "ApproxD, the exact D, or from the numerator's own (defensively mixed) samples",
+    ),
     valueSampling: enumParam(["value-norm", "uniform"], "value-norm", "residual keys ∝‖V_j‖² (paper) or uniform (its code)"),
     minCausalLength: intParam(1, 1 << 20, 128, "causal recursion: blocks of at most this many queries are exact"),
   }),
@@ -68,7 +72,7 @@ export const hyperAttentionMethod: MethodDefinition = {
       blockSize: params.blockSize as number,
       sampleSize: params.sampleSize as number,
       normalizerSamples: params.normalizerSamples as number,
-      normalizer: params.normalizer as "approximate" | "exact",
+      normalizer: params.normalizer as "approximate" | "exact" | "shared",
       valueSampling: params.valueSampling as "value-norm" | "uniform",
       minCausalLength: params.minCausalLength as number,
       ...kernelOf(problem, "hyper-attention"),
