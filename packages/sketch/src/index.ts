@@ -8,3 +8,7 @@ export * from "./operators/index.js";
 export * from "./sampling/index.js";
 export * from "./features/index.js";
 export * from "./lowrank/index.js";
+export * from "./lsh/index.js";
+export * from "./hyper/index.js";
+export * from "./kdeformer/index.js";
+export * from "./scatterbrain/index.js";

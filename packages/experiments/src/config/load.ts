@@ -14,7 +14,7 @@ import { canonicalJson, sha256 } from "./canonical.js";
 import { ConfigError, type ConfigIssue, formatPath } from "./errors.js";
 import { compileKernelFormula } from "./expressions.js";
 import { nodeFs, nodePath } from "../platform/node.js";
-import { CONFIG_SCHEMA, type ExperimentConfig, METRIC_NAMES, type MetricName } from "./schema.js";
+import { CONFIG_SCHEMA, type ConfigMetricName, type ExperimentConfig, METRIC_NAMES, type MetricName } from "./schema.js";
 
 /** Largest config file accepted (bytes). */
 export const MAX_CONFIG_BYTES = 256 * 1024;
@@ -34,7 +34,7 @@ export interface LoadedConfig {
   readonly source: string;
   readonly kernel: KernelSpec;
   readonly mask: MaskSpec | null;
-  readonly metrics: readonly MetricName[];
+  readonly metrics: readonly ConfigMetricName[];
 }
 
 let ajvInstance: Ajv | undefined;
