@@ -6,3 +6,5 @@ export * from "./operators/index.js";
 export * from "./sampling/index.js";
 export * from "./features/index.js";
 export * from "./lowrank/index.js";
+export * from "./nystrom/index.js";
+export * from "./coreset/index.js";
