@@ -6,7 +6,7 @@
  *
  *   b_i² = ‖k(x, ·) − k(x', ·)‖²,  α_i = ψ_{i−1}(x) − ψ_{i−1}(x'),
  *   a_i = max(b_i σ_{i−1} √(2 log(2/δ_i)), b_i²),  P(η_i = −1) = clip(½(1 + α_i/a_i), 0, 1),
- *   σ_i² = σ_{i−1}² + b_i² (1 + (b_i² − 2α_i) σ_{i−1}²/a_i²)₊,  δ_i = δ/(n/2).
+ *   σ_i² = σ_{i−1}² + b_i² (1 + (b_i² − 2a_i) σ_{i−1}²/a_i²)₊,  δ_i = δ/(n/2).
  *
  * The kept half (x_{2i−1} where η_i = +1, else x_{2i}) satisfies ψ = Σ_kept k − Σ_dropped k, so
  * its MMD to the input is ‖ψ‖/n, sub-Gaussian with parameter σ_{n/2}/n (their Thm 2/Lemma). α_i is
@@ -57,7 +57,7 @@ export function kernelHalving(points: Int32Array, kernel: IndexKernel, delta: nu
       const a = Math.max(Math.sqrt(b2 * sigma2) * logTerm, b2);
       const pMinus = Math.min(1, Math.max(0, 0.5 * (1 + alpha / a)));
       eta = u < pMinus ? -1 : 1;
-      sigma2 += b2 * Math.max(0, 1 + ((b2 - 2 * alpha) * sigma2) / (a * a));
+      sigma2 += b2 * Math.max(0, 1 + ((b2 - 2 * a) * sigma2) / (a * a));
     }
     plus[i] = eta === 1 ? x : y;
     minus[i] = eta === 1 ? y : x;

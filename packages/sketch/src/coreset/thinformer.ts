@@ -20,16 +20,7 @@
  * N_KV mod 2^h pairs (drawn uniformly) are dropped first so that every round pairs all points.
  * Exact limit: h = 0 keeps every pair → softmax attention. No causal form: no mask option.
  */
-import {
-  Matrix,
-  RandomStream,
-  type SeedKey,
-  assertInteger,
-  assertNumber,
-  assertOptions,
-  derive,
-  selectRows,
-} from "@randattn/core";
+import { Matrix, RandomStream, type SeedKey, assertInteger, assertNumber, assertOptions, derive, selectRows } from "@randattn/core";
 import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
 import { checkQkv, resolveScale, rowNorms2 } from "../nystrom/shared.js";
@@ -67,7 +58,11 @@ export interface ThinformerResult {
 }
 
 /** The scaled attention kernel on pair indices: e^{β(⟨k_a,k_b⟩ − M)}(⟨v_a, v_b⟩ + 1). */
-export function attentionPairKernel(keys: Matrix, values: Matrix, beta: number): { kernel: IndexKernel; shift: number; entryFlops: number } {
+export function attentionPairKernel(
+  keys: Matrix,
+  values: Matrix,
+  beta: number,
+): { kernel: IndexKernel; shift: number; entryFlops: number } {
   const d = keys.cols;
   const dV = values.cols;
   let shift = 0;
@@ -112,7 +107,13 @@ export function mmdSquared(all: Int32Array, sub: Int32Array, kernel: IndexKernel
  * @param seed dropped pairs and halving signs come from `derive(seed, "thinformer")`.
  * @throws ShapeError / NonFiniteError on inputs; ValueError on options.
  */
-export function thinformerAttention(queries: Matrix, keys: Matrix, values: Matrix, options: ThinformerOptions, seed: SeedKey): ThinformerResult {
+export function thinformerAttention(
+  queries: Matrix,
+  keys: Matrix,
+  values: Matrix,
+  options: ThinformerOptions,
+  seed: SeedKey,
+): ThinformerResult {
   assertOptions(options, "options");
   checkQkv(queries, keys, values);
   const opts = options ?? ({} as ThinformerOptions);
@@ -166,7 +167,8 @@ export function thinformerAttention(queries: Matrix, keys: Matrix, values: Matri
     for (let c = 0; c < dV; c++) output.data[i * dV + c] /= z;
     logZhat[i] = mx + Math.log(z / s);
   }
-  const flops = thinned.kernelEvaluations * entryFlops + 4 * thinned.kernelEvaluations + nQ * s * (2 * d + 1) + 2 * nQ * s * (dV + 1) + nQ * dV;
+  const flops =
+    thinned.kernelEvaluations * entryFlops + 4 * thinned.kernelEvaluations + nQ * s * (2 * d + 1) + 2 * nQ * s * (dV + 1) + nQ * dV;
   const floatsStored = s * (d + dV) + 3 * (n >> 1) + s;
   const result: ThinformerResult = {
     output,
@@ -196,7 +198,11 @@ export function thinformerAttention(queries: Matrix, keys: Matrix, values: Matri
     certificate: {
       mmd: Math.exp(logMmd),
       rowErrorBound,
-      cost: { flops: mmd2.evaluations * (entryFlops + 1) + nQ * (2 * d + 2 * dV + 8), floatsStored: nQ, kernelEvaluations: mmd2.evaluations },
+      cost: {
+        flops: mmd2.evaluations * (entryFlops + 1) + nQ * (2 * d + 2 * dV + 8),
+        floatsStored: nQ,
+        kernelEvaluations: mmd2.evaluations,
+      },
     },
   };
 }

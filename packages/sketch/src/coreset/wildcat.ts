@@ -18,7 +18,17 @@
  * Exact limit: r = N gives W = the pivot permutation, so Ŷ = softmax attention.
  * The paper gives no causal form: this function has no mask option (the registry refuses masks).
  */
-import { Matrix, NumericalError, type SeedKey, assertInteger, assertNumber, assertOneOf, assertOptions, derive, selectRows } from "@randattn/core";
+import {
+  Matrix,
+  NumericalError,
+  type SeedKey,
+  assertInteger,
+  assertNumber,
+  assertOneOf,
+  assertOptions,
+  derive,
+  selectRows,
+} from "@randattn/core";
 import { type PsdColumns, type RpCholeskyVariant, rpCholesky } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
 import { checkQkv, resolveScale, rowNorms2 } from "../nystrom/shared.js";

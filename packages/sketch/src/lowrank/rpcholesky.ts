@@ -96,7 +96,8 @@ export function psdMatrixColumns(a: Matrix): PsdColumns {
     },
     columns: (indices) => {
       const out = new Matrix(a.rows, indices.length);
-      for (let i = 0; i < a.rows; i++) for (let t = 0; t < indices.length; t++) out.data[i * indices.length + t] = a.data[i * a.cols + indices[t]];
+      for (let i = 0; i < a.rows; i++)
+        for (let t = 0; t < indices.length; t++) out.data[i * indices.length + t] = a.data[i * a.cols + indices[t]];
       return out;
     },
   };

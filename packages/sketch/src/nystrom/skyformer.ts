@@ -73,7 +73,13 @@ function gaussianBlock(x: Matrix, xn: Float64Array, y: Matrix, yn: Float64Array,
  * @throws ShapeError / NonFiniteError on inputs; ValueError on options; NumericalError when a
  *   query's approximate normalizer is not positive.
  */
-export function skyformerAttention(queries: Matrix, keys: Matrix, values: Matrix, options: SkyformerOptions, seed: SeedKey): SkyformerResult {
+export function skyformerAttention(
+  queries: Matrix,
+  keys: Matrix,
+  values: Matrix,
+  options: SkyformerOptions,
+  seed: SeedKey,
+): SkyformerResult {
   assertOptions(options, "options");
   checkQkv(queries, keys, values);
   const opts = options ?? ({} as SkyformerOptions);

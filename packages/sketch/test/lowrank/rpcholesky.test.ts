@@ -10,7 +10,8 @@ function psdWithSpectrum(lambda: readonly number[], seed: number): Matrix {
   const ul = new Matrix(n, n);
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) ul.data[i * n + j] = u.data[i * n + j] * lambda[j];
   const a = matmul(ul, transpose(u));
-  for (let i = 0; i < n; i++) for (let j = 0; j < i; j++) a.data[i * n + j] = a.data[j * n + i] = 0.5 * (a.data[i * n + j] + a.data[j * n + i]);
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < i; j++) a.data[i * n + j] = a.data[j * n + i] = 0.5 * (a.data[i * n + j] + a.data[j * n + i]);
   return a;
 }
 
@@ -27,7 +28,8 @@ function residualAfter(a: Matrix, pivots: number[]): Matrix {
     const n = r.rows;
     const next = new Matrix(n, n);
     const rss = r.data[s * n + s];
-    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) next.data[i * n + j] = r.data[i * n + j] - (r.data[i * n + s] * r.data[s * n + j]) / rss;
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < n; j++) next.data[i * n + j] = r.data[i * n + j] - (r.data[i * n + s] * r.data[s * n + j]) / rss;
     r = next;
   }
   return r;
@@ -98,7 +100,9 @@ describe("rpCholesky", () => {
     }
     const x2 = chiSquareStatistic(counts, probs);
     const df = n * (n - 1) - 1;
-    console.log(`accelerated pivot pairs: χ² = ${x2.toFixed(1)} (df ${df}, 99.9 % quantile ${chiSquareQuantile(1e-3, df).toFixed(1)}), ${candidates} candidates for ${2 * trials} pivots`);
+    console.log(
+      `accelerated pivot pairs: χ² = ${x2.toFixed(1)} (df ${df}, 99.9 % quantile ${chiSquareQuantile(1e-3, df).toFixed(1)}), ${candidates} candidates for ${2 * trials} pivots`,
+    );
     expect(x2).toBeLessThan(chiSquareQuantile(1e-3, df));
     // Rejection happened (otherwise the test would not exercise it).
     expect(candidates).toBeGreaterThan(2 * trials);
@@ -119,7 +123,12 @@ describe("rpCholesky", () => {
       expect(c.mean - c.halfWidth).toBeLessThanOrEqual((1 + eps) * tail);
       // Eckart–Young: no rank-k approximation beats tr(A − ⟦A⟧_k).
       expect(c.mean).toBeGreaterThanOrEqual(lambda.slice(k).reduce((x, y) => x + y, 0));
-      console.log(`Thm 5.1 ${variant}: k=${k} mean ${c.mean.toPrecision(4)} ± ${c.standardError.toPrecision(2)}, bound ${((1 + eps) * tail).toPrecision(4)}, optimum(k) ${lambda.slice(k).reduce((x, y) => x + y, 0).toPrecision(4)}`);
+      console.log(
+        `Thm 5.1 ${variant}: k=${k} mean ${c.mean.toPrecision(4)} ± ${c.standardError.toPrecision(2)}, bound ${((1 + eps) * tail).toPrecision(4)}, optimum(k) ${lambda
+          .slice(k)
+          .reduce((x, y) => x + y, 0)
+          .toPrecision(4)}`,
+      );
     }
   });
 
