@@ -17,10 +17,15 @@
  * | `latent-rsvd`     | lowrank.ts   | `compressLatent` (randomized)           | cache, latent errors, Eckart–Young, HMT bound      |
  * | `latent-svd`      | lowrank.ts   | `compressLatent` (exact, reference)     | cache, latent errors, Eckart–Young                 |
  * | `mha-to-mla`      | lowrank.ts   | `multiHeadToMla`                        | cache, weight error                                |
+ * | `wildcat`         | coreset.ts   | `wildcatAttention`                      | —                                                  |
+ * | `thinformer`      | coreset.ts   | `thinformerAttention`                   | —                                                  |
+ * | `nystromformer`   | coreset.ts   | `nystromformerAttention`                | —                                                  |
+ * | `skyformer`       | coreset.ts   | `skyformerAttention`                    | —                                                  |
  *
  * To add one: write the `MethodDefinition` in the family's module and list it below; it is then
  * listed by `randattn list`, validated in configs and run by workers.
  */
+import { nystromformer, skyformer, thinformer, wildcat } from "./sketch/coreset.js";
 import { kernelValue, randomFeaturesMethod } from "./sketch/features.js";
 import { latentRsvd, latentSvd, mhaToMla } from "./sketch/lowrank.js";
 import { rowSampling, topK } from "./sketch/sampling.js";
@@ -32,5 +37,17 @@ export { hmtSpectralBound } from "./sketch/lowrank.js";
 
 /** The sketch method adapters, in listing order. */
 export function sketchMethods(): MethodDefinition[] {
-  return [rowSampling, topK, randomFeaturesMethod, kernelValue, latentRsvd, latentSvd, mhaToMla];
+  return [
+    rowSampling,
+    topK,
+    randomFeaturesMethod,
+    kernelValue,
+    latentRsvd,
+    latentSvd,
+    mhaToMla,
+    wildcat,
+    thinformer,
+    nystromformer,
+    skyformer,
+  ];
 }
