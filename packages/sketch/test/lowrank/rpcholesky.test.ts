@@ -81,7 +81,12 @@ describe("rpCholesky", () => {
   });
 
   it("accelerated pivots follow the sequential law: χ² on ordered pivot pairs", () => {
-    const b = psdWithSpectrum([2, 1.5, 1, 0.6, 0.3, 0.1], 3);
+    // Gram matrix of two near-duplicate long vectors and four short ones: without the rejection
+    // step a block would often accept both twins, which the sequential algorithm almost never does.
+    const x = randomMatrix(6, 6, [3, "x"], { scale: 0.4 });
+    for (let c = 0; c < 6; c++) x.data[6 + c] = x.data[c] = c === 0 ? 2 : 0;
+    x.data[6 + 1] = 0.3;
+    const b = matmul(x, transpose(x));
     const n = b.rows;
     const t0 = trace(b);
     const probs = new Float64Array(n * n);
