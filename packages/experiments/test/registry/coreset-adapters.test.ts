@@ -48,7 +48,8 @@ describe("coreset and Nyström adapters = the sketch functions per head", () => 
     const exact = attention(h.queries, h.keys, h.values);
     for (const [name, params] of [
       ["wildcat", { coresetSize: 32 }],
-      ["thinformer", { halvings: 0 }],
+      ["thinformer", { algorithm: "kh", halvings: 0 }],
+      ["thinformer", { oversampling: 3 }],
     ] as const) {
       const out = run(name, p, params).output!;
       let err = 0;

@@ -11,8 +11,12 @@
  * The kept half (x_{2i−1} where η_i = +1, else x_{2i}) satisfies ψ = Σ_kept k − Σ_dropped k, so
  * its MMD to the input is ‖ψ‖/n, sub-Gaussian with parameter σ_{n/2}/n (their Thm 2/Lemma). α_i is
  * computed from the earlier pairs (4(i − 1) kernel entries): O(n²) entries per halving, counted.
- * `thin` repeats the halving (n → n/2 → … → n/2^h), the KT-SPLIT route to one coreset; the
- * near-linear Compress recursion (Shetty, Dwivedi & Mackey 2022) is not implemented.
+ * `thin` repeats the halving (n → n/2 → … → n/2^h): O(n²) entries. `compress` is the near-linear
+ * Compress recursion (Shetty, Dwivedi & Mackey, "Distribution compression in near-linear time",
+ * ICLR 2022, Alg. 1) with KH as the halving step, i.e. KH-Compress as Thinformer uses it: a set of
+ * more than 4^g points is split into four contiguous near-equal parts, each compressed
+ * recursively, the results concatenated and halved; at most 4^g points are returned as they are.
+ * For n = 4^{g+j} the output has 2^g·√n points, at O(4^g n log₄ n) kernel entries.
  */
 import { RandomStream, type SeedKey, derive } from "@randattn/core";
 import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
@@ -78,4 +82,31 @@ export function thin(points: Int32Array, kernel: IndexKernel, halvings: number, 
     bits += res.randomBits;
   }
   return { kept: current, kernelEvaluations: evals, randomBits: bits };
+}
+
+/**
+ * KH-Compress with oversampling g (module comment). An odd concatenation drops its last point
+ * before halving (only when the parts have odd sizes, i.e. n is not a power of two).
+ */
+export function compress(points: Int32Array, kernel: IndexKernel, oversampling: number, delta: number, seed: SeedKey): HalvingResult {
+  if (points.length <= 4 ** oversampling) return { kept: points, kernelEvaluations: 0, randomBits: 0 };
+  const n = points.length;
+  const parts: Int32Array[] = [];
+  let evals = 0;
+  let bits = 0;
+  for (let t = 0; t < 4; t++) {
+    const part = points.subarray(Math.floor((t * n) / 4), Math.floor(((t + 1) * n) / 4));
+    if (part.length === 0) continue;
+    const r = compress(part, kernel, oversampling, delta, derive(seed, t));
+    parts.push(r.kept);
+    evals += r.kernelEvaluations;
+    bits += r.randomBits;
+  }
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const joined = new Int32Array(total - (total % 2));
+  let o = 0;
+  for (const p of parts) for (let i = 0; i < p.length && o < joined.length; i++) joined[o++] = p[i];
+  const h = kernelHalving(joined, kernel, delta, derive(seed, "halve"));
+  return { kept: h.kept, kernelEvaluations: evals + h.kernelEvaluations, randomBits: bits + h.randomBits };
 }

@@ -3,7 +3,11 @@
  * arXiv 2502.12063, §5): softmax attention over a coreset of the key–value pairs chosen by kernel
  * halving (coreset/halving.ts), with uniform coreset weights:
  *
- *   Ŷ_i = Σ_{j∈S} e^{β⟨q_i, k_j⟩} v_j / Σ_{j∈S} e^{β⟨q_i, k_j⟩},   |S| = s = ⌊N_KV/2^h⌋.
+ *   Ŷ_i = Σ_{j∈S} e^{β⟨q_i, k_j⟩} v_j / Σ_{j∈S} e^{β⟨q_i, k_j⟩}.
+ *
+ * Two thinning algorithms: `"kh-compress"` (the paper's: KH-Compress with oversampling g, near
+ * linear, |S| = 2^g·√N for N = 4^{g+j}; 16·2^g for N = 512) and `"kh"` (h rounds of kernel halving,
+ * |S| = ⌊N/2^h⌋, O(N²) entries).
  *
  * Pairs are thinned under the attention kernel k((k, v), (k', v')) = e^{β⟨k, k'⟩}(⟨v, v'⟩ + 1),
  * whose feature map φ(k) ⊗ (v, 1) reproduces both the numerator N(q) = (1/n)Σ e^{β⟨q,k_j⟩} v_j and
@@ -17,19 +21,34 @@
  * separately) is what we report — not the paper's a-priori theorem, whose constants need the
  * kernel's rank/eigenvalue parameters. The kernel is scaled by e^{−β max‖k‖²} (halving is
  * invariant to a positive factor); the certificate undoes the scaling in the log domain.
- * N_KV mod 2^h pairs (drawn uniformly) are dropped first so that every round pairs all points.
- * Exact limit: h = 0 keeps every pair → softmax attention. No causal form: no mask option.
+ * With `"kh"`, N_KV mod 2^h pairs (drawn uniformly) are dropped first so that every round pairs
+ * all points. Exact limits: h = 0, or 4^g ≥ N_KV, keeps every pair → softmax attention.
+ * No causal form: no mask option.
  */
-import { Matrix, RandomStream, type SeedKey, assertInteger, assertNumber, assertOptions, derive, selectRows } from "@randattn/core";
+import {
+  Matrix,
+  RandomStream,
+  type SeedKey,
+  assertInteger,
+  assertNumber,
+  assertOneOf,
+  assertOptions,
+  derive,
+  selectRows,
+} from "@randattn/core";
 import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
 import { checkQkv, resolveScale, rowNorms2 } from "../nystrom/shared.js";
-import { type IndexKernel, thin } from "./halving.js";
+import { type IndexKernel, compress, thin } from "./halving.js";
 
 /** Options of {@link thinformerAttention}. */
 export interface ThinformerOptions {
-  /** h, halving rounds: the coreset has ⌊N_KV/2^h⌋ pairs (0 ≤ h, 2^h ≤ N_KV). */
-  halvings: number;
+  /** Thinning algorithm (module comment). @default "kh-compress" */
+  algorithm?: "kh-compress" | "kh";
+  /** g ≥ 0, KH-Compress's oversampling (coreset ≈ 2^g·√N_KV). @default 1 */
+  oversampling?: number;
+  /** h, halving rounds of `"kh"`: the coreset has ⌊N_KV/2^h⌋ pairs (0 ≤ h, 2^h ≤ N_KV). @default 1 */
+  halvings?: number;
   /** β of exp(β⟨q, k⟩). @default 1/√d_QK */
   scale?: number;
   /** δ ∈ (0, 1), kernel halving's failure probability. @default 0.5 */
@@ -121,8 +140,12 @@ export function thinformerAttention(
   const nQ = queries.rows;
   const d = keys.cols;
   const dV = values.cols;
-  assertInteger(opts.halvings, "options.halvings", 0, Math.floor(Math.log2(n)));
-  const h = opts.halvings;
+  const algorithm = opts.algorithm ?? "kh-compress";
+  assertOneOf(algorithm, "options.algorithm", ["kh-compress", "kh"] as const);
+  const h = algorithm === "kh" ? (opts.halvings ?? 1) : 0;
+  assertInteger(h, "options.halvings", 0, Math.floor(Math.log2(n)));
+  const g = opts.oversampling ?? 1;
+  assertInteger(g, "options.oversampling", 0, 30);
   const beta = resolveScale(opts.scale, d);
   const delta = opts.delta ?? 0.5;
   assertNumber(delta, "options.delta", { positive: true, max: 1 });
@@ -142,7 +165,10 @@ export function thinformerAttention(
   const points = Int32Array.from({ length: n - drop }, () => 0);
   for (let i = 0, t = 0; i < n; i++) if (keepMask[i]) points[t++] = i;
   const { kernel, shift, entryFlops } = attentionPairKernel(keys, values, beta);
-  const thinned = thin(points, kernel, h, delta, derive(key, "halving"));
+  const thinned =
+    algorithm === "kh"
+      ? thin(points, kernel, h, delta, derive(key, "halving"))
+      : compress(points, kernel, g, delta, derive(key, "compress"));
   const coreset = thinned.kept;
   const s = coreset.length;
   const ks = selectRows(keys, coreset);

@@ -5,10 +5,22 @@
  * None of the papers gives a causal form, so a masked problem is refused (ValueError naming
  * problem.mask). Softmax kernels only (each method approximates exp(β⟨q, k⟩)).
  */
-import { concatCols } from "@randattn/core";
+import { attention, concatCols } from "@randattn/core";
 import { nystromformerAttention, skyformerAttention, thinformerAttention, wildcatAttention } from "@randattn/sketch";
 import type { MethodDefinition, ProblemInstance } from "../types.js";
-import { enumParam, headSeed, intParam, paramsSchema, rejectMask, requireHeads, softmaxScale, sumCosts } from "./common.js";
+import {
+  boolParam,
+  coreKernel,
+  enumParam,
+  frobenius2,
+  headSeed,
+  intParam,
+  paramsSchema,
+  rejectMask,
+  requireHeads,
+  softmaxScale,
+  sumCosts,
+} from "./common.js";
 
 function prepare(problem: ProblemInstance, method: string): number | undefined {
   requireHeads(problem, method);
@@ -58,25 +70,59 @@ export const wildcat: MethodDefinition = {
 export const thinformer: MethodDefinition = {
   name: "thinformer",
   description:
-    "Thinformer (Carrell et al. 2025): kernel halving (h rounds) of the key–value pairs under e^{β⟨k,k'⟩}(⟨v,v'⟩+1), softmax attention over the ⌊N/2^h⌋ kept pairs (sketch `thinformerAttention`).",
+    "Thinformer (Carrell et al. 2025): KH-Compress (oversampling g, ≈2^g√N pairs) or h rounds of kernel halving (⌊N/2^h⌋ pairs) of the key–value pairs under e^{β⟨k,k'⟩}(⟨v,v'⟩+1), softmax over the kept pairs (sketch `thinformerAttention`); optional a-posteriori error certificate.",
   family: "sampling",
   paramsSchema: paramsSchema({
-    halvings: intParam(0, 30, 3, "h, halving rounds (coreset ⌊N_KV/2^h⌋ pairs)"),
+    algorithm: enumParam(["kh-compress", "kh"], "kh-compress", "KH-Compress (near-linear) or repeated kernel halving (O(N²))"),
+    oversampling: intParam(0, 30, 1, "g of KH-Compress (coreset ≈ 2^g·√N)"),
+    halvings: intParam(0, 30, 1, "h, halving rounds of kh (coreset ⌊N/2^h⌋ pairs)"),
     delta: { type: "number", exclusiveMinimum: 0, maximum: 1, default: 0.5, description: "kernel halving's failure probability δ" },
+    certificate: boolParam(false, "fill thinning_bound_rel_error (O(N²) reference work, not in the cost)"),
   }),
   exposesWeights: false,
+  extraMetrics: [
+    {
+      name: "thinning_bound_rel_error",
+      description:
+        "a-posteriori bound √(Σ_i bound_i²)/‖Y‖_F from the MMD certificate (‖Ŷ_i−Y_i‖ ≤ √(1+‖Ŷ_i‖²)e(q_i)/(Ẑ_i−e(q_i)), e(q) = e^{β‖q‖²/2}·MMD); only with certificate: true",
+    },
+  ],
   run(problem, params, seed) {
     const scale = prepare(problem, "thinformer");
+    const certificate = params.certificate as boolean;
     const results = problem.heads.map((h, i) =>
       thinformerAttention(
         h.queries,
         h.keys,
         h.values,
-        { halvings: params.halvings as number, delta: params.delta as number, scale },
+        {
+          algorithm: params.algorithm as "kh-compress" | "kh",
+          oversampling: params.oversampling as number,
+          halvings: params.halvings as number,
+          delta: params.delta as number,
+          scale,
+          certificate,
+        },
         headSeed(seed, i),
       ),
     );
-    return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
+    let extra: number | null = null;
+    if (certificate) {
+      // Reference work (not in the method's cost): ‖Y‖_F of the exact heads.
+      let bound2 = 0;
+      let norm2 = 0;
+      for (let i = 0; i < results.length; i++) {
+        for (const b of results[i].certificate?.rowErrorBound ?? []) bound2 += b * b;
+        const h = problem.heads[i];
+        norm2 += frobenius2(attention(h.queries, h.keys, h.values, { kernel: coreKernel(problem) }));
+      }
+      extra = norm2 > 0 ? Math.sqrt(bound2 / norm2) : null;
+    }
+    return {
+      output: concatCols(results.map((r) => r.output)),
+      cost: sumCosts(results.map((r) => r.cost)),
+      extras: { thinning_bound_rel_error: extra },
+    };
   },
 };
 
