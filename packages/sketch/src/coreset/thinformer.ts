@@ -23,7 +23,7 @@
  * invariant to a positive factor); the certificate undoes the scaling in the log domain.
  * With `"kh"`, N_KV mod 2^h pairs (drawn uniformly) are dropped first so that every round pairs
  * all points. Exact limits: h = 0, or 4^g ≥ N_KV, keeps every pair → softmax attention.
- * No causal form: no mask option.
+ * No causal form: `options.mask` is refused (ValueError).
  */
 import {
   Matrix,
@@ -38,7 +38,7 @@ import {
 } from "@randattn/core";
 import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
-import { checkQkv, resolveScale, rowNorms2 } from "../nystrom/shared.js";
+import { checkQkv, refuseMask, resolveScale, rowNorms2 } from "../nystrom/shared.js";
 import { type IndexKernel, compress, thin } from "./halving.js";
 
 /** Options of {@link thinformerAttention}. */
@@ -136,6 +136,7 @@ export function thinformerAttention(
   assertOptions(options, "options");
   checkQkv(queries, keys, values);
   const opts = options ?? ({} as ThinformerOptions);
+  refuseMask(opts, "Thinformer");
   const n = keys.rows;
   const nQ = queries.rows;
   const d = keys.cols;

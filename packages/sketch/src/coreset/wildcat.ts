@@ -16,7 +16,7 @@
  * by the constant e^{−(β/τ²)·max‖k‖²} (entries ≤ 1, no overflow); W is invariant to that factor,
  * and the attention logits are row-shifted, which cancels in the ratio.
  * Exact limit: r = N gives W = the pivot permutation, so Ŷ = softmax attention.
- * The paper gives no causal form: this function has no mask option (the registry refuses masks).
+ * The paper gives no causal form: `options.mask` is refused with a ValueError (so is a masked problem in the registry).
  */
 import {
   Matrix,
@@ -31,7 +31,7 @@ import {
 } from "@randattn/core";
 import { type PsdColumns, type RpCholeskyVariant, rpCholesky } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
-import { checkQkv, resolveScale, rowNorms2 } from "../nystrom/shared.js";
+import { checkQkv, refuseMask, resolveScale, rowNorms2 } from "../nystrom/shared.js";
 
 /** Options of {@link wildcatAttention}. */
 export interface WildCatOptions {
@@ -98,6 +98,7 @@ export function wildcatAttention(queries: Matrix, keys: Matrix, values: Matrix, 
   assertOptions(options, "options");
   checkQkv(queries, keys, values);
   const opts = options ?? ({} as WildCatOptions);
+  refuseMask(opts, "WildCat");
   const n = keys.rows;
   const nQ = queries.rows;
   const d = keys.cols;

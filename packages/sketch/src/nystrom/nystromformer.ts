@@ -8,13 +8,14 @@
  * [⌊tN/m⌋, ⌊(t+1)N/m⌋) (near-equal segments, the paper's when m | N). The m × m pseudo-inverse is
  * the paper's iteration (6 steps by default, nystrom/shared.ts) or an exact SVD pseudo-inverse.
  * Deterministic (no seed). Exact limit: m = N_Q = N_KV with the exact pseudo-inverse gives
- * A A⁺ A = A, i.e. softmax attention. No causal form in the paper: no mask option.
+ * A A⁺ A = A, i.e. softmax attention. No causal form in the paper: `options.mask` is refused (ValueError).
  */
 import { Matrix, assertInteger, assertOneOf, assertOptions } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import {
   type PseudoInverse,
   checkQkv,
+  refuseMask,
   exactPinv,
   exactPinvFlops,
   iterativePinv,
@@ -63,6 +64,7 @@ export function nystromformerAttention(queries: Matrix, keys: Matrix, values: Ma
   assertOptions(options, "options");
   checkQkv(queries, keys, values);
   const opts = options ?? ({} as NystromformerOptions);
+  refuseMask(opts, "Nyströmformer");
   const nQ = queries.rows;
   const n = keys.rows;
   const d = keys.cols;

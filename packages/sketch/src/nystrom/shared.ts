@@ -12,6 +12,8 @@ import {
   assertMatrix,
   assertNonEmpty,
   assertNumber,
+  describe,
+  ValueError,
 } from "@randattn/core";
 import { SVD, Matrix as MlMatrix } from "ml-matrix";
 
@@ -173,4 +175,15 @@ export function iterativePinv(a: Matrix, iterations: number): Matrix {
     z = next;
   }
   return z;
+}
+
+/**
+ * Refuses `options.mask`: the method's paper gives no causal (or other masked) form, and silently
+ * ignoring a mask would return unmasked attention.
+ */
+export function refuseMask(options: object, method: string): void {
+  const mask = (options as { mask?: unknown }).mask;
+  if (mask !== undefined) {
+    throw new ValueError("options.mask", `no mask: ${method}'s paper gives no causal or masked form`, describe(mask));
+  }
 }

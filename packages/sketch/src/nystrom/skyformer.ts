@@ -14,7 +14,7 @@
  * normalization of softmax; D_Q cancels). D_K is multiplied by e^{−β max‖k‖²/2}, which cancels too.
  * The pseudo-inverse is exact (SVD) by default, or the Nyströmformer iteration.
  * Exact limit: m = N_Q + N_KV, λ = 0, exact pseudo-inverse → Nyström with every column is exact.
- * No causal form in the paper: no mask option.
+ * No causal form in the paper: `options.mask` is refused (ValueError).
  */
 import {
   Matrix,
@@ -29,7 +29,17 @@ import {
 } from "@randattn/core";
 import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
-import { type PseudoInverse, checkQkv, exactPinv, exactPinvFlops, iterativePinv, mul, resolveScale, rowNorms2 } from "./shared.js";
+import {
+  type PseudoInverse,
+  checkQkv,
+  refuseMask,
+  exactPinv,
+  exactPinvFlops,
+  iterativePinv,
+  mul,
+  resolveScale,
+  rowNorms2,
+} from "./shared.js";
 
 /** Options of {@link skyformerAttention}. */
 export interface SkyformerOptions {
@@ -83,6 +93,7 @@ export function skyformerAttention(
   assertOptions(options, "options");
   checkQkv(queries, keys, values);
   const opts = options ?? ({} as SkyformerOptions);
+  refuseMask(opts, "Skyformer");
   const nQ = queries.rows;
   const n = keys.rows;
   const d = keys.cols;
