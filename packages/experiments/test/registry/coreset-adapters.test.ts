@@ -10,7 +10,7 @@ function instance(params: Params, mask: ProblemInstance["mask"] = null): Problem
   const def = getProblem("gaussian");
   const full: Params = {};
   for (const [k, v] of Object.entries(def.paramsSchema.properties)) if (v.default !== undefined) full[k] = v.default as number;
-  return def.generate({ ...full, ...params }, [3, "inputs"], { kind: "softmax" }, mask, ctx);
+  return def.generate({ ...full, ...params }, { ...ctx, kernel: { kind: "softmax" }, mask }, [3, "inputs"]);
 }
 
 function withDefaults(name: string, params: Params): Params {
@@ -19,7 +19,7 @@ function withDefaults(name: string, params: Params): Params {
   return { ...full, ...params };
 }
 
-const run = (name: string, problem: ProblemInstance, params: Params) => getMethod(name).run(problem, withDefaults(name, params), seed, ctx);
+const run = (name: string, problem: ProblemInstance, params: Params) => getMethod(name).run(problem, withDefaults(name, params), ctx, seed);
 const same = (a: Matrix, b: Matrix) => expect(Array.from(a.data)).toEqual(Array.from(b.data));
 
 describe("coreset and Nyström adapters = the sketch functions per head", () => {

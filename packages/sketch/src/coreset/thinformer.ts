@@ -32,7 +32,7 @@ import {
   assertInteger,
   assertNumber,
   assertOneOf,
-  assertOptions,
+  assertRequiredOptions,
   derive,
   selectRows,
 } from "@randattn/core";
@@ -133,7 +133,7 @@ export function thinformerAttention(
   options: ThinformerOptions,
   seed: SeedKey,
 ): ThinformerResult {
-  assertOptions(options, "options");
+  assertRequiredOptions(options, "options");
   checkQkv(queries, keys, values);
   const opts = options ?? ({} as ThinformerOptions);
   refuseMask(opts, "Thinformer");

@@ -25,7 +25,7 @@ import {
   assertInteger,
   assertNumber,
   assertOneOf,
-  assertOptions,
+  assertRequiredOptions,
   derive,
   selectRows,
 } from "@randattn/core";
@@ -95,7 +95,7 @@ function keyKernel(keys: Matrix, gamma: number): PsdColumns {
  *   query's approximate normalizer exp(β q K_Sᵀ) W 1 is not positive.
  */
 export function wildcatAttention(queries: Matrix, keys: Matrix, values: Matrix, options: WildCatOptions, seed: SeedKey): WildCatResult {
-  assertOptions(options, "options");
+  assertRequiredOptions(options, "options");
   checkQkv(queries, keys, values);
   const opts = options ?? ({} as WildCatOptions);
   refuseMask(opts, "WildCat");

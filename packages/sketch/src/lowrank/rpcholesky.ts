@@ -33,7 +33,7 @@ import {
   assertNonEmpty,
   assertNumber,
   assertOneOf,
-  assertOptions,
+  assertRequiredOptions,
   derive,
   describe,
 } from "@randattn/core";
@@ -144,8 +144,7 @@ function drawIndex(d: Float64Array, total: number, u: number): number {
  */
 export function rpCholesky(a: Matrix | PsdColumns, options: RpCholeskyOptions, seed: SeedKey): RpCholeskyResult {
   const src = checkSource(a);
-  assertOptions(options, "options");
-  if (options === undefined) throw new ValueError("options", "an options object with rank", "undefined");
+  assertRequiredOptions(options, "options");
   const n = src.size;
   assertInteger(options.rank, "options.rank", 1, n);
   const variant = options.variant ?? "plain";

@@ -10,7 +10,7 @@
  * Deterministic (no seed). Exact limit: m = N_Q = N_KV with the exact pseudo-inverse gives
  * A A⁺ A = A, i.e. softmax attention. No causal form in the paper: `options.mask` is refused (ValueError).
  */
-import { Matrix, assertInteger, assertOneOf, assertOptions } from "@randattn/core";
+import { Matrix, assertInteger, assertOneOf, assertRequiredOptions } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import {
   type PseudoInverse,
@@ -61,7 +61,7 @@ export function segmentMeans(a: Matrix, m: number): Matrix {
  * @throws ShapeError / NonFiniteError on inputs; ValueError on options.
  */
 export function nystromformerAttention(queries: Matrix, keys: Matrix, values: Matrix, options: NystromformerOptions): NystromformerResult {
-  assertOptions(options, "options");
+  assertRequiredOptions(options, "options");
   checkQkv(queries, keys, values);
   const opts = options ?? ({} as NystromformerOptions);
   refuseMask(opts, "Nyströmformer");

@@ -24,7 +24,7 @@ import {
   assertInteger,
   assertNumber,
   assertOneOf,
-  assertOptions,
+  assertRequiredOptions,
   derive,
 } from "@randattn/core";
 import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
@@ -90,7 +90,7 @@ export function skyformerAttention(
   options: SkyformerOptions,
   seed: SeedKey,
 ): SkyformerResult {
-  assertOptions(options, "options");
+  assertRequiredOptions(options, "options");
   checkQkv(queries, keys, values);
   const opts = options ?? ({} as SkyformerOptions);
   refuseMask(opts, "Skyformer");

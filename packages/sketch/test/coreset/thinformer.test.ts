@@ -5,7 +5,7 @@ import { logLogSlope } from "../helpers/loglog.js";
 import { checkMean } from "../helpers/stats.js";
 
 function sphere(rows: number, cols: number, radius: number, seed: number): Matrix {
-  const m = randomMatrix(rows, cols, [seed, "sphere"]);
+  const m = randomMatrix(rows, cols, {}, [seed, "sphere"]);
   for (let i = 0; i < rows; i++) {
     let s = 0;
     for (let j = 0; j < cols; j++) s += m.data[i * cols + j] ** 2;
@@ -15,9 +15,9 @@ function sphere(rows: number, cols: number, radius: number, seed: number): Matri
 }
 
 describe("thinformerAttention", () => {
-  const q = randomMatrix(9, 6, [1, "q"]);
-  const k = randomMatrix(20, 6, [1, "k"]);
-  const v = randomMatrix(20, 3, [1, "v"]);
+  const q = randomMatrix(9, 6, {}, [1, "q"]);
+  const k = randomMatrix(20, 6, {}, [1, "k"]);
+  const v = randomMatrix(20, 3, {}, [1, "v"]);
 
   it("h = 0 (coreset = every pair) equals core attention to 1e-12", () => {
     const r = thinformerAttention(q, k, v, { algorithm: "kh", halvings: 0 }, [1]);
@@ -143,7 +143,7 @@ describe("thinformerAttention", () => {
     const r = thinformerAttention(q, k, v, { algorithm: "kh", halvings: 2 }, [3]);
     expect(r.coreset.length).toBe(5);
     expect(r.cost.randomBits).toBe((10 + 5) * 53); // 10 + 5 pair signs, no drop (20 = 4·5)
-    const odd = thinformerAttention(q, randomMatrix(21, 6, [2]), randomMatrix(21, 3, [3]), { algorithm: "kh", halvings: 2 }, [3]);
+    const odd = thinformerAttention(q, randomMatrix(21, 6, {}, [2]), randomMatrix(21, 3, {}, [3]), { algorithm: "kh", halvings: 2 }, [3]);
     expect(odd.coreset.length).toBe(5);
     expect(() => thinformerAttention(q, k, v, { algorithm: "kh", halvings: 5 }, [1])).toThrow(ValueError);
     expect(() => thinformerAttention(q, k, v, { algorithm: "kh", halvings: 1, delta: 0 }, [1])).toThrow(ValueError);

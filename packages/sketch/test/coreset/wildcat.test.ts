@@ -21,7 +21,7 @@ function relFro(a: Matrix, b: Matrix): number {
 
 /** Rows on the sphere of radius ρ (bounded inputs, the regime of WildCat's theorem). */
 function sphere(rows: number, cols: number, radius: number, seed: number): Matrix {
-  const m = randomMatrix(rows, cols, [seed, "sphere"]);
+  const m = randomMatrix(rows, cols, {}, [seed, "sphere"]);
   for (let i = 0; i < rows; i++) {
     let s = 0;
     for (let j = 0; j < cols; j++) s += m.data[i * cols + j] ** 2;
@@ -32,9 +32,9 @@ function sphere(rows: number, cols: number, radius: number, seed: number): Matri
 }
 
 describe("wildcatAttention", () => {
-  const q = randomMatrix(10, 8, [1, "q"], { scale: 0.6 });
-  const k = randomMatrix(16, 8, [1, "k"], { scale: 0.6 });
-  const v = randomMatrix(16, 5, [1, "v"]);
+  const q = randomMatrix(10, 8, { scale: 0.6 }, [1, "q"]);
+  const k = randomMatrix(16, 8, { scale: 0.6 }, [1, "k"]);
+  const v = randomMatrix(16, 5, {}, [1, "v"]);
 
   it.each(["plain", "accelerated"] as const)("coreset = all keys (%s pivoting) equals core attention to 1e-12", (pivoting) => {
     const r = wildcatAttention(q, k, v, { coresetSize: 16, pivoting, blockSize: 5 }, [3]);
@@ -46,7 +46,7 @@ describe("wildcatAttention", () => {
     const n = 512;
     const qs = sphere(64, 4, 1, 11);
     const ks = sphere(n, 4, 1, 12);
-    const vs = randomMatrix(n, 4, [13, "v"]);
+    const vs = randomMatrix(n, 4, {}, [13, "v"]);
     const exact = attention(qs, ks, vs);
     const sizes = [4, 8, 16, 32, 48];
     const trials = 4;

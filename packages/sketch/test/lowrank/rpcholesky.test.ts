@@ -6,7 +6,7 @@ import { checkMean, chiSquareQuantile, chiSquareStatistic } from "../helpers/sta
 /** A = U diag(λ) Uᵀ with a Haar-like orthonormal U. */
 function psdWithSpectrum(lambda: readonly number[], seed: number): Matrix {
   const n = lambda.length;
-  const u = householderQr(randomMatrix(n, n, [seed, "u"])).q;
+  const u = householderQr(randomMatrix(n, n, {}, [seed, "u"])).q;
   const ul = new Matrix(n, n);
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) ul.data[i * n + j] = u.data[i * n + j] * lambda[j];
   const a = matmul(ul, transpose(u));
@@ -83,7 +83,7 @@ describe("rpCholesky", () => {
   it("accelerated pivots follow the sequential law: χ² on ordered pivot pairs", () => {
     // Gram matrix of two near-duplicate long vectors and four short ones: without the rejection
     // step a block would often accept both twins, which the sequential algorithm almost never does.
-    const x = randomMatrix(6, 6, [3, "x"], { scale: 0.4 });
+    const x = randomMatrix(6, 6, { scale: 0.4 }, [3, "x"]);
     for (let c = 0; c < 6; c++) x.data[6 + c] = x.data[c] = c === 0 ? 2 : 0;
     x.data[6 + 1] = 0.3;
     const b = matmul(x, transpose(x));

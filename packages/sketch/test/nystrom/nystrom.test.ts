@@ -19,9 +19,9 @@ function relFro(a: Matrix, b: Matrix): number {
 }
 
 describe("Nyströmformer", () => {
-  const q = randomMatrix(12, 8, [1, "q"]);
-  const k = randomMatrix(12, 8, [1, "k"]);
-  const v = randomMatrix(12, 4, [1, "v"]);
+  const q = randomMatrix(12, 8, {}, [1, "q"]);
+  const k = randomMatrix(12, 8, {}, [1, "k"]);
+  const v = randomMatrix(12, 4, {}, [1, "v"]);
 
   it("m = N landmarks with the exact pseudo-inverse equals core attention to 1e-12", () => {
     const r = nystromformerAttention(q, k, v, { landmarks: 12, pinv: "exact" });
@@ -29,7 +29,7 @@ describe("Nyströmformer", () => {
   });
 
   it("the paper's iteration converges to the pseudo-inverse (third order) on a softmax landmark matrix", () => {
-    const a = softmaxRows(randomMatrix(6, 6, [2, "a"]));
+    const a = softmaxRows(randomMatrix(6, 6, {}, [2, "a"]));
     const exact = exactPinv(a);
     const errs = [4, 6, 8, 10].map((it) => maxAbsDiff(iterativePinv(a, it), exact));
     for (let i = 1; i < errs.length; i++) expect(errs[i]).toBeLessThan(errs[i - 1]);
@@ -43,9 +43,9 @@ describe("Nyströmformer", () => {
 
   it("error → 0 as m → N: monotone with the paper's iterative pseudo-inverse, exact at m = N", () => {
     const n = 64;
-    const qs = randomMatrix(n, 8, [3, "q"], { scale: 0.7 });
-    const ks = randomMatrix(n, 8, [3, "k"], { scale: 0.7 });
-    const vs = randomMatrix(n, 4, [3, "v"]);
+    const qs = randomMatrix(n, 8, { scale: 0.7 }, [3, "q"]);
+    const ks = randomMatrix(n, 8, { scale: 0.7 }, [3, "k"]);
+    const vs = randomMatrix(n, 4, {}, [3, "v"]);
     const exact = attention(qs, ks, vs);
     const ms = [4, 8, 16, 32, 64];
     const errs = ms.map((m) => relFro(nystromformerAttention(qs, ks, vs, { landmarks: m }).output, exact));
@@ -62,15 +62,15 @@ describe("Nyströmformer", () => {
   it("typed errors; costs count the three softmax blocks", () => {
     expect(() => nystromformerAttention(q, k, v, { landmarks: 13 })).toThrow(ValueError);
     expect(() => nystromformerAttention(q, k, v, { landmarks: 2, pinv: "svd" as never })).toThrow(ValueError);
-    expect(() => nystromformerAttention(q, randomMatrix(12, 7, [1]), v, { landmarks: 2 })).toThrow(ShapeError);
+    expect(() => nystromformerAttention(q, randomMatrix(12, 7, {}, [1]), v, { landmarks: 2 })).toThrow(ShapeError);
     expect(nystromformerAttention(q, k, v, { landmarks: 3 }).cost.kernelEvaluations).toBe(12 * 3 + 9 + 3 * 12);
   });
 });
 
 describe("Skyformer (Nyström of the PSD Gaussian embedding)", () => {
-  const q = randomMatrix(6, 8, [4, "q"]);
-  const k = randomMatrix(8, 8, [4, "k"]);
-  const v = randomMatrix(8, 3, [4, "v"]);
+  const q = randomMatrix(6, 8, {}, [4, "q"]);
+  const k = randomMatrix(8, 8, {}, [4, "k"]);
+  const v = randomMatrix(8, 3, {}, [4, "v"]);
 
   it("all N_Q + N_KV landmarks, λ = 0, exact pseudo-inverse equals core attention to 1e-12", () => {
     const r = skyformerAttention(q, k, v, { landmarks: 14 }, [1]);
@@ -79,9 +79,9 @@ describe("Skyformer (Nyström of the PSD Gaussian embedding)", () => {
 
   it("mean error decreases as m → N_Q + N_KV and vanishes there", () => {
     const n = 48;
-    const qs = randomMatrix(n, 8, [5, "q"], { scale: 0.7 });
-    const ks = randomMatrix(n, 8, [5, "k"], { scale: 0.7 });
-    const vs = randomMatrix(n, 4, [5, "v"]);
+    const qs = randomMatrix(n, 8, { scale: 0.7 }, [5, "q"]);
+    const ks = randomMatrix(n, 8, { scale: 0.7 }, [5, "k"]);
+    const vs = randomMatrix(n, 4, {}, [5, "v"]);
     const exact = attention(qs, ks, vs);
     const ms = [8, 24, 48, 96];
     const errs = ms.map((m) => {

@@ -46,7 +46,7 @@ export const wildcat: MethodDefinition = {
     pivoting: enumParam(["plain", "accelerated"], "plain", "RPCholesky: one pivot at a time, or blocks with rejection"),
   }),
   exposesWeights: false,
-  run(problem, params, seed) {
+  run(problem, params, _context, seed) {
     const scale = prepare(problem, "wildcat");
     const results = problem.heads.map((h, i) =>
       wildcatAttention(
@@ -87,7 +87,7 @@ export const thinformer: MethodDefinition = {
         "a-posteriori bound √(Σ_i bound_i²)/‖Y‖_F from the MMD certificate (‖Ŷ_i−Y_i‖ ≤ √(1+‖Ŷ_i‖²)e(q_i)/(Ẑ_i−e(q_i)), e(q) = e^{β‖q‖²/2}·MMD); only with certificate: true",
     },
   ],
-  run(problem, params, seed) {
+  run(problem, params, _context, seed) {
     const scale = prepare(problem, "thinformer");
     const certificate = params.certificate as boolean;
     const results = problem.heads.map((h, i) =>
@@ -164,7 +164,7 @@ export const skyformer: MethodDefinition = {
     pinv: enumParam(["iterative", "exact"], "exact", "pseudo-inverse of the m × m landmark matrix"),
   }),
   exposesWeights: false,
-  run(problem, params, seed) {
+  run(problem, params, _context, seed) {
     const scale = prepare(problem, "skyformer");
     const results = problem.heads.map((h, i) =>
       skyformerAttention(
