@@ -8,6 +8,8 @@ const src = (p: string) => fileURLToPath(new URL(`./packages/${p}/src/index.ts`,
 export default defineConfig({
   resolve: {
     alias: {
+      // (the subpath first: "@randattn/core" would otherwise also match "@randattn/core/node")
+      "@randattn/core/node": fileURLToPath(new URL("./packages/core/src/node/index.ts", import.meta.url)),
       "@randattn/core": src("core"),
       "@randattn/sketch": src("sketch"),
       "@randattn/experiments": src("experiments"),

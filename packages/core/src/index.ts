@@ -19,3 +19,5 @@ export * from "./tokens/index.js";
 export * from "./accounting/index.js";
 export * from "./io/index.js";
 export * from "./fast/index.js";
+export * from "./checkpoint/index.js";
+export * from "./pretrained/index.js";
