@@ -12,3 +12,5 @@ export * from "./lsh/index.js";
 export * from "./hyper/index.js";
 export * from "./kdeformer/index.js";
 export * from "./scatterbrain/index.js";
+export * from "./nystrom/index.js";
+export * from "./coreset/index.js";
