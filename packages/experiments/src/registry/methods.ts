@@ -5,6 +5,7 @@
  */
 import { ValueError } from "@randattn/core";
 import { kvCache } from "./accounting.js";
+import { attentionAnatomy } from "./anatomy.js";
 import { debugMethods } from "./debug.js";
 import { exact, exactStreaming } from "./exact.js";
 import { sketchPerplexityMethod } from "./real.js";
@@ -23,7 +24,15 @@ export function registerMethod(def: MethodDefinition): void {
   METHODS.set(def.name, def);
 }
 
-for (const def of [exact, exactStreaming, kvCache, ...sketchMethods(), sketchPerplexityMethod(getMethod), ...debugMethods()])
+for (const def of [
+  exact,
+  exactStreaming,
+  kvCache,
+  ...sketchMethods(),
+  sketchPerplexityMethod(getMethod),
+  attentionAnatomy,
+  ...debugMethods(),
+])
   registerMethod(def);
 
 /**

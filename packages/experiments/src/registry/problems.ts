@@ -22,6 +22,7 @@ import {
   ValueError,
   derive,
 } from "@randattn/core";
+import { anatomySourceProblem } from "./anatomy.js";
 import { readNpyMatrices } from "./npy.js";
 import { modelProblem } from "./real.js";
 import type { AttentionHead, KernelSpec, MaskSpec, Params, ParamsSchema, ProblemDefinition, ProblemInstance, RunContext } from "./types.js";
@@ -424,8 +425,21 @@ export function registerProblem(def: ProblemDefinition): void {
   PROBLEMS.set(def.name, def);
 }
 
-for (const def of [gaussian, lowRank, heavyTailed, clustered, llamaGqa, deepseekMla, kernelPairs, npy, modelPreset, modelProblem])
+for (const def of [
+  gaussian,
+  lowRank,
+  heavyTailed,
+  clustered,
+  llamaGqa,
+  deepseekMla,
+  kernelPairs,
+  npy,
+  modelPreset,
+  modelProblem,
+  anatomySourceProblem(getProblem),
+]) {
   registerProblem(def);
+}
 
 /**
  * The generator registered as `name`.

@@ -124,7 +124,7 @@ function pretrainedOf(
 
 /** The exact forward of a window with every layer's Q, K, V (pre- and post-RoPE) captured. */
 function capturedForward(p: PretrainedStructure & { key: string }): ForwardResult {
-  return memo(forwards, p.key, () => p.model.forward(p.ids, { capture: { tensors: ["qPre", "q", "kPre", "k", "v"] } }));
+  return memo(forwards, p.key, () => p.model.forward(p.ids, { capture: { tensors: ["qPre", "q", "kPre", "k", "v", "latent"] } }));
 }
 
 /** The exact logits of a window (memoized with the captured forward). */
@@ -170,12 +170,18 @@ export const modelProblem = defineProblem({
         ? { kind: "softmax" as const, scale: att.scale }
         : context.kernel;
     const numKvHeads = p.head < 0 ? ks.length : 1;
-    return { heads, kernel, mask: context.mask, numKvHeads, pretrained: pre };
+    return {
+      heads,
+      kernel,
+      mask: context.mask,
+      numKvHeads,
+      pretrained: { model, ids: pre.ids, checkpoint: pre.checkpoint, layer: p.layer },
+    };
   },
 });
 
 /** Size params a `budget` fills, in order of preference (the first the sketch's schema has). */
-export const BUDGET_PARAMS = ["samples", "k", "numFrequencies", "rank", "numSamples", "numLandmarks", "budget"] as const;
+export const BUDGET_PARAMS = ["samples", "k", "numFrequencies", "sampleSize", "landmarks", "coresetSize", "rank", "budget"] as const;
 
 /**
  * A sketch method's params from a JSON object text: unknown names and wrong types rejected,

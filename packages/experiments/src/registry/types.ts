@@ -80,6 +80,8 @@ export interface PretrainedStructure {
   readonly ids: readonly number[];
   /** Absolute checkpoint folder (identifies the model in memo keys). */
   readonly checkpoint: string;
+  /** The decoder layer the problem's heads come from. */
+  readonly layer?: number;
 }
 
 /** What a generator returns. */
