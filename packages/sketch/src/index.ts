@@ -6,3 +6,4 @@ export * from "./operators/index.js";
 export * from "./sampling/index.js";
 export * from "./features/index.js";
 export * from "./lowrank/index.js";
+export * from "./kvcache/index.js";

@@ -145,7 +145,14 @@ export function multiHeadDecode(xNew: Matrix, weights: MultiHeadWeights, cache: 
   // The cache refuses a step whose rotation differs from the one it was filled with (issue 9).
   const fill: PositionalFill = {
     rotation: rotationSignature(rope),
-    positions: positions ?? resolvePositions(options.queryPositions, xNew.rows, cache.fill ? Math.floor(cache.fill.lastPosition) + 1 : prev, "options.queryPositions"),
+    positions:
+      positions ??
+      resolvePositions(
+        options.queryPositions,
+        xNew.rows,
+        cache.fill ? Math.floor(cache.fill.lastPosition) + 1 : prev,
+        "options.queryPositions",
+      ),
   };
   const rotate = (m: Matrix) => (rope && positions ? rope.apply(m, positions) : m);
   const queries = weights.queries.map((w, h) => rotate(projectFinite(xNew, w, `weights.queries[${h}]`)));
@@ -197,7 +204,14 @@ export function mlaDecode(xNew: Matrix, merged: MergedMla, cache: LatentDecodeCa
   }
   const fill: PositionalFill = {
     rotation: rotationSignature(rope),
-    positions: positions ?? resolvePositions(options.queryPositions, xNew.rows, cache.fill ? Math.floor(cache.fill.lastPosition) + 1 : prev, "options.queryPositions"),
+    positions:
+      positions ??
+      resolvePositions(
+        options.queryPositions,
+        xNew.rows,
+        cache.fill ? Math.floor(cache.fill.lastPosition) + 1 : prev,
+        "options.queryPositions",
+      ),
   };
   cache.append(matmul(xNew, merged.latentDown), rotaryKeys, fill);
   return attendMergedLatent(merged, dims, matmul(xNew, merged.queryDown), cache.latent(), cache.rotaryKeys(), positions, {

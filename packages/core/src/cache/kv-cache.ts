@@ -128,8 +128,7 @@ export class KVCache implements DecodeCache {
     const t = checkAppendedKeysValues(input.keys, input.values, this.numKvHeads, this.keyDim, this.valueDim);
     const numHeads = checkStepQueries(input.queries, this.numKvHeads, this.keyDim, t);
     const attention = input.attention ?? {};
-    if (attention === null || typeof attention !== "object")
-      throw new ValueError("options", "an options object", describe(attention));
+    if (attention === null || typeof attention !== "object") throw new ValueError("options", "an options object", describe(attention));
     const prev = this.length;
     const before = this.record;
     this.append(input.keys, input.values, input.fill ?? this.continuation(t));
