@@ -6,13 +6,7 @@
  * queries are the newest tokens of a longer key/value sequence). The result equals the last t rows
  * of full causal attention over the whole sequence, at O(t·N·d) per step instead of O(N²d).
  */
-import {
-  type MultiHeadOptions,
-  type MultiHeadWeights,
-  type ProjectedAttentionOptions,
-  multiHeadShape,
-  runAttention,
-} from "../attention/index.js";
+import { type MultiHeadOptions, type MultiHeadWeights, multiHeadShape } from "../attention/index.js";
 import { NumericalError, ShapeError, ValueError } from "../errors.js";
 import { type MergedMla, attendMergedLatent, mergedMlaDimensions, naiveRopeError } from "../latent/merged.js";
 import { type MlaOptions, checkRope, resolvePositions } from "../latent/options.js";
