@@ -244,6 +244,14 @@ export abstract class CompressedKvCache implements DecodeCache {
     return n;
   }
 
+  /**
+   * The cache's current estimate of the sums over the tokens it holds for KV head g (the `storedPart`
+   * of the module doc) — for tests and diagnostics: true sums = num·e^{shift}, den·e^{shift}.
+   */
+  storedSums(g: number, queries: Matrix, scale: number): AttentionPart {
+    return this.storedPart(g, queries, scale);
+  }
+
   /** Resolves the softmax scale of a step (the cache refuses other kernels and a changed scale). */
   private resolveScale(input: DecodeStepInput): number {
     const attention = input.attention ?? {};

@@ -128,6 +128,12 @@ export class QjlCache extends CompressedKvCache {
     this.valueStores = Array.from({ length: shape.numKvHeads }, () => new ValueStore(shape.valueDim, this.valueBits));
   }
 
+  /** QJL's estimates of ⟨q, k_j⟩ for every key j stored for head g. */
+  keyInnerProducts(g: number, query: ArrayLike<number>): Float64Array {
+    const sq = projectVector(this.projection, query);
+    return Float64Array.from(this.signs[g], (s, j) => qjlEstimate(sq, s, this.norms[g][j]));
+  }
+
   protected storedPart(g: number, queries: Matrix, scale: number): AttentionPart {
     const n = this.signs[g].length;
     const t = queries.rows;

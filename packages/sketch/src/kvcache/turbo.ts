@@ -185,6 +185,13 @@ export class TurboQuantCache extends CompressedKvCache {
     return key.norms[0] * dot;
   }
 
+  /** The estimates of ⟨q, k_j⟩ for every key j stored for head g (module doc). */
+  keyInnerProducts(g: number, query: ArrayLike<number>): Float64Array {
+    const rq = this.keyRotation.apply(query);
+    const srq = this.residualProjection ? projectVector(this.residualProjection, rq) : undefined;
+    return Float64Array.from(this.keys[g], (k) => this.estimate(rq, srq, k));
+  }
+
   protected storedPart(g: number, queries: Matrix, scale: number): AttentionPart {
     const keys = this.keys[g];
     const n = keys.length;
