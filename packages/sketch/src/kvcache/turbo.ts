@@ -152,6 +152,9 @@ export class TurboQuantCache extends CompressedKvCache {
   private readonly keys: TurboKey[][];
   private readonly valueCodes: PackedCodes[][];
   private readonly valueNorms: number[][];
+  // Diagnostics for the experiments (not cache state, not counted): Σ‖y − ŷ‖² of the MSE stage and the key count.
+  private distortionSum = 0;
+  private distortionCount = 0;
 
   constructor(options: TurboQuantOptions, seed: SeedKey) {
     const shape = checkShape(options, "turbo-quant");
@@ -183,6 +186,11 @@ export class TurboQuantCache extends CompressedKvCache {
     for (let i = 0; i < yhat.length; i++) dot += rq[i] * yhat[i];
     if (srq && key.residualSigns) dot += key.norms[1] * (Math.sqrt(Math.PI / 2) / srq.length) * signedDot(srq, key.residualSigns);
     return key.norms[0] * dot;
+  }
+
+  /** Mean ‖y − ŷ‖² over the keys folded so far (y = Πk/‖k‖, ŷ its MSE-stage quantization): TurboQuant's D_mse, ≥ 4^(−b) for b bits. */
+  meanKeyDistortion(): number {
+    return this.distortionCount === 0 ? Number.NaN : this.distortionSum / this.distortionCount;
   }
 
   /** The estimates of ⟨q, k_j⟩ for every key j stored for head g (module doc). */
@@ -225,6 +233,11 @@ export class TurboQuantCache extends CompressedKvCache {
       const { norm, unit: u } = unit(rowOf(keys, i));
       const y = this.keyRotation.apply(u);
       const codes = quantizeRotated(y, this.mseBits);
+      const yq = dequantizeRotated(codes, this.mseBits);
+      let dist = 0;
+      for (let c = 0; c < y.length; c++) dist += (y[c] - yq[c]) ** 2;
+      this.distortionSum += dist;
+      this.distortionCount += 1;
       const norms = new Float64Array(this.residualProjection ? 2 : 1);
       norms[0] = norm;
       let residualSigns: PackedCodes | undefined;
