@@ -179,6 +179,18 @@ export class OnlineLatentCache implements LatentDecodeCache {
     return out;
   }
 
+  /** The factors of L̃ = factor · basis: factor = W diag(σ) (length×k), basis = Uᵀ (k×d_L). */
+  factors(): { factor: Matrix; basis: Matrix } {
+    const n = this.length;
+    const k = this.sigma.length;
+    const dL = this.latentDim;
+    const factor = new Matrix(n, k);
+    for (let i = 0; i < n; i++) for (let a = 0; a < k; a++) factor.data[i * k + a] = this.w.data[i * k + a] * this.sigma[a];
+    const basis = new Matrix(k, dL);
+    for (let a = 0; a < k; a++) for (let c = 0; c < dL; c++) basis.data[a * dL + c] = this.u.data[c * k + a];
+    return { factor, basis };
+  }
+
   /** The kept singular values σ. */
   singularValues(): Float64Array {
     return this.sigma.slice();
