@@ -76,7 +76,7 @@ export const exact: MethodDefinition = {
   family: "exact",
   paramsSchema: { type: "object", properties: {}, additionalProperties: false },
   exposesWeights: true,
-  run(problem, _params, _seed, context) {
+  run(problem, _params, context, _seed) {
     requireHeads(problem, "exact");
     return exactAttention(problem, context.wantWeights);
   },
