@@ -21,7 +21,7 @@ import {
 // Issue 9: a decode step without the rotation of the prefill silently mixed rotated and unrotated
 // keys (0.39 max-abs difference). A cache remembers the rotation and positions it was filled with.
 describe("caches remember the rotation and positions they were filled with", () => {
-  const x = randomMatrix(6, 8, [41, "x"]);
+  const x = randomMatrix(6, 8, {}, [41, "x"]);
   const rope = new Rope(4);
 
   it("MHA: a step without RoPE after a RoPE prefill, another RoPE, or repeated positions is refused; the cache equals an untouched twin", () => {

@@ -311,7 +311,8 @@ export const syntheticDecoder: ProblemDefinition = {
   },
   structuralParams: ["vocabSize", "numLayers", "dModel", "numHeads", "numKvHeads", "promptLength", "steps", "qkScale", "embeddingStd"],
   producesTensors: false,
-  generate(p, seed, kernel, mask): ProblemInstance {
+  generate(p, context, seed): ProblemInstance {
+    const { kernel, mask } = context;
     const decode = syntheticDecodeProblem(p as unknown as Parameters<typeof syntheticDecodeProblem>[0], seed);
     const instance: ProblemInstance & { decode: DecodeStructure } = { heads: [], kernel, mask, numKvHeads: p.numKvHeads as number, decode };
     return instance;
@@ -347,7 +348,7 @@ export const kvCacheDecode: MethodDefinition = {
   },
   exposesWeights: false,
   extraMetrics: EXTRAS,
-  run(problem, params, seed) {
+  run(problem, params, _context, seed) {
     const decode = (problem as ProblemInstance & { decode?: DecodeStructure }).decode;
     if (!decode)
       throw new ValueError("problem", 'the "synthetic-decoder" problem for method "kv-cache-decode"', "a problem without a decoder");

@@ -40,9 +40,9 @@ describe("decode evaluation", () => {
   it("is registered (problem synthetic-decoder, method kv-cache-decode) and deterministic in its seeds", () => {
     expect(getProblem("synthetic-decoder")).toBe(syntheticDecoder);
     expect(getMethod("kv-cache-decode")).toBe(kvCacheDecode);
-    const instance = syntheticDecoder.generate(params, [3], { kind: "softmax" }, null, { baseDir: ".", wantWeights: false });
-    const a = kvCacheDecode.run(instance, { cache: "qjl", budget: 8 }, [4], { baseDir: ".", wantWeights: false });
-    const b = kvCacheDecode.run(instance, { cache: "qjl", budget: 8 }, [4], { baseDir: ".", wantWeights: false });
+    const instance = syntheticDecoder.generate(params, { baseDir: ".", wantWeights: false, kernel: { kind: "softmax" }, mask: null }, [3]);
+    const a = kvCacheDecode.run(instance, { cache: "qjl", budget: 8 }, { baseDir: ".", wantWeights: false }, [4]);
+    const b = kvCacheDecode.run(instance, { cache: "qjl", budget: 8 }, { baseDir: ".", wantWeights: false }, [4]);
     expect(a.extras).toEqual(b.extras);
     expect(a.output).toBeNull();
     expect(a.extras?.bits_fraction).toBeGreaterThan(0);

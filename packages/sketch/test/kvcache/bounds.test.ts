@@ -48,14 +48,14 @@ describe("BalanceKV (SoftmaxBalance + merge-and-reduce)", () => {
   // Assumptions (paper §2): keys in a ball of radius r (here r ≈ 1, so e^{s‖k‖²} = O(1)), values bounded.
   const d = 8;
   const s = 1 / Math.sqrt(d);
-  const keys = randomMatrix(256, d, [21, "k"], { scale: 0.35 });
-  const values = randomMatrix(256, 4, [21, "v"]);
+  const keys = randomMatrix(256, d, { scale: 0.35 }, [21, "k"]);
+  const values = randomMatrix(256, 4, {}, [21, "v"]);
 
   it("one halving: the error in every value coordinate and the normalizer is ≤ ‖w‖·e^{s‖q‖²/2} (Cauchy–Schwarz), for any q", () => {
     const K = rowsOf(keys).slice(0, 64);
     const V = rowsOf(values).slice(0, 64);
     const r = softmaxBalance(K, V, { scale: s }, [21, "walk"]);
-    const queries = rowsOf(randomMatrix(50, d, [21, "q"]));
+    const queries = rowsOf(randomMatrix(50, d, {}, [21, "q"]));
     for (const q of queries) {
       const bound = r.discrepancy * Math.exp((s * dot(q, q)) / 2);
       const full = exactSums(q, K, V, s);
@@ -83,8 +83,8 @@ describe("BalanceKV (SoftmaxBalance + merge-and-reduce)", () => {
 
   it("streaming: stored sums are within C·e^{s‖q‖²/2} of the exact sums (a valid, loose certificate); output error < 0.05 (values ≈ 0.25) at 1/8 of the memory", () => {
     // Stronger assumptions for a non-vacuous ε: small keys (‖k‖ ≈ 0.5) and values (‖v‖ ≈ 0.5).
-    const keys = randomMatrix(256, d, [22, "k"], { scale: 0.18 });
-    const values = randomMatrix(256, 4, [22, "v"], { scale: 0.25 });
+    const keys = randomMatrix(256, d, { scale: 0.18 }, [22, "k"]);
+    const values = randomMatrix(256, 4, { scale: 0.25 }, [22, "v"]);
     const cache = feed(new BalanceKvCache({ numKvHeads: 1, keyDim: d, valueDim: 4, blockSize: 32 }, [22]), keys, values);
     console.log(`BalanceKV streaming: ${cache.floatsStored()} floats of ${256 * (d + 4)}`);
     expect(cache.floatsStored()).toBeLessThan(0.75 * 256 * (d + 4));
@@ -93,7 +93,7 @@ describe("BalanceKV (SoftmaxBalance + merge-and-reduce)", () => {
     const V = rowsOf(values);
     let worst = 0;
     let worstBound = 0;
-    for (const q of rowsOf(randomMatrix(30, d, [22, "q"]))) {
+    for (const q of rowsOf(randomMatrix(30, d, {}, [22, "q"]))) {
       const exact = exactSums(q, K, V, s);
       const part = cache.storedSums(0, new Matrix(1, d, q), s);
       const f = Math.exp(part.shift[0]);
@@ -129,7 +129,7 @@ describe("SubGen", () => {
     const n = Math.hypot(...u);
     for (let i = 0; i < d; i++) keys.data[j * d + i] = centers[j % 4][i] + (0.1 * st.uniform() * u[i]) / n;
   }
-  const values = randomMatrix(200, 3, [23, "v"]);
+  const values = randomMatrix(200, 3, {}, [23, "v"]);
 
   it("normalizer: Ẑ/Z ∈ [e^{−2sδ‖q‖}, e^{2sδ‖q‖}] for every query (deterministic under the assumption)", () => {
     const cache = feed(
@@ -143,7 +143,7 @@ describe("SubGen", () => {
     expect(cache.clusterCounts(0)).toEqual([50, 50, 50, 50]);
     const K = rowsOf(keys);
     const V = rowsOf(values);
-    for (const q of rowsOf(randomMatrix(40, d, [24, "q"]))) {
+    for (const q of rowsOf(randomMatrix(40, d, {}, [24, "q"]))) {
       const exact = exactSums(q, K, V, s);
       const part = cache.storedSums(0, new Matrix(1, d, q), s);
       const ratio = (part.den[0] * Math.exp(part.shift[0])) / exact.z;
@@ -156,7 +156,7 @@ describe("SubGen", () => {
   it("ℓ2 sampling of values: E‖N̂ − N‖² = (W Σ a_j² − ‖N‖²)/s (Monte Carlo over seeds, 4 standard errors)", () => {
     const K = rowsOf(keys);
     const V = rowsOf(values);
-    const q = Float64Array.from(randomMatrix(1, d, [25, "q"]).data);
+    const q = Float64Array.from(randomMatrix(1, d, {}, [25, "q"]).data);
     const exact = exactSums(q, K, V, s);
     let W = 0;
     let sumA2 = 0;
@@ -186,9 +186,9 @@ describe("bits and floats are those of the stored buffers (closed forms)", () =>
   const shape = { numKvHeads: 2, keyDim: 8, valueDim: 6 };
   const n = 37;
   const run = (cache: CompressedKvCache) => {
-    const k = randomMatrix(n, 8, [26, "k"]);
-    const v = randomMatrix(n, 6, [26, "v"]);
-    const q = randomMatrix(n, 8, [26, "q"]);
+    const k = randomMatrix(n, 8, {}, [26, "k"]);
+    const v = randomMatrix(n, 6, {}, [26, "v"]);
+    const q = randomMatrix(n, 8, {}, [26, "q"]);
     const sl = (m: Matrix, a: number, b: number) => new Matrix(b - a, m.cols, m.data.slice(a * m.cols, b * m.cols));
     cache.step({ queries: [sl(q, 0, 20), sl(q, 0, 20)], keys: [sl(k, 0, 20), sl(k, 0, 20)], values: [sl(v, 0, 20), sl(v, 0, 20)] });
     for (let i = 20; i < n; i++)
@@ -241,9 +241,9 @@ describe("online latent compression (incremental SVD)", () => {
   const dL = 12;
   // Low rank 4 plus small noise: L = A B + 0.01 E.
   const L = (() => {
-    const a = randomMatrix(60, 4, [27, "a"]);
-    const b = randomMatrix(4, dL, [27, "b"]);
-    const e = randomMatrix(60, dL, [27, "e"]);
+    const a = randomMatrix(60, 4, {}, [27, "a"]);
+    const b = randomMatrix(4, dL, {}, [27, "b"]);
+    const e = randomMatrix(60, dL, {}, [27, "e"]);
     const out = new Matrix(60, dL);
     for (let i = 0; i < 60; i++)
       for (let j = 0; j < dL; j++) {

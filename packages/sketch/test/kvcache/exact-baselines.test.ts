@@ -32,7 +32,7 @@ const rope = new Rope(8);
 
 /** Prefill 7 tokens then 9 single-token steps through multiHeadDecode; returns the step outputs. */
 function run(cache: ConstructorParameters<typeof Object>[0]): Matrix[] {
-  const x = randomMatrix(16, 12, [5, "x"]);
+  const x = randomMatrix(16, 12, {}, [5, "x"]);
   const out: Matrix[] = [];
   const rows = (a: number, b: number) => new Matrix(b - a, 12, x.data.slice(a * 12, b * 12));
   out.push(multiHeadDecode(rows(0, 7), weights, cache, { rope }));
@@ -79,9 +79,9 @@ describe("exact baselines equal core decoding when the budget covers the sequenc
 describe("random-feature state = causal random-feature attention", () => {
   it("prefill + steps match randomFeatureAttention's causal prefix-sum form to 1e-12", () => {
     const cache = createKvCache("random-features", { numKvHeads: 1, keyDim: 6, valueDim: 5, numFrequencies: 32 }, [9, "rf"]);
-    const q = randomMatrix(20, 6, [9, "q"]);
-    const k = randomMatrix(20, 6, [9, "k"]);
-    const v = randomMatrix(20, 5, [9, "v"]);
+    const q = randomMatrix(20, 6, {}, [9, "q"]);
+    const k = randomMatrix(20, 6, {}, [9, "k"]);
+    const v = randomMatrix(20, 5, {}, [9, "v"]);
     const slice = (m: Matrix, a: number, b: number) => new Matrix(b - a, m.cols, m.data.slice(a * m.cols, b * m.cols));
     const got: number[] = [];
     for (const [a, b] of [
@@ -94,7 +94,7 @@ describe("random-feature state = causal random-feature attention", () => {
       got.push(...r.outputs[0].data);
     }
     const omega = (cache as unknown as { frequencies(g: number): Matrix }).frequencies(0);
-    const ref = randomFeatureAttention(q, k, v, { numFeatures: 32, mask: { kind: "causal" }, omega }, [0]);
+    const ref = randomFeatureAttention(q, k, v, { numFrequencies: 32, mask: { kind: "causal" }, omega }, [0]);
     expect(maxRel(new Matrix(20, 5, Float64Array.from(got)), ref.output)).toBeLessThan(1e-12);
   });
 });
@@ -115,7 +115,7 @@ describe("the contract: mixed rotations, shapes and budgets are refused and leav
       const make = () => (name === "exact" ? new KVCache(shape) : createKvCache(name as KvCacheName, { ...shape, ...opts } as never, [2]));
       const cache = make();
       const twin = make();
-      const x = randomMatrix(6, 12, [2, "x"]);
+      const x = randomMatrix(6, 12, {}, [2, "x"]);
       const first = new Matrix(5, 12, x.data.slice(0, 60));
       const next = new Matrix(1, 12, x.data.slice(60));
       multiHeadDecode(first, weights, cache, { rope });

@@ -118,7 +118,7 @@ describe("random rotations", () => {
     for (const kind of ["haar", "srht"] as const) {
       for (const d of [8, 12]) {
         const rot = new RandomRotation(kind, d, [13, kind, d]);
-        const x = Float64Array.from(randomMatrix(1, d, [13, "x"]).data);
+        const x = Float64Array.from(randomMatrix(1, d, {}, [13, "x"]).data);
         const y = rot.apply(x);
         expect(Math.abs(Math.hypot(...y) - Math.hypot(...x))).toBeLessThan(1e-12);
         const back = rot.applyTranspose(y);
@@ -170,8 +170,8 @@ describe("random rotations", () => {
 
   it("TurboQuant's 1-bit QJL residual makes ⟨q, k⟩ unbiased; the MSE quantizer alone is biased", () => {
     const d = 16;
-    const keys = randomMatrix(1, d, [16, "k"]);
-    const qv = Float64Array.from(randomMatrix(1, d, [16, "q"]).data);
+    const keys = randomMatrix(1, d, {}, [16, "k"]);
+    const qv = Float64Array.from(randomMatrix(1, d, {}, [16, "q"]).data);
     const ip = qv.reduce((a, v, i) => a + v * keys.data[i], 0);
     const draws = 600;
     const withResidual: number[] = [];
