@@ -17,6 +17,7 @@
  * a step with another rotation or non-increasing positions (issue 9: a decode step that passes no
  * rotation after a RoPE prefill silently mixed rotated and unrotated keys).
  */
+import type { Cost } from "../accounting/cost.js";
 import type { ProjectedAttentionOptions } from "../attention/index.js";
 import { ShapeError, ValueError } from "../errors.js";
 import type { Matrix } from "../linalg/matrix.js";
@@ -60,6 +61,8 @@ export interface DecodeStepResult {
   readonly outputs: Matrix[];
   /** Flops of the step (appending, compressing and attending; multiply-add = 2, exp = 1). */
   readonly flops: number;
+  /** The step's cost (issue 9 shape): its flops, and the floats and bits the cache holds after it. */
+  readonly cost: Cost;
 }
 
 /** The decode contract of MHA / GQA / MQA caches (see the module doc). */

@@ -145,7 +145,8 @@ export class KVCache implements DecodeCache {
       this.rollback(prev, before);
       throw error;
     }
-    return { outputs, flops: numHeads * exactAttentionFlops(t, prev + t, this.keyDim, this.valueDim) };
+    const flops = numHeads * exactAttentionFlops(t, prev + t, this.keyDim, this.valueDim);
+    return { outputs, flops, cost: { flops, floatsStored: this.floatsStored(), bitsStored: this.bitsStored() } };
   }
 
   /** K_g, the cached keys of KV head g (length×keyDim): a view, valid until the next append. */

@@ -357,7 +357,7 @@ export abstract class CompressedKvCache implements DecodeCache {
     this.appended += t;
     this.record = record;
     this.softmaxScale = scale;
-    return { outputs, flops };
+    return { outputs, flops, cost: { flops, floatsStored: this.floatsStored(), bitsStored: this.bitsStored() } };
   }
 
   /** Hook run after every check and before any change (e.g. a lazily drawn random matrix, a radius from the first keys). */

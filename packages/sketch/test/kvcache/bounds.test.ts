@@ -191,12 +191,17 @@ describe("bits and floats are those of the stored buffers (closed forms)", () =>
     const q = randomMatrix(n, 8, {}, [26, "q"]);
     const sl = (m: Matrix, a: number, b: number) => new Matrix(b - a, m.cols, m.data.slice(a * m.cols, b * m.cols));
     cache.step({ queries: [sl(q, 0, 20), sl(q, 0, 20)], keys: [sl(k, 0, 20), sl(k, 0, 20)], values: [sl(v, 0, 20), sl(v, 0, 20)] });
-    for (let i = 20; i < n; i++)
-      cache.step({
+    for (let i = 20; i < n; i++) {
+      const r = cache.step({
         queries: [sl(q, i, i + 1), sl(q, i, i + 1)],
         keys: [sl(k, i, i + 1), sl(k, i, i + 1)],
         values: [sl(v, i, i + 1), sl(v, i, i + 1)],
       });
+      // The step's cost reports the memory held after it (issue 9's Cost shape).
+      expect(r.cost.bitsStored).toBe(cache.bitsStored());
+      expect(r.cost.floatsStored).toBe(cache.floatsStored());
+      expect(r.cost.flops).toBe(r.flops);
+    }
     return cache;
   };
   const bytes = (bits: number) => 8 * Math.ceil(bits / 8);
