@@ -7,7 +7,9 @@ import { ValueError } from "@randattn/core";
 import { kvCache } from "./accounting.js";
 import { attentionAnatomy } from "./anatomy.js";
 import { debugMethods } from "./debug.js";
+import { kvCacheDecode } from "./decode.js";
 import { exact, exactStreaming } from "./exact.js";
+import { latentOnline } from "./latent-online.js";
 import { sketchPerplexityMethod } from "./real.js";
 import { sketchMethods } from "./sketch-adapters.js";
 import type { MethodDefinition } from "./types.js";
@@ -28,6 +30,8 @@ for (const def of [
   exact,
   exactStreaming,
   kvCache,
+  kvCacheDecode,
+  latentOnline,
   ...sketchMethods(),
   sketchPerplexityMethod(getMethod),
   attentionAnatomy,

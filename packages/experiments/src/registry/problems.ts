@@ -23,6 +23,7 @@ import {
   derive,
 } from "@randattn/core";
 import { anatomySourceProblem } from "./anatomy.js";
+import { syntheticDecoder } from "./decode.js";
 import { readNpyMatrices } from "./npy.js";
 import { modelProblem } from "./real.js";
 import type { AttentionHead, KernelSpec, MaskSpec, Params, ParamsSchema, ProblemDefinition, ProblemInstance, RunContext } from "./types.js";
@@ -435,6 +436,7 @@ for (const def of [
   kernelPairs,
   npy,
   modelPreset,
+  syntheticDecoder,
   modelProblem,
   anatomySourceProblem(getProblem),
 ]) {
