@@ -11,6 +11,13 @@ import { project, runAttention } from "../attention/projection.js";
 import type { PretrainedConfig } from "../checkpoint/config.js";
 import { KVCache } from "../cache/kv-cache.js";
 import { LatentCache } from "../cache/latent-cache.js";
+import {
+  type DecodeCache,
+  type DecodeCacheFactory,
+  type LatentCacheFactory,
+  type LatentDecodeCache,
+  rotationSignature,
+} from "../cache/contract.js";
 import { ShapeError, ValueError } from "../errors.js";
 import { feedForward } from "../layers/ffn.js";
 import { applyNorm } from "../layers/norm.js";
@@ -144,7 +151,20 @@ export interface ForwardResult {
 export interface DecodeState {
   /** Tokens seen so far (= the next token's position). */
   position: number;
-  readonly caches: (KVCache | LatentCache)[];
+  readonly caches: (KVCache | LatentCache | DecodeCache | LatentDecodeCache)[];
+}
+
+/**
+ * Which caches {@link PretrainedModel.createState} builds. A factory's cache replaces the exact
+ * one of every layer of its kind: any `DecodeCache` (issue 12: `kvCacheFactory` of
+ * `@randattn/sketch`, e.g. a sliding window or KIVI) for GQA layers — the step's queries attend
+ * through the cache's own `step` — and any `LatentDecodeCache` for MLA layers.
+ */
+export interface StateOptions {
+  /** Per-layer cache of GQA/MHA layers. @default exact `KVCache` */
+  cacheFactory?: DecodeCacheFactory;
+  /** Per-layer latent cache of MLA layers. @default exact `LatentCache` */
+  latentCacheFactory?: LatentCacheFactory;
 }
 
 /** Options of {@link PretrainedModel.generate}. */
@@ -161,6 +181,8 @@ export interface GenerateOptions {
   precision?: AttentionPrecisionOption;
   /** MLA form of the cached decoding steps (the prefill runs unmerged). @default "absorbed" */
   mlaForm?: MlaForm;
+  /** Compressed caches to decode with (cached decoding only). @default exact caches */
+  caches?: StateOptions;
 }
 
 function addBias(m: Matrix, b: Float64Array | undefined): Matrix {
@@ -203,13 +225,18 @@ export class PretrainedModel {
   }
 
   /** Empty caches: a KVCache (G heads) per GQA layer, a LatentCache (d_L + d_R) per MLA layer. */
-  createState(): DecodeState {
-    const caches = this.weights.layers.map((layer) => {
+  createState(options: StateOptions = {}): DecodeState {
+    const caches = this.weights.layers.map((layer, l) => {
       const a = layer.attention;
       if (a.kind === "mla") {
-        return new LatentCache({ latentDim: a.weights.latentDown.cols, ropeDim: a.weights.keyRope?.cols ?? 0 });
+        const spec = { layer: l, latentDim: a.weights.latentDown.cols, ropeDim: a.weights.keyRope?.cols ?? 0 };
+        return options.latentCacheFactory
+          ? options.latentCacheFactory(spec)
+          : new LatentCache({ latentDim: spec.latentDim, ropeDim: spec.ropeDim });
       }
-      return new KVCache({ numKvHeads: a.weights.keys.length, keyDim: a.weights.keys[0].cols, valueDim: a.weights.values[0].cols });
+      const spec = { layer: l, numKvHeads: a.weights.keys.length, keyDim: a.weights.keys[0].cols, valueDim: a.weights.values[0].cols };
+      if (options.cacheFactory) return options.cacheFactory(spec);
+      return new KVCache({ numKvHeads: spec.numKvHeads, keyDim: spec.keyDim, valueDim: spec.valueDim });
     });
     return { position: 0, caches };
   }
@@ -267,7 +294,7 @@ export class PretrainedModel {
 
   private layerStep(
     layer: DecoderLayerWeights,
-    cache: KVCache | LatentCache,
+    cache: KVCache | LatentCache | DecodeCache | LatentDecodeCache,
     x: Matrix,
     positions: Float64Array,
     p0: number,
@@ -281,8 +308,8 @@ export class PretrainedModel {
     const a = layer.attention;
     const attn =
       a.kind === "mla"
-        ? mlaStep(a, cache as LatentCache, xn, positions, p0, options, cap, tensors, layerIndex)
-        : gqaStep(a, cache as KVCache, xn, positions, p0, options, cap, tensors, layerIndex);
+        ? mlaStep(a, cache as LatentCache | LatentDecodeCache, xn, positions, p0, options, cap, tensors, layerIndex)
+        : gqaStep(a, cache as KVCache | DecodeCache, xn, positions, p0, options, cap, tensors, layerIndex);
     const h = addInPlace(attn, x);
     const hn = applyNorm(h, layer.postNorm);
     const f = layer.ffn.kind === "dense" ? feedForward(hn, layer.ffn.weights) : moeForward(layer.ffn, hn, cap, tensors);
@@ -308,7 +335,7 @@ export class PretrainedModel {
       }
       return out;
     }
-    const state = this.createState();
+    const state = this.createState(options.caches);
     let logits = this.step(state, prompt, run).logits;
     for (let n = 0; n < options.maxNewTokens; n++) {
       const next = greedyToken(logits);
@@ -353,7 +380,7 @@ function checkOverride(m: Matrix, rows: number, cols: number, layer: number, hea
 
 function gqaStep(
   a: GqaLayerAttention,
-  cache: KVCache,
+  cache: KVCache | DecodeCache,
   xn: Matrix,
   positions: Float64Array,
   p0: number,
@@ -371,6 +398,18 @@ function gqaStep(
   const kPre = keys.map((wk, g) => addBias(project(xn, wk, "x", `keys[${g}]`), a.keyBias?.[g]));
   const kNew = a.rope ? kPre.map((k) => a.rope!.apply(k, positions)) : kPre;
   const vNew = values.map((wv, g) => addBias(project(xn, wv, "x", `values[${g}]`), a.valueBias?.[g]));
+  if (!(cache instanceof KVCache)) {
+    // A compressed cache (issue 12) attends through its own step: queries of every head at once.
+    const qs = queries.map((wq, h) => {
+      const q0 = addBias(project(xn, wq, "x", `queries[${h}]`), a.queryBias?.[h]);
+      return a.rope ? a.rope.apply(q0, positions) : q0;
+    });
+    const fill = { rotation: rotationSignature(a.rope), positions };
+    const kernel = { kind: "softmax" as const, scale: a.scale };
+    const { outputs } = cache.step({ queries: qs, keys: kNew, values: vNew, fill, attention: { kernel, precision: options.precision } });
+    if (cap && tensors.has("q")) cap.q = qs;
+    return addBias(matmul(concatCols(outputs), output), a.outputBias);
+  }
   cache.append(kNew, vNew);
   const kAll = Array.from({ length: G }, (_, g) => cache.keys(g));
   const vAll = Array.from({ length: G }, (_, g) => cache.values(g));
@@ -409,7 +448,7 @@ function gqaStep(
 
 function mlaStep(
   a: MlaLayerAttention,
-  cache: LatentCache,
+  cache: LatentCache | LatentDecodeCache,
   xn: Matrix,
   positions: Float64Array,
   p0: number,
@@ -423,7 +462,8 @@ function mlaStep(
   const latentNew = mlaKeyLatent(xn, w);
   const rotary = mlaRotaryKey(xn, w, a.rope, positions);
   // The latent cache holds L (after kv_a_layernorm) and the rotated k_R: d_L + d_R floats per token.
-  cache.append(latentNew, rotary.rotated);
+  if (cache instanceof LatentCache) cache.append(latentNew, rotary.rotated);
+  else cache.append(latentNew, rotary.rotated, { rotation: rotationSignature(a.rope), positions });
   const latent = cache.latent();
   const rotaryKey = cache.rotaryKeys();
   const attnOptions = { kernel: { kind: "softmax" as const, scale: a.scale }, mask: { kind: "causal" as const, offset: p0 } };

@@ -12,7 +12,8 @@
  * Exit codes: 0 ok, 2 bad arguments or bad input files (typed errors name file, tensor, field), 4 I/O.
  */
 import { join } from "node:path";
-import { type CaptureTensor, FormatError, RandAttnError, ValueError, modelInfo } from "@randattn/core";
+import { type CaptureTensor, FormatError, RandAttnError, type StateOptions, ValueError, greedyToken, modelInfo } from "@randattn/core";
+import { KV_CACHE_NAMES, type KvCacheName, budgetOptions, kvCacheFactory, latentCacheFactory } from "@randattn/sketch";
 import { loadPretrained, openCheckpointStore, readModelConfig, readNpyFile, writeForwardNpy } from "@randattn/core/node";
 import { type Command, InvalidArgumentError } from "commander";
 
@@ -45,6 +46,14 @@ function layerList(value: string): number[] {
 function positiveInt(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError("--max-new-tokens must be a non-negative integer");
   return Number(value);
+}
+
+/** A commander parser of a non-negative integer flag (`min` 1 for counts that must be positive). */
+function intFlag(flag: string, min = 0): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`${flag} must be an integer ≥ ${min}`);
+    return Number(value);
+  };
 }
 
 /** Token ids from a 1-D (or 1 × N) integer .npy file. */
@@ -110,6 +119,42 @@ interface GenerateFlags {
   maxNewTokens: number;
   tokens?: string;
   json?: boolean;
+  cache?: string;
+  cacheBudget?: number;
+  cacheBits?: number;
+  seed: number;
+}
+
+/** Latent caches of MLA layers a `--cache` may name (`--cache-budget` is the online rank). */
+const LATENT_CACHE_NAMES = ["exact", "online-svd"] as const;
+
+/**
+ * The caches of `--cache NAME --cache-budget N [--cache-bits B]`: a `@randattn/sketch` KV cache for
+ * GQA layers (N through `budgetOptions`, the kv-compression sweep's knob; B overrides a
+ * quantizer's bits), or a latent cache for MLA layers (N = online rank); seed key [S, "cache"].
+ */
+function cacheOptions(flags: GenerateFlags, mla: boolean): StateOptions | undefined {
+  if (flags.cache === undefined) {
+    if (flags.cacheBudget !== undefined || flags.cacheBits !== undefined)
+      throw new ValueError("--cache", "a cache name with --cache-budget / --cache-bits", "absent");
+    return undefined;
+  }
+  const seed = [flags.seed, "cache"] as const;
+  if (mla) {
+    if (!(LATENT_CACHE_NAMES as readonly string[]).includes(flags.cache)) {
+      throw new ValueError("--cache", `one of ${LATENT_CACHE_NAMES.join(", ")} (the model has MLA layers)`, JSON.stringify(flags.cache));
+    }
+    const rank = flags.cacheBudget;
+    return { latentCacheFactory: latentCacheFactory(flags.cache as "exact" | "online-svd", rank === undefined ? {} : { rank }, seed) };
+  }
+  if (!(KV_CACHE_NAMES as readonly string[]).includes(flags.cache)) {
+    throw new ValueError("--cache", `one of ${KV_CACHE_NAMES.join(", ")}`, JSON.stringify(flags.cache));
+  }
+  const name = flags.cache as KvCacheName;
+  const settings: Record<string, number> = flags.cacheBudget === undefined ? {} : budgetOptions(name, flags.cacheBudget);
+  if (flags.cacheBits !== undefined) settings.bits = flags.cacheBits;
+  // kvCacheFactory validates the settings once (a bad budget or bit width fails before decoding).
+  return { cacheFactory: kvCacheFactory(name, settings as never, seed) };
 }
 
 function generateCommand(flags: GenerateFlags): void {
@@ -121,13 +166,44 @@ function generateCommand(flags: GenerateFlags): void {
       throw new FormatError(join(flags.model, "tokenizer.json"), "a tokenizer.json for --prompt (or pass --tokens IDS.npy)", "absent");
     prompt = model.tokenizer.encode(flags.prompt);
   } else throw new ValueError("--prompt", "a prompt text (or --tokens IDS.npy)", "neither given");
-  const ids = model.generate(prompt, { maxNewTokens: flags.maxNewTokens });
+  const mla = model.weights.layers.some((l) => l.attention.kind === "mla");
+  const caches = cacheOptions(flags, mla);
+  if (!caches) {
+    const ids = model.generate(prompt, { maxNewTokens: flags.maxNewTokens });
+    const text = model.tokenizer?.decode(ids);
+    if (flags.json) {
+      process.stdout.write(`${JSON.stringify({ prompt_ids: prompt, new_ids: ids, text: text ?? null })}\n`);
+      return;
+    }
+    process.stdout.write(text !== undefined ? `${text}\n` : `${ids.join(" ")}\n`);
+    return;
+  }
+  // Greedy decoding as PretrainedModel.generate, keeping the state to report the caches' memory.
+  const state = model.createState(caches);
+  let logits = model.step(state, prompt).logits;
+  const ids: number[] = [];
+  for (let n = 0; n < flags.maxNewTokens; n++) {
+    const next = greedyToken(logits);
+    ids.push(next);
+    if (n === flags.maxNewTokens - 1) break;
+    logits = model.step(state, [next], { mlaForm: "absorbed" }).logits;
+  }
+  let floats = 0;
+  let bits = 0;
+  for (const c of state.caches) {
+    floats += c.floatsStored();
+    bits += c.bitsStored();
+  }
   const text = model.tokenizer?.decode(ids);
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ prompt_ids: prompt, new_ids: ids, text: text ?? null })}\n`);
+    const cache = { name: flags.cache, floats_stored: floats, bits_stored: bits };
+    process.stdout.write(`${JSON.stringify({ prompt_ids: prompt, new_ids: ids, text: text ?? null, cache })}\n`);
     return;
   }
   process.stdout.write(text !== undefined ? `${text}\n` : `${ids.join(" ")}\n`);
+  process.stderr.write(
+    `cache ${flags.cache}: ${floats} floats, ${bits} bits stored (all layers, after ${prompt.length + ids.length - 1} tokens)\n`,
+  );
 }
 
 function infoCommand(flags: { model: string; json?: boolean }): void {
@@ -197,6 +273,14 @@ export function addModelCommand(program: Command): void {
     .option("--max-new-tokens <n>", "tokens to generate", positiveInt, 32)
     .option("--tokens <ids.npy>", "prompt token ids instead of --prompt")
     .option("--json", "print { prompt_ids, new_ids, text } as JSON")
+    .option("--cache <name>", `compressed cache: ${KV_CACHE_NAMES.join(", ")} (GQA); ${LATENT_CACHE_NAMES.join(", ")} (MLA)`)
+    .option(
+      "--cache-budget <n>",
+      "the cache's budget knob (tokens kept, bits, projection rows, …; MLA: online rank)",
+      intFlag("--cache-budget", 1),
+    )
+    .option("--cache-bits <b>", "bits per number of a quantizing cache (kivi, turbo-quant)", intFlag("--cache-bits", 1))
+    .option("--seed <s>", "root seed of a randomized cache", intFlag("--seed"), 0)
     .action(guard(generateCommand));
   model
     .command("info")

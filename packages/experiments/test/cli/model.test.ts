@@ -106,6 +106,27 @@ describe("randattn model", () => {
     expect(j.kvFloatsPerTokenPerLayer).toBe(2 * 2 * 8);
   });
 
+  it("generate --cache: a covering window equals the exact cache and reports its floats; KIVI takes --cache-bits; bad caches exit 2", () => {
+    requireBuild();
+    const model = fileURLToPath(new URL("../../../../models/llama-gqa-fortunes", import.meta.url));
+    const base = ["model", "generate", "--model", model, "--prompt", "Love is", "--max-new-tokens", "8", "--json"];
+    const exact = JSON.parse(cli(base).stdout);
+    const window = JSON.parse(cli([...base, "--cache", "sliding-window", "--cache-budget", "64"]).stdout);
+    expect(window.new_ids).toEqual(exact.new_ids);
+    // 4 layers × 2 KV heads × (16 + 16) floats per cached token (the 8th token is never appended).
+    expect(window.cache).toEqual({
+      name: "sliding-window",
+      floats_stored: 4 * 2 * 32 * (exact.prompt_ids.length + 7),
+      bits_stored: 64 * window.cache.floats_stored,
+    });
+    const kivi = JSON.parse(cli([...base, "--cache", "kivi", "--cache-bits", "2", "--seed", "3"]).stdout);
+    expect(kivi.new_ids).toHaveLength(8);
+    expect(kivi.cache.name).toBe("kivi");
+    const bad = cli([...base, "--cache", "nope"]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("--cache");
+  });
+
   // (a missing folder, a missing tokenizer.json and the other bad inputs are tested on the API in core)
   it("bad input exits 2 with a typed message naming the field", () => {
     requireBuild();
