@@ -12,4 +12,6 @@ export * from "./lsh/index.js";
 export * from "./hyper/index.js";
 export * from "./kdeformer/index.js";
 export * from "./scatterbrain/index.js";
+export * from "./nystrom/index.js";
+export * from "./coreset/index.js";
 export * from "./kvcache/index.js";

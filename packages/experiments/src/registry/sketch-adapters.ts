@@ -20,10 +20,15 @@
  * | `hyper-attention` | literature.ts| `hyperAttention`                        | α, κ of its guarantee                              |
  * | `kdeformer`       | literature.ts| `kdeformerAttention`                    | —                                                  |
  * | `scatterbrain`    | literature.ts| `scatterbrainAttention`                 | —                                                  |
+ * | `wildcat`         | coreset.ts   | `wildcatAttention`                      | —                                                  |
+ * | `thinformer`      | coreset.ts   | `thinformerAttention`                   | —                                                  |
+ * | `nystromformer`   | coreset.ts   | `nystromformerAttention`                | —                                                  |
+ * | `skyformer`       | coreset.ts   | `skyformerAttention`                    | —                                                  |
  *
  * To add one: write the `MethodDefinition` in the family's module and list it below; it is then
  * listed by `randattn list`, validated in configs and run by workers.
  */
+import { nystromformer, skyformer, thinformer, wildcat } from "./sketch/coreset.js";
 import { kernelValue, randomFeaturesMethod } from "./sketch/features.js";
 import { hyperAttentionMethod, kdeformerMethod, scatterbrainMethod } from "./sketch/literature.js";
 import { latentRsvd, latentSvd, mhaToMla } from "./sketch/lowrank.js";
@@ -39,5 +44,18 @@ const literatureMethods = [hyperAttentionMethod, kdeformerMethod, scatterbrainMe
 
 /** The sketch method adapters, in listing order. */
 export function sketchMethods(): MethodDefinition[] {
-  return [rowSampling, topK, randomFeaturesMethod, kernelValue, latentRsvd, latentSvd, mhaToMla, ...literatureMethods];
+  return [
+    rowSampling,
+    topK,
+    randomFeaturesMethod,
+    kernelValue,
+    latentRsvd,
+    latentSvd,
+    mhaToMla,
+    ...literatureMethods,
+    wildcat,
+    thinformer,
+    nystromformer,
+    skyformer,
+  ];
 }

@@ -14,6 +14,10 @@ const NAMES = [
   "hyper-attention",
   "kdeformer",
   "scatterbrain",
+  "wildcat",
+  "thinformer",
+  "nystromformer",
+  "skyformer",
 ];
 
 describe("sketch adapters are registered with validated, defaulted params", () => {

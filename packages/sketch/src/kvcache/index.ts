@@ -1,6 +1,6 @@
 /** kvcache/ — compressed KV caches implementing core's decode contract (issue 12). */
 export {
-  type AttentionPart as KvCacheSums,
+  type AttentionPart as CacheAttentionPart,
   CompressedKvCache,
   type FoldContext,
   type KvCacheShape,
