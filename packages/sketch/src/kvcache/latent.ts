@@ -214,7 +214,7 @@ export type LatentKvCacheName = "exact" | "online-svd";
 
 /**
  * Creates a latent decode cache by name: `"exact"` (core's LatentCache) or `"online-svd"`.
- * @param _seed unused by both (deterministic), kept for the contract.
+ * @param seed unused by both (deterministic), kept for the contract.
  */
 export function createLatentKvCache(
   name: LatentKvCacheName,
