@@ -1,6 +1,8 @@
 /**
- * @randattn/experiments — seeded sweeps comparing exact attention with randomized sketches:
+ * `@randattn/experiments` — seeded sweeps comparing exact attention with randomized sketches:
  * configs, plans, the runner, CSV results, manifests, figures and reports (see README.md).
+ *
+ * @module @randattn/experiments
  */
 export * from "./config/canonical.js";
 export * from "./config/errors.js";
@@ -12,6 +14,7 @@ export * from "./figures/data.js";
 export * from "./figures/report.js";
 export * from "./figures/svg.js";
 export * from "./figures/tables.js";
+export * from "./metrics/literature.js";
 export * from "./output/atomic.js";
 export * from "./output/format.js";
 export * from "./output/manifest.js";

@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { writeNpyFile } from "../io/files.js";
+import { writeNpyFile } from "./files.js";
 import type { Matrix } from "../linalg/matrix.js";
 import type { ForwardResult, LayerCapture } from "../pretrained/model.js";
 

@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { readNpyFile } from "@randattn/core";
-import { loadPretrained } from "@randattn/core/node";
+import { loadPretrained, readNpyFile } from "@randattn/core/node";
 import { relError } from "./helpers.js";
 
 // The trained checkpoints under models/ (engineer "train": float32 weights, torch reference

@@ -12,8 +12,8 @@
  * Exit codes: 0 ok, 2 bad arguments or bad input files (typed errors name file, tensor, field), 4 I/O.
  */
 import { join } from "node:path";
-import { type CaptureTensor, FormatError, RandAttnError, ValueError, modelInfo, readNpyFile } from "@randattn/core";
-import { loadPretrained, openCheckpointStore, readModelConfig, writeForwardNpy } from "@randattn/core/node";
+import { type CaptureTensor, FormatError, RandAttnError, ValueError, modelInfo } from "@randattn/core";
+import { loadPretrained, openCheckpointStore, readModelConfig, readNpyFile, writeForwardNpy } from "@randattn/core/node";
 import { type Command, InvalidArgumentError } from "commander";
 
 /** Tensors `--dump` accepts. */

@@ -17,6 +17,9 @@
  * | `latent-rsvd`     | lowrank.ts   | `compressLatent` (randomized)           | cache, latent errors, Eckart–Young, HMT bound      |
  * | `latent-svd`      | lowrank.ts   | `compressLatent` (exact, reference)     | cache, latent errors, Eckart–Young                 |
  * | `mha-to-mla`      | lowrank.ts   | `multiHeadToMla`                        | cache, weight error                                |
+ * | `hyper-attention` | literature.ts| `hyperAttention`                        | α, κ of its guarantee                              |
+ * | `kdeformer`       | literature.ts| `kdeformerAttention`                    | —                                                  |
+ * | `scatterbrain`    | literature.ts| `scatterbrainAttention`                 | —                                                  |
  * | `wildcat`         | coreset.ts   | `wildcatAttention`                      | —                                                  |
  * | `thinformer`      | coreset.ts   | `thinformerAttention`                   | —                                                  |
  * | `nystromformer`   | coreset.ts   | `nystromformerAttention`                | —                                                  |
@@ -27,6 +30,7 @@
  */
 import { nystromformer, skyformer, thinformer, wildcat } from "./sketch/coreset.js";
 import { kernelValue, randomFeaturesMethod } from "./sketch/features.js";
+import { hyperAttentionMethod, kdeformerMethod, scatterbrainMethod } from "./sketch/literature.js";
 import { latentRsvd, latentSvd, mhaToMla } from "./sketch/lowrank.js";
 import { rowSampling, topK } from "./sketch/sampling.js";
 import type { MethodDefinition } from "./types.js";
@@ -34,6 +38,9 @@ import type { MethodDefinition } from "./types.js";
 export { dkmExpectedRelativeError } from "./sketch/sampling.js";
 export { performerMse } from "./sketch/features.js";
 export { hmtSpectralBound } from "./sketch/lowrank.js";
+
+/** The 2021–2024 methods of issue 11 (sketch/literature.ts). */
+const literatureMethods = [hyperAttentionMethod, kdeformerMethod, scatterbrainMethod];
 
 /** The sketch method adapters, in listing order. */
 export function sketchMethods(): MethodDefinition[] {
@@ -45,6 +52,7 @@ export function sketchMethods(): MethodDefinition[] {
     latentRsvd,
     latentSvd,
     mhaToMla,
+    ...literatureMethods,
     wildcat,
     thinformer,
     nystromformer,

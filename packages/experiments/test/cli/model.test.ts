@@ -1,7 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseSafetensors, readNpyFile } from "@randattn/core";
+import { parseSafetensors } from "@randattn/core";
+import { readNpyFile } from "@randattn/core/node";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli.js";
