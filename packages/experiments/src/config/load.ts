@@ -14,7 +14,7 @@ import { canonicalJson, sha256 } from "./canonical.js";
 import { ConfigError, type ConfigIssue, formatPath } from "./errors.js";
 import { compileKernelFormula } from "./expressions.js";
 import { nodeFs, nodePath } from "../platform/node.js";
-import { CONFIG_SCHEMA, type ConfigMetricName, type ExperimentConfig, METRIC_NAMES, type MetricName } from "./schema.js";
+import { CONFIG_SCHEMA, type ConfigMetricName, type ExperimentConfig, METRIC_NAMES } from "./schema.js";
 
 /** Largest config file accepted (bytes). */
 export const MAX_CONFIG_BYTES = 256 * 1024;
