@@ -5,31 +5,69 @@
  * chosen layers of that same model (prefill) and scores the whole model downstream — perplexity,
  * next-token KL and top-1 agreement against the exact model.
  *
- * Both read the checkpoint through `@randattn/core/node` (`loadPretrained`), i.e. the same
+ * Both build the checkpoint as `@randattn/core/node`'s `loadPretrained` does (`PretrainedModel.fromStore`), i.e. the same
  * forward that matches torch (packages/core/test/pretrained/shipped-models.test.ts). Loaded models
  * and forwards are memoized per worker: a sweep over layers and heads runs the forward once.
  */
-import { readFileSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
 import {
   type AttentionOverrideHead,
   type Cost,
   derive,
   type ForwardResult,
   FormatError,
+  HuggingFaceTokenizer,
   type Matrix,
-  type PretrainedModel,
+  memoryStore,
+  parseModelConfig,
+  PretrainedModel,
+  SHARD_INDEX_FILE,
   sliceRows,
   ValueError,
 } from "@randattn/core";
-import { loadPretrained } from "@randattn/core/node";
+import { nodeFs, nodePath } from "../platform/node.js";
 import { defineMethod, defineProblem, enumParam, intParam, paramsSchema } from "./define.js";
 import { exactCost } from "./exact.js";
 import type { AttentionHead, MethodDefinition, Params, PretrainedStructure, ProblemInstance } from "./types.js";
 
+const ARG = "problem.params.checkpoint";
+
 /** A data path of a config, resolved against the config's folder (as problems.ts's npy paths). */
 function resolveDataPath(path: string, baseDir: string): string {
-  return isAbsolute(path) ? path : resolve(baseDir, path);
+  const p = nodePath(ARG);
+  return p.isAbsolute(path) ? path : p.resolve(baseDir, path);
+}
+
+function readText(path: string, argument: string): string {
+  try {
+    return nodeFs(argument).readFileSync(path, "utf8");
+  } catch (e) {
+    throw new FormatError(argument, `a readable file ${path}`, (e as NodeJS.ErrnoException).code ?? String(e));
+  }
+}
+
+/**
+ * A checkpoint folder read into memory and built like `@randattn/core/node`'s `loadPretrained`
+ * (config.json → typed config, the safetensors file or shards, tokenizer.json), but through the
+ * platform's call-time Node built-ins, so the registry still bundles for the browser.
+ */
+function loadCheckpoint(dir: string): PretrainedModel {
+  const fs = nodeFs(ARG);
+  const join = nodePath(ARG).join;
+  const configPath = join(dir, "config.json");
+  const config = parseModelConfig(JSON.parse(readText(configPath, ARG)), configPath);
+  const files: Record<string, Uint8Array | string> = {};
+  for (const name of fs.readdirSync(dir)) {
+    if (name.endsWith(".safetensors")) files[name] = new Uint8Array(fs.readFileSync(join(dir, name)));
+    else if (name === SHARD_INDEX_FILE) files[name] = readText(join(dir, name), ARG);
+  }
+  const tokPath = join(dir, "tokenizer.json");
+  let tokenizer: HuggingFaceTokenizer | undefined;
+  if (fs.existsSync(tokPath)) {
+    const cfgPath = join(dir, "tokenizer_config.json");
+    const cfg = fs.existsSync(cfgPath) ? JSON.parse(readText(cfgPath, ARG)) : {};
+    tokenizer = new HuggingFaceTokenizer(JSON.parse(readText(tokPath, ARG)), cfg, tokPath);
+  }
+  return PretrainedModel.fromStore(config, memoryStore(files, dir), tokenizer);
 }
 
 /** Longest token window the `model` problem takes from a text. */
@@ -52,12 +90,12 @@ function memo<T>(map: Map<string, T>, key: string, make: () => T): T {
 
 /** The checkpoint at `dir`, loaded once per process. */
 export function loadModelCached(dir: string): PretrainedModel {
-  return memo(models, dir, () => loadPretrained(dir));
+  return memo(models, dir, () => loadCheckpoint(dir));
 }
 
 /** `bos_token_id` of the checkpoint's config.json (undefined when absent). */
 function bosTokenId(dir: string): number | undefined {
-  const raw = JSON.parse(readFileSync(join(dir, "config.json"), "utf8")) as { bos_token_id?: unknown };
+  const raw = JSON.parse(readText(nodePath(ARG).join(dir, "config.json"), ARG)) as { bos_token_id?: unknown };
   return typeof raw.bos_token_id === "number" ? raw.bos_token_id : undefined;
 }
 
@@ -107,13 +145,9 @@ function pretrainedOf(
     throw new ValueError("problem.params.checkpoint", "a checkpoint folder", String(params.checkpoint));
   const dir = resolveDataPath(params.checkpoint, baseDir);
   const model = loadModelCached(dir);
-  const textPath = params.text === "" ? join(dirname(dir), "heldout.txt") : resolveDataPath(params.text, baseDir);
-  let text: string;
-  try {
-    text = readFileSync(textPath, "utf8");
-  } catch (e) {
-    throw new FormatError("problem.params.text", "a readable text file", `${textPath} (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
-  }
+  const path = nodePath(ARG);
+  const textPath = params.text === "" ? path.join(path.dirname(dir), "heldout.txt") : resolveDataPath(params.text, baseDir);
+  const text = readText(textPath, "problem.params.text");
   const stream = tokenizeDocuments(model, text, bosTokenId(dir), "problem.params.checkpoint");
   if (params.offset + params.n > stream.length) {
     throw new ValueError("problem.params.n", `offset + n ≤ ${stream.length} (tokens in ${textPath})`, `${params.offset} + ${params.n}`);
