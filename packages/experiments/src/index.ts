@@ -2,9 +2,12 @@
  * @randattn/experiments — seeded sweeps comparing exact attention with randomized sketches:
  * configs, plans, the runner, CSV results, manifests, figures and reports (see README.md).
  */
-export * from "./config/canonical.js";
+export * from "./base/canonical.js";
+export * from "./base/expr-eval.js";
+export * from "./base/format.js";
+export * from "./base/metrics.js";
+export * from "./base/stats.js";
 export * from "./config/errors.js";
-export * from "./config/expr-eval.js";
 export * from "./config/expressions.js";
 export * from "./config/load.js";
 export * from "./config/schema.js";
@@ -13,12 +16,9 @@ export * from "./figures/report.js";
 export * from "./figures/svg.js";
 export * from "./figures/tables.js";
 export * from "./output/atomic.js";
-export * from "./output/format.js";
 export * from "./output/manifest.js";
 export * from "./output/results.js";
-export * from "./output/stats.js";
 export * from "./output/summary.js";
-export * from "./output/write.js";
 export * from "./plan/expand.js";
 export * from "./plan/seeds.js";
 export * from "./plan/shard.js";
@@ -31,7 +31,7 @@ export * from "./run/execute.js";
 export * from "./run/journal.js";
 export * from "./run/lock.js";
 export * from "./run/merge.js";
-export * from "./run/metrics.js";
+export * from "./run/outputs.js";
 export * from "./run/pool.js";
 export * from "./run/progress.js";
 export * from "./run/regenerate.js";

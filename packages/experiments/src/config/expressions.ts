@@ -28,7 +28,7 @@ import {
   FUNCTION_ARITY,
   type FunctionName,
   toFunction,
-} from "./expr-eval.js";
+} from "../base/expr-eval.js";
 
 /** Longest expression text accepted (characters). */
 export const MAX_EXPRESSION_LENGTH = 256;

@@ -8,27 +8,38 @@ import { readFileSync, statSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
 import { describe, FormatError } from "@randattn/core";
 import { type ErrorObject, Ajv, type ValidateFunction } from "ajv";
-import { parseDocument } from "yaml";
 import { getMethod, listMethods } from "../registry/methods.js";
 import { fileSha256, getProblem, listProblems, resolveDataPath } from "../registry/problems.js";
 import type { KernelSpec, MaskSpec, ParamsSchema } from "../registry/types.js";
-import { canonicalJson, sha256 } from "./canonical.js";
+import { canonicalJson, sha256 } from "../base/canonical.js";
 import { ConfigError, type ConfigIssue, formatPath } from "./errors.js";
 import { compileKernelFormula } from "./expressions.js";
-import { CONFIG_SCHEMA, type ExperimentConfig, METRIC_NAMES, type MetricName } from "./schema.js";
+import { applyOverrides } from "./overrides.js";
+import { MAX_CONFIG_BYTES, parseConfigText } from "./parse.js";
 
-/** Largest config file accepted (bytes). */
-export const MAX_CONFIG_BYTES = 256 * 1024;
-/** Most YAML alias expansions accepted (yaml's maxAliasCount; guards against "billion laughs"). */
-export const MAX_YAML_ALIASES = 64;
+export { MAX_CONFIG_BYTES, MAX_YAML_ALIASES, parseConfigText } from "./parse.js";
+import { CONFIG_SCHEMA, type ExperimentConfig, METRIC_NAMES, type MetricName } from "./schema.js";
 
 /** A validated config with everything needed to plan it. */
 export interface LoadedConfig {
   readonly config: ExperimentConfig;
-  /** Canonical JSON of the config (+ sha256 of referenced data files). */
+  /** Canonical JSON of the whole config (+ sha256 of referenced data files), presentation included. */
   readonly canonical: string;
-  /** sha256 of `canonical`: the config's identity for resume, shards and manifests. */
+  /**
+   * Canonical JSON of what the results depend on: the config without its presentation keys
+   * (PRESENTATION_KEYS: `description`, `report`), plus the sha256 of referenced data files.
+   */
+  readonly identity: string;
+  /**
+   * sha256 of `identity`: the config's identity for resume, growth, shards, merge and reproduce.
+   * Editing a description, a figure or a table changes `canonical` but not `hash`, so `randattn
+   * report` redraws without recomputing anything.
+   */
   readonly hash: string;
+  /** sha256 of each referenced data file, by the path written in the config. */
+  readonly dataFiles: Readonly<Record<string, string>>;
+  /** The `key=value` overrides applied on top of the file (in order), as typed. */
+  readonly overrides: readonly string[];
   /** Folder against which relative data paths resolve. */
   readonly baseDir: string;
   /** Where it was read from (for messages), or `<inline>`. */
@@ -155,41 +166,6 @@ export function ajvIssues(errors: readonly ErrorObject[], prefix: readonly (stri
   return issues;
 }
 
-/**
- * Parses config text. YAML: one document, core schema (no custom tags such as `!!js/function`),
- * no `<<` merge keys, unique keys, at most MAX_YAML_ALIASES alias expansions.
- * @param format "yaml" or "json".
- * @throws FormatError for unparseable text, ConfigError for an alias bomb.
- */
-export function parseConfigText(text: string, format: "yaml" | "json", source = "<inline>"): unknown {
-  if (text.length > MAX_CONFIG_BYTES)
-    throw new FormatError(source, `a config of at most ${MAX_CONFIG_BYTES} bytes`, `${text.length} bytes`);
-  if (format === "json") {
-    try {
-      return JSON.parse(text);
-    } catch (e) {
-      throw new FormatError(source, "valid JSON", (e as Error).message);
-    }
-  }
-  const doc = parseDocument(text, { schema: "core", merge: false, uniqueKeys: true, prettyErrors: true, strict: true });
-  // Warnings are errors here: an unresolved tag such as `!!js/function` must not silently become a string.
-  const problems = [...doc.errors, ...doc.warnings];
-  if (problems.length > 0) {
-    throw new FormatError(source, "valid YAML", problems.map((e) => e.message.split("\n")[0]).join("; "));
-  }
-  try {
-    return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
-  } catch (e) {
-    const msg = (e as Error).message;
-    if (/alias/i.test(msg)) {
-      throw new ConfigError(source, [
-        { path: "config", expected: `at most ${MAX_YAML_ALIASES} YAML alias expansions (anchors/aliases are bounded)`, actual: msg },
-      ]);
-    }
-    throw new FormatError(source, "valid YAML", msg);
-  }
-}
-
 /** Validates a parsed config object; returns it typed, or throws ConfigError listing every issue. */
 export function validateConfigObject(raw: unknown, source = "<inline>"): ExperimentConfig {
   const validate = validatorFor(CONFIG_SCHEMA);
@@ -281,11 +257,23 @@ function kernelSpec(config: ExperimentConfig): KernelSpec {
 }
 
 /**
+ * Config keys that only change how results are presented (report text, figures, tables), never
+ * what a task computes: they are left out of the config's identity hash.
+ */
+export const PRESENTATION_KEYS = ["description", "report"] as const;
+
+/** The config without its presentation keys: what the results depend on. */
+export function identityConfig(config: ExperimentConfig): Omit<ExperimentConfig, (typeof PRESENTATION_KEYS)[number]> {
+  const { description: _d, report: _r, ...rest } = config;
+  return rest;
+}
+
+/**
  * Validates a parsed config completely (schema, semantics, kernel formula, data files).
  * @param baseDir folder for relative data paths.
  * @throws ConfigError listing every issue.
  */
-export function loadConfigObject(raw: unknown, baseDir: string, source = "<inline>"): LoadedConfig {
+export function loadConfigObject(raw: unknown, baseDir: string, source = "<inline>", overrides: readonly string[] = []): LoadedConfig {
   const config = validateConfigObject(raw, source);
   const issues = semanticIssues(config);
   if (issues.length > 0) throw new ConfigError(source, issues);
@@ -329,10 +317,14 @@ export function loadConfigObject(raw: unknown, baseDir: string, source = "<inlin
     }
   }
   const canonical = canonicalJson({ config, dataFiles });
+  const identity = canonicalJson({ config: identityConfig(config), dataFiles });
   return {
     config,
     canonical,
-    hash: sha256(canonical),
+    identity,
+    hash: sha256(identity),
+    dataFiles,
+    overrides,
     baseDir,
     source,
     kernel,
@@ -345,7 +337,7 @@ export function loadConfigObject(raw: unknown, baseDir: string, source = "<inlin
  * Reads, parses and validates a config file (`.yaml`, `.yml` or `.json`).
  * @throws FormatError (unreadable / unparseable) or ConfigError (invalid), before anything runs.
  */
-export function loadConfigFile(path: string): LoadedConfig {
+export function loadConfigFile(path: string, overrides: readonly string[] = []): LoadedConfig {
   const abs = resolve(path);
   const ext = extname(abs).toLowerCase();
   if (![".yaml", ".yml", ".json"].includes(ext)) throw new FormatError("config", "a .yaml, .yml or .json file", path);
@@ -357,6 +349,6 @@ export function loadConfigFile(path: string): LoadedConfig {
   }
   if (size > MAX_CONFIG_BYTES) throw new FormatError(path, `a config of at most ${MAX_CONFIG_BYTES} bytes`, `${size} bytes`);
   const text = readFileSync(abs, "utf8");
-  const raw = parseConfigText(text, ext === ".json" ? "json" : "yaml", path);
-  return loadConfigObject(raw, dirname(abs), path);
+  const raw = applyOverrides(parseConfigText(text, ext === ".json" ? "json" : "yaml", path), overrides, path);
+  return loadConfigObject(raw, dirname(abs), path, overrides);
 }

@@ -4,10 +4,9 @@
  * schema of the registered method / generator (registry/), with the same error format.
  */
 
-/** Error metrics a config can ask for (all are computed when `metrics` is omitted). */
-export const METRIC_NAMES = ["rel_frobenius_error", "rel_spectral_error", "max_abs_error", "mean_kl_divergence"] as const;
-/** One error metric. */
-export type MetricName = (typeof METRIC_NAMES)[number];
+import { METRIC_NAMES, type MetricName } from "../base/records.js";
+
+export { METRIC_NAMES, type MetricName } from "../base/records.js";
 
 /** A literal parameter value. */
 export type ConfigValue = number | string | boolean;

@@ -1,10 +1,10 @@
 /** Figure data from results: series of (x, mean y, band = min–max over trials) per series value. */
 import type { FigureConfig } from "../config/schema.js";
 import type { Plan, Task } from "../plan/expand.js";
-import { parseNumber } from "../output/format.js";
+import { parseNumber } from "../base/format.js";
 import { cellColumns, cellValues } from "../output/results.js";
 import { recordValue } from "../output/summary.js";
-import type { JournalRecord } from "../run/journal.js";
+import type { JournalRecord } from "../base/records.js";
 import type { Series, StyleLegend } from "./svg.js";
 
 /** Dash patterns of reference curves, by position in `references`. */

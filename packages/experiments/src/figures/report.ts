@@ -9,7 +9,7 @@ import type { Plan, Task } from "../plan/expand.js";
 import { writeFileAtomic } from "../output/atomic.js";
 import type { Manifest } from "../output/manifest.js";
 import type { SummaryRow } from "../output/summary.js";
-import type { JournalRecord } from "../run/journal.js";
+import type { JournalRecord } from "../base/records.js";
 import { defaultFigures, figureSeriesWithReferences } from "./data.js";
 import { lineChartSvg } from "./svg.js";
 import { htmlTable, latexTable, markdownTable, summaryTable } from "./tables.js";

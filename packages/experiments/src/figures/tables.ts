@@ -3,7 +3,7 @@
  * metric as mean ± CI half-width (n), and mean flops and floats stored.
  */
 import type { Plan } from "../plan/expand.js";
-import { formatDisplay } from "../output/format.js";
+import { formatDisplay } from "../base/format.js";
 import { cellColumns, cellValues } from "../output/results.js";
 import type { SummaryRow } from "../output/summary.js";
 

@@ -222,7 +222,22 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
       for (const mp of methodPoints[i]) {
         const problem = { generator: generator.name, params: pp };
         const method = { name: m.method, label: m.label ?? m.method, params: mp };
-        const id = cellSeed(config.seed, { problem, kernel, mask: config.problem.mask ?? null, method });
+        // A cell's identity is everything its tasks compute from, and nothing else: its own problem
+        // point and method point, the kernel and mask, the metrics asked for and the data files it
+        // reads. Not the rest of the grid, so adding sweep values, methods or trials leaves every
+        // existing cell's id (and its tasks' seeds, plan/seeds.ts) unchanged and its results reusable.
+        const data = Object.values(pp)
+          .filter((v): v is string => typeof v === "string" && Object.hasOwn(loaded.dataFiles, v))
+          .sort()
+          .map((path) => [path, loaded.dataFiles[path]]);
+        const id = cellSeed(config.seed, {
+          problem,
+          kernel,
+          mask: config.problem.mask ?? null,
+          method,
+          metrics: [...loaded.metrics].sort(),
+          ...(data.length > 0 ? { data } : {}),
+        });
         if (ids.has(id))
           throw new ConfigError(loaded.source, [{ path: "sweep", expected: "distinct cells", actual: `a repeated cell ${id}` }]);
         ids.add(id);

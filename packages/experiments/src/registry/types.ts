@@ -10,7 +10,7 @@
  * seed — never on which worker ran it or what ran before (byte-identical results.csv).
  */
 import type { Matrix, MultiHeadWeights, SeedKey } from "@randattn/core";
-import type { CompiledExpression } from "../config/expr-eval.js";
+import type { CompiledExpression } from "../base/expr-eval.js";
 
 /** A JSON schema (ajv draft-07 subset) for a params object. */
 export type ParamsSchema = {

@@ -5,13 +5,13 @@
  */
 import { performance } from "node:perf_hooks";
 import { concatCols, type Matrix, streamingAttention } from "@randattn/core";
-import type { MetricName } from "../config/schema.js";
+import type { MetricName, MetricValues, TaskOutcome } from "../base/records.js";
 import { exactAttention } from "../registry/exact.js";
 import { getMethod } from "../registry/methods.js";
 import { getProblem } from "../registry/problems.js";
 import type { KernelSpec, MaskSpec, Params, ProblemInstance } from "../registry/types.js";
 import { inputSeed, methodSeed } from "../plan/seeds.js";
-import { maxAbsError, meanKlDivergence, relativeFrobenius, relativeSpectral } from "./metrics.js";
+import { maxAbsError, meanKlDivergence, relativeFrobenius, relativeSpectral } from "../base/metrics.js";
 import { attentionOptions } from "../registry/kernel.js";
 
 /** Everything a worker needs to run one task (plain data: structured-cloneable). */
@@ -28,30 +28,7 @@ export interface TaskSpec {
   readonly baseDir: string;
 }
 
-/** The error metrics of a task (null: not requested, or not defined for this method). */
-export type MetricValues = Record<MetricName, number | null>;
-
-/** What a task produced. Everything but the timings is a deterministic function of the TaskSpec. */
-export interface TaskOutcome {
-  readonly key: string;
-  readonly index: number;
-  /** "cancelled": stopped before finishing (interrupt, fail-fast); never journaled. */
-  readonly status: "ok" | "failed" | "cancelled";
-  /** `ErrorName: message` for a failed task, "" otherwise. */
-  readonly error: string;
-  readonly metrics: MetricValues;
-  readonly flops: number | null;
-  readonly floatsStored: number | null;
-  /**
-   * The method's extra columns (its declared `extraMetrics`; absent keys and non-finite values are
-   * null). Optional so journals written before extra columns existed still read.
-   */
-  readonly extras?: Readonly<Record<string, number | null>>;
-  /** Wall time of the method alone, ms (timings.csv only). */
-  readonly wallMs: number;
-  /** Wall time of input generation and the exact reference, ms (timings.csv only). */
-  readonly setupMs: number;
-}
+export type { MetricValues, TaskOutcome } from "../base/records.js";
 
 /** Largest N_Q·N_KV for which the reference is materialized (and KL available); beyond, streaming. */
 export const MAX_MATERIALIZED_SCORES = 1 << 24;
