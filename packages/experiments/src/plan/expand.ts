@@ -264,3 +264,24 @@ export function planTasks(plan: Plan): Task[] {
 export function paramText(v: ParamValue | undefined): string {
   return v === undefined ? "" : String(v);
 }
+
+/** The swept axes of a plan that apply to a cell: `problem.<param>` and `<its label>.<param>`. */
+export function cellAxes(plan: Plan, cellIndex: number): { axis: string; param: string; value: ParamValue }[] {
+  const c = plan.cells[cellIndex];
+  const out: { axis: string; param: string; value: ParamValue }[] = [];
+  for (const axis of Object.keys(plan.loaded.config.sweep ?? {}).sort()) {
+    const dot = axis.indexOf(".");
+    const target = axis.slice(0, dot);
+    const param = axis.slice(dot + 1);
+    if (target === "problem") out.push({ axis, param, value: c.problem.params[param] });
+    else if (target === c.method.label) out.push({ axis, param, value: c.method.params[param] });
+  }
+  return out;
+}
+
+/** `label (problem.n=512, samples=64)`: a cell named by its method label and swept values. */
+export function cellDescription(plan: Plan, cellIndex: number): string {
+  const axes = cellAxes(plan, cellIndex).map((a) => `${a.axis.startsWith("problem.") ? a.axis : a.param}=${paramText(a.value)}`);
+  const label = plan.cells[cellIndex].method.label;
+  return axes.length > 0 ? `${label} (${axes.join(", ")})` : label;
+}

@@ -139,6 +139,12 @@ export interface MethodDefinition {
    * @default none
    */
   readonly extraMetrics?: readonly ExtraMetric[];
+  /**
+   * The analytic cost `run` would report, without running it (`randattn plan` estimates a sweep's
+   * flops from it). Only for methods whose cost is a closed-form function of the shapes.
+   * @default none (plan falls back to flops recorded by an earlier run of the same cell)
+   */
+  estimateCost?(problem: ProblemInstance, params: Params): Cost;
   /** Computes the approximation. Must be a pure function of (problem, params, seed). */
   run(problem: ProblemInstance, params: Params, seed: SeedKey, context: RunContext): MethodResult;
   /**

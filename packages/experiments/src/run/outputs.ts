@@ -7,7 +7,7 @@ import { sha256 } from "../base/canonical.js";
 import { writeIndex, writeReport } from "../figures/report.js";
 import type { Plan, Task } from "../plan/expand.js";
 import type { Shard } from "../plan/shard.js";
-import type { JournalRecord } from "../run/journal.js";
+import type { JournalRecord } from "../base/records.js";
 import { writeFileAtomic } from "../output/atomic.js";
 import { buildManifest, type Manifest } from "../output/manifest.js";
 import { resultsCsv, timingsCsv } from "../output/results.js";

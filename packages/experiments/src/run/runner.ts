@@ -7,7 +7,9 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { RandAttnError } from "@randattn/core";
-import { type Plan, planTasks, type Task } from "../plan/expand.js";
+import { cellDescription, type Plan, planTasks, type Task } from "../plan/expand.js";
+import { summaryRows } from "../output/summary.js";
+import { summaryTable, textTable } from "../figures/tables.js";
 import { inShard, type Shard, shardName } from "../plan/shard.js";
 import type { Manifest } from "../output/manifest.js";
 import { writeOutputs } from "./outputs.js";
@@ -71,8 +73,8 @@ export interface RunResult {
   /** Message of the I/O error that stopped the run, or null. */
   readonly ioError: string | null;
   readonly manifest: Manifest | null;
-  /** Failed tasks: key, method label, error text. */
-  readonly failures: readonly { key: string; label: string; error: string }[];
+  /** Failed tasks: key, method label, the cell named by its swept values (and trial), error text. */
+  readonly failures: readonly { key: string; label: string; cell: string; error: string }[];
 }
 
 /** Output files a `--restart` removes. */
@@ -232,7 +234,7 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
     const skipped = tasks.length - pending.length;
     const workers = Math.max(0, Math.min(options.workers ?? 1, pending.length));
     const label = `${plan.loaded.config.experiment}${shard ? ` [shard ${shardName(shard)}]` : ""}`;
-    const progress = new Progress(label, tasks.length, skipped, options.progress ?? "auto", log);
+    const progress = new Progress(label, tasks.length, skipped, options.progress ?? "auto", log, options.progressInterval ?? 30);
     const session = sessionId();
     const pool = workers > 0 ? new WorkerPool(workers, options.workerUrl) : null;
     let stopping = false;
@@ -309,12 +311,22 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
     const failures = tasks
       .map((t) => ({ t, r: journal!.records.get(t.key) }))
       .filter(({ r }) => r?.status === "failed")
-      .map(({ t, r }) => ({ key: t.key, label: plan.cells[t.cell].method.label, error: r!.error }));
+      .map(({ t, r }) => ({
+        key: t.key,
+        label: plan.cells[t.cell].method.label,
+        cell: `${cellDescription(plan, t.cell)}, trial ${t.trial}`,
+        error: r!.error,
+      }));
     const ok = tasks.filter(done).length;
     progress.stop(
       `${label}: ${ran} run this session, ${skipped} skipped; ${ok}/${tasks.length} ok, ${failures.length} failed` +
         (complete ? (manifest ? ` → ${dir}` : "") : ` — incomplete${interrupted ? " (interrupted)" : ""}; continue with \`${resumeHint}\``),
     );
+    if (manifest && options.summaryTable) {
+      const table = summaryTable(plan, summaryRows(tasks, journal.records, plan.extraColumns));
+      log(`\n${textTable(table)}`);
+      if (options.report ?? true) log(`report: ${join(dir, "report.html")}`);
+    }
     if (ioError)
       log(`error: ${ioError}\n  completed tasks are kept in ${join(dir, JOURNAL_FILE)}; fix the cause and run \`${resumeHint}\``);
     return { dir, total: tasks.length, skipped, ran, ok, failed: failures.length, complete, interrupted, ioError, manifest, failures };
