@@ -150,6 +150,10 @@ export function ajvIssues(errors: readonly ErrorObject[], prefix: readonly (stri
         add(seg, "no repeated items", `items ${p.j} and ${p.i} equal`);
         break;
       case "anyOf":
+        if (seg[0] === "report") {
+          add(seg, "a column name or a list of column names (e.g. method_label or [method_label, problem_n])", describe(e.data));
+          break;
+        }
         add(
           seg,
           'a list of values, a range or expression string (e.g. "2^k for k in 6..9"), or {from, to, step | count}',
