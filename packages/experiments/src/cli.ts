@@ -11,7 +11,7 @@ import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RandAttnError } from "@randattn/core";
-import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { Command, type CommanderError, InvalidArgumentError } from "commander";
 import { ConfigError } from "./config/errors.js";
 import { loadConfigFile } from "./config/load.js";
 import { DEFAULT_MAX_CELLS, expandPlan, planTasks } from "./plan/expand.js";

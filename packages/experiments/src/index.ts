@@ -10,6 +10,7 @@ export * from "./base/stats.js";
 export * from "./config/errors.js";
 export * from "./config/expressions.js";
 export * from "./config/load.js";
+export * from "./config/overrides.js";
 export * from "./config/schema.js";
 export * from "./figures/data.js";
 export * from "./figures/report.js";

@@ -69,7 +69,7 @@ export function estimatePlan(plan: Plan, options: { outRoot: string; workers: nu
   const timeByLabel = new Map<string, number[]>();
   for (const t of planTasks(plan)) {
     const r = records.get(t.key);
-    if (!r || r.status !== "ok") continue;
+    if (r?.status !== "ok") continue;
     if (r.flops !== null) recordedFlops.set(t.cell, r.flops);
     const label = plan.cells[t.cell].method.label;
     if (r.session !== "committed" || r.wallMs > 0) {
