@@ -53,7 +53,9 @@ SchedulerType=sched/backfill
 NodeName=${HOST} CPUs=${CPUS} RealMemory=${MEM_MB} State=UNKNOWN
 PartitionName=check Nodes=${HOST} Default=YES MaxTime=INFINITE State=UP
 CONF
-echo "CgroupPlugin=disabled" > /etc/slurm/cgroup.conf
+# No cgroup.conf: with proctrack/linuxproc and task/none slurmd needs no cgroups (22.05 has no
+# "CgroupPlugin=disabled"; a leftover file from another setup would make slurmd fail).
+rm -f /etc/slurm/cgroup.conf
 
 cleanup() {
   scancel --user=root >/dev/null 2>&1 || true

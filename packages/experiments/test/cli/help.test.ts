@@ -9,7 +9,7 @@ describe("every CLI command has --help", () => {
     ["merge", "--from <dirs...>"],
     ["validate", "--max-cells <n>"],
     ["report", "redraw results.csv"],
-    ["plan", "estimated flops"],
+    ["plan", "--workers <n>"],
     ["reproduce", "--configs <dir>"],
     ["list", "--json"],
   ])("%s --help", (cmd, fragment) => {
