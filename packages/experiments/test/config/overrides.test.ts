@@ -13,12 +13,17 @@ describe("command-line overrides (Hydra style)", () => {
       "methods.rf.params.features=trig",
       "~sweep.problem.n",
       "problem.params.n=16",
-    ]) as Record<string, any>;
+    ]) as {
+      trials: number;
+      problem: { params: object };
+      sweep: object;
+      methods: { params: object }[];
+    };
     expect(o.trials).toBe(10);
     expect(o.problem.params).toEqual({ d: 8, dv: 3, n: 16 });
     expect(o.sweep).toEqual({ "rf.numFeatures": [64, 128] });
     expect(o.methods[0].params).toEqual({ features: "trig" });
-    expect((base as Record<string, any>).trials).toBe(2); // the input is untouched
+    expect((base as { trials: number }).trials).toBe(2); // the input is untouched
   });
 
   it("are validated by the same schema and recorded", () => {
