@@ -57,12 +57,12 @@ if (!f) {
 // Warm up on a small problem: compiles the JS and lets V8 tier the WebAssembly kernels up from
 // Liftoff to TurboFan before the timed runs.
 {
-  const w = (r, c, t) => core.randomMatrix(r, c, [1, "warm", t]);
+  const w = (r, c, t) => core.randomMatrix(r, c, {}, [1, "warm", t]);
   for (let i = 0; i < 3; i++) f(w(256, d, "q"), w(512, d, "k"), w(512, d, "v"));
 }
-const q = core.randomMatrix(nQ, d, [1, "bench", "q"]);
-const k = core.randomMatrix(nKV, d, [1, "bench", "k"]);
-const v = core.randomMatrix(nKV, d, [1, "bench", "v"]);
+const q = core.randomMatrix(nQ, d, {}, [1, "bench", "q"]);
+const k = core.randomMatrix(nKV, d, {}, [1, "bench", "k"]);
+const v = core.randomMatrix(nKV, d, {}, [1, "bench", "v"]);
 const rssInputs = process.memoryUsage().rss;
 let best = Number.POSITIVE_INFINITY;
 for (let r = 0; r < reps; r++) {

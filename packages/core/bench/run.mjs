@@ -55,8 +55,8 @@ console.log(
 console.log("## matmul C = A B (n×n·n×n), GFLOP/s = 2n³/t");
 const mmRows = [];
 for (const n of [512, 1024]) {
-  const a = core.randomMatrix(n, n, [1, "mm", "a"]);
-  const b = core.randomMatrix(n, n, [1, "mm", "b"]);
+  const a = core.randomMatrix(n, n, {}, [1, "mm", "a"]);
+  const b = core.randomMatrix(n, n, {}, [1, "mm", "b"]);
   const reps = n === 1024 ? (quick ? 1 : 3) : quick ? 2 : 5;
   core.setKernelBackend("scalar");
   const tScalar = best(() => core.matmul(a, b), reps);
@@ -99,10 +99,10 @@ table(["size", "scalar", "wasm f64", "wasm f32", "ml-matrix", "wasm/ml-matrix", 
       `${fmt((100 * p.kernelMs) / total, 1)}%`,
     ];
   };
-  const a = core.randomMatrix(1024, 1024, [1, "mm", "a"]);
-  const q = core.randomMatrix(128, 64, [1, "tile", "q"]);
-  const kb = core.randomMatrix(256, 64, [1, "tile", "k"]);
-  const p = core.randomMatrix(128, 256, [1, "tile", "p"]);
+  const a = core.randomMatrix(1024, 1024, {}, [1, "mm", "a"]);
+  const q = core.randomMatrix(128, 64, {}, [1, "tile", "q"]);
+  const kb = core.randomMatrix(256, 64, {}, [1, "tile", "k"]);
+  const p = core.randomMatrix(128, 256, {}, [1, "tile", "p"]);
   const out = new Float64Array(128 * 64);
   const s = new Float64Array(128 * 256);
   console.log("\n## copy cost of the WebAssembly path (profiled run)");
@@ -130,10 +130,10 @@ table(["size", "scalar", "wasm f64", "wasm f32", "ml-matrix", "wasm/ml-matrix", 
     [1024, 1024],
     [4096, 1024],
   ]) {
-    const B = core.randomMatrix(k, n, [1, "dec", "b"]).data;
-    const Bt = core.randomMatrix(n, k, [1, "dec", "bt"]).data;
+    const B = core.randomMatrix(k, n, {}, [1, "dec", "b"]).data;
+    const Bt = core.randomMatrix(n, k, {}, [1, "dec", "bt"]).data;
     for (const m of [1, 2, 3]) {
-      const A = core.randomMatrix(m, k, [1, "dec", "a", m]).data;
+      const A = core.randomMatrix(m, k, {}, [1, "dec", "a", m]).data;
       const C = new Float64Array(m * n);
       core.setKernelBackend("auto");
       const fa = t(() => core.matmulInto(A, B, C, m, k, n, false));
@@ -153,9 +153,9 @@ table(["size", "scalar", "wasm f64", "wasm f32", "ml-matrix", "wasm/ml-matrix", 
 // ---------------------------------------------------------------- fused softmax: where the time goes
 {
   const n = 4096;
-  const q = core.randomMatrix(n, 64, [1, "split", "q"]);
-  const k = core.randomMatrix(n, 64, [1, "split", "k"]);
-  const v = core.randomMatrix(n, 64, [1, "split", "v"]);
+  const q = core.randomMatrix(n, 64, {}, [1, "split", "q"]);
+  const k = core.randomMatrix(n, 64, {}, [1, "split", "k"]);
+  const v = core.randomMatrix(n, 64, {}, [1, "split", "v"]);
   const split = (label, f) => {
     f();
     let bestT = Number.POSITIVE_INFINITY;
@@ -264,9 +264,9 @@ console.log(
 
 // float32 accuracy against float64 at N = 1024.
 {
-  const q = core.randomMatrix(1024, d, [1, "acc", "q"]);
-  const k = core.randomMatrix(1024, d, [1, "acc", "k"]);
-  const v = core.randomMatrix(1024, d, [1, "acc", "v"]);
+  const q = core.randomMatrix(1024, d, {}, [1, "acc", "q"]);
+  const k = core.randomMatrix(1024, d, {}, [1, "acc", "k"]);
+  const v = core.randomMatrix(1024, d, {}, [1, "acc", "v"]);
   const ref = core.fastAttention(q, k, v, { precision: "float64" });
   const err = (y) => {
     let e = 0;
@@ -355,14 +355,14 @@ if (!args.has("--skip-large")) {
   const H = 8;
   const n = quick ? 1024 : 2048;
   const dIn = 512;
-  const w = (r, c, ...t) => core.randomMatrix(r, c, [1, "mha", ...t], { scale: 1 / Math.sqrt(r) });
+  const w = (r, c, ...t) => core.randomMatrix(r, c, { scale: 1 / Math.sqrt(r) }, [1, "mha", ...t]);
   const weights = {
     queries: Array.from({ length: H }, (_, h) => w(dIn, d, "q", h)),
     keys: Array.from({ length: H }, (_, h) => w(dIn, d, "k", h)),
     values: Array.from({ length: H }, (_, h) => w(dIn, d, "v", h)),
     output: w(H * d, dIn, "o"),
   };
-  const x = core.randomMatrix(n, dIn, [1, "mha", "x"]);
+  const x = core.randomMatrix(n, dIn, {}, [1, "mha", "x"]);
   const reps = quick ? 3 : 5;
   const timed = async (f) => {
     const t0 = performance.now();

@@ -102,6 +102,17 @@ export function assertOptions(value: unknown, argument = "options"): asserts val
   }
 }
 
+/**
+ * A REQUIRED options object (issue 9: every public function taking a seed takes `(inputs…, options,
+ * seed)`): a non-null, non-array object; `undefined`, `null`, a number, a string or an array is a
+ * `ValueError` naming the argument.
+ */
+export function assertRequiredOptions(value: unknown, argument = "options"): asserts value is object {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ValueError(argument, "an options object", describe(value));
+  }
+}
+
 /** `value` checked by `assertOptions`, with `undefined` as `{}`. */
 export function optionsObject<T extends object>(value: T | null | undefined, argument = "options"): T {
   assertOptions(value, argument);

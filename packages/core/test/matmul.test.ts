@@ -31,8 +31,8 @@ const shapes: [number, number, number][] = [
 describe("matmul kernels agree with ml-matrix", () => {
   for (const [m, k, n] of shapes) {
     it(`${m}×${k} · ${k}×${n}`, () => {
-      const a = randomMatrix(m, k, [1, "a", m, k]);
-      const b = randomMatrix(k, n, [1, "b", k, n]);
+      const a = randomMatrix(m, k, {}, [1, "a", m, k]);
+      const b = randomMatrix(k, n, {}, [1, "b", k, n]);
       const ref = oracle(a, b);
       expect(relErr(matmul(a, b), ref)).toBeLessThan(1e-13);
       expect(relErr(matmulTransB(a, transpose(b)), ref)).toBeLessThan(1e-13);
@@ -48,7 +48,7 @@ describe("matmul kernels agree with ml-matrix", () => {
   });
 
   it("ml-matrix conversion round-trips", () => {
-    const a = randomMatrix(3, 5, [2, "conv"]);
+    const a = randomMatrix(3, 5, {}, [2, "conv"]);
     const back = Matrix.fromMlMatrix(new MlMatrix(a.toArray()));
     expect(Array.from(back.data)).toEqual(Array.from(a.data));
   });

@@ -57,20 +57,20 @@ if (!skipRf) {
     `## exact (streaming) vs random-feature attention, d = ${d}, m = ${m} (positive, orthogonal), q,k ~ N(0, ${sigmaQK}²), v ~ N(0, 1)`,
   );
   {
-    const warm = core.randomMatrix(1024, d, [0, "warm"]);
+    const warm = core.randomMatrix(1024, d, {}, [0, "warm"]);
     for (let r = 0; r < 3; r++) {
       core.streamingAttention(warm, warm, warm);
-      sketch.randomFeatureAttention(warm, warm, warm, { numFeatures: m }, [0, "warm"]);
+      sketch.randomFeatureAttention(warm, warm, warm, { numFrequencies: m }, [0, "warm"]);
     }
   }
   const rows = [];
   let prev;
   for (const n of quick ? [1024, 2048, 4096] : [1024, 2048, 4096, 8192, 16384]) {
-    const q = core.randomMatrix(n, d, [1, "rf", n, "q"], { scale: sigmaQK });
-    const k = core.randomMatrix(n, d, [1, "rf", n, "k"], { scale: sigmaQK });
-    const v = core.randomMatrix(n, d, [1, "rf", n, "v"]);
+    const q = core.randomMatrix(n, d, { scale: sigmaQK }, [1, "rf", n, "q"]);
+    const k = core.randomMatrix(n, d, { scale: sigmaQK }, [1, "rf", n, "k"]);
+    const v = core.randomMatrix(n, d, {}, [1, "rf", n, "v"]);
     const exact = time(() => core.streamingAttention(q, k, v), n <= 4096 ? 3 : 1);
-    const approx = time(() => sketch.randomFeatureAttention(q, k, v, { numFeatures: m }, [1, "rf", n, "omega"]), 3);
+    const approx = time(() => sketch.randomFeatureAttention(q, k, v, { numFrequencies: m }, [1, "rf", n, "omega"]), 3);
     const err = core.relativeFrobeniusError(approx.out.output, exact.out);
     rows.push([
       n,
@@ -95,8 +95,8 @@ if (!skipSvd) {
   const k = 64;
   console.log(`## randomized SVD of a ${nRows}×${dL} latent (k = ${k}, p = 10, q = 2) vs ml-matrix full SVD`);
   // Latent with a decaying spectrum: L = G diag(σ) Vᵀ, G Gaussian (N × d_L), V Haar-orthogonal, σ_j = (j + 1)^{-1}.
-  const g = core.randomMatrix(nRows, dL, [2, "latent", "G"]);
-  const vOrth = sketch.householderQr(core.randomMatrix(dL, dL, [2, "latent", "V"])).q;
+  const g = core.randomMatrix(nRows, dL, {}, [2, "latent", "G"]);
+  const vOrth = sketch.householderQr(core.randomMatrix(dL, dL, {}, [2, "latent", "V"])).q;
   for (let i = 0; i < nRows; i++) for (let j = 0; j < dL; j++) g.data[i * dL + j] /= j + 1;
   const latent = core.matmulTransB(g, vOrth);
   const rsvd = time(() => sketch.randomizedSvd(latent, { rank: k, oversampling: 10, powerIterations: 2 }, [2, "rsvd"]));

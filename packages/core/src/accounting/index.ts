@@ -7,3 +7,4 @@ export * from "./memory.js";
 export * from "./flops.js";
 export * from "./presets.js";
 export * from "./table.js";
+export * from "./cost.js";

@@ -217,10 +217,10 @@ export interface MultiHeadInit {
 
 /**
  * Seeded weights N(0, 1/fan_in) (core's `initWeight`), each matrix from its own stream:
- * W_Q^h ← (key, "query", h), W_K^g ← (key, "key", g), W_V^g ← (key, "value", g), W_O ← (key, "output").
+ * W_Q^h ← (seed, "query", h), W_K^g ← (seed, "key", g), W_V^g ← (seed, "value", g), W_O ← (seed, "output").
  * @throws ValueError on non-integer or non-positive sizes, or G not dividing H.
  */
-export function initMultiHeadWeights(init: MultiHeadInit, key: SeedKey): MultiHeadWeights {
+export function initMultiHeadWeights(init: MultiHeadInit, seed: SeedKey): MultiHeadWeights {
   if (init === null || typeof init !== "object") throw new ValueError("init", "{ dIn, numHeads, headDim, … }", describe(init));
   const { dIn, numHeads, headDim } = init;
   assertInteger(dIn, "init.dIn");
@@ -233,10 +233,10 @@ export function initMultiHeadWeights(init: MultiHeadInit, key: SeedKey): MultiHe
   const dOut = init.dOut ?? dIn;
   assertInteger(dOut, "init.dOut");
   return {
-    queries: Array.from({ length: numHeads }, (_, h) => initWeight(dIn, headDim, derive(key, "query", h))),
-    keys: Array.from({ length: numKvHeads }, (_, g) => initWeight(dIn, headDim, derive(key, "key", g))),
-    values: Array.from({ length: numKvHeads }, (_, g) => initWeight(dIn, valueDim, derive(key, "value", g))),
-    output: initWeight(numHeads * valueDim, dOut, derive(key, "output")),
+    queries: Array.from({ length: numHeads }, (_, h) => initWeight(dIn, headDim, {}, derive(seed, "query", h))),
+    keys: Array.from({ length: numKvHeads }, (_, g) => initWeight(dIn, headDim, {}, derive(seed, "key", g))),
+    values: Array.from({ length: numKvHeads }, (_, g) => initWeight(dIn, valueDim, {}, derive(seed, "value", g))),
+    output: initWeight(numHeads * valueDim, dOut, {}, derive(seed, "output")),
   };
 }
 

@@ -76,12 +76,12 @@ export interface MlaConfig {
 
 /**
  * Seeded MLA weights, every matrix N(0, 1/fan_in) (LeCun normal) from its own stream
- * `(key, "mla", name[, head])`, so adding the rotary part never changes the other weights.
+ * `(seed, "mla", name[, head])`, so adding the rotary part never changes the other weights.
  * @param config sizes; see {@link MlaConfig}.
- * @param key seed key.
+ * @param seed seed key.
  * @throws ValueError on non-positive or non-integer sizes, or an odd `ropeDim`.
  */
-export function initMlaWeights(config: MlaConfig, key: SeedKey): MlaWeights {
+export function initMlaWeights(config: MlaConfig, seed: SeedKey): MlaWeights {
   if (config === null || typeof config !== "object") throw new ValueError("config", "an MlaConfig object", String(config));
   const { dIn, numHeads, latentDim, queryLatentDim, headDim } = config;
   assertInteger(dIn, "config.dIn");
@@ -96,20 +96,20 @@ export function initMlaWeights(config: MlaConfig, key: SeedKey): MlaWeights {
   assertInteger(dOut, "config.dOut");
   assertInteger(ropeDim, "config.ropeDim", 0);
   if (ropeDim % 2 !== 0) throw new ValueError("config.ropeDim", "an even width (RoPE rotates coordinate pairs)", String(ropeDim));
-  const k = derive(key, "mla");
+  const k = derive(seed, "mla");
   const heads = (name: string, rows: number, cols: number) =>
-    Array.from({ length: numHeads }, (_, h) => initWeight(rows, cols, derive(k, name, h)));
+    Array.from({ length: numHeads }, (_, h) => initWeight(rows, cols, {}, derive(k, name, h)));
   const weights: MlaWeights = {
-    queryDown: initWeight(dIn, queryLatentDim, derive(k, "queryDown")),
+    queryDown: initWeight(dIn, queryLatentDim, {}, derive(k, "queryDown")),
     queryUp: heads("queryUp", queryLatentDim, headDim),
-    latentDown: initWeight(dIn, latentDim, derive(k, "latentDown")),
+    latentDown: initWeight(dIn, latentDim, {}, derive(k, "latentDown")),
     keyUp: heads("keyUp", latentDim, headDim),
     valueUp: heads("valueUp", latentDim, valueDim),
-    output: initWeight(numHeads * valueDim, dOut, derive(k, "output")),
+    output: initWeight(numHeads * valueDim, dOut, {}, derive(k, "output")),
   };
   if (ropeDim > 0) {
     weights.queryRope = heads("queryRope", queryLatentDim, ropeDim);
-    weights.keyRope = initWeight(dIn, ropeDim, derive(k, "keyRope"));
+    weights.keyRope = initWeight(dIn, ropeDim, {}, derive(k, "keyRope"));
   }
   return weights;
 }

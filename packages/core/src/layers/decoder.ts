@@ -49,24 +49,24 @@ export interface DecoderLayerOptions {
 }
 
 /**
- * Seeded decoder layer: `[...key, "selfAttention" | "crossAttention" | "ffn"]` for the three
+ * Seeded decoder layer: `[...seed, "selfAttention" | "crossAttention" | "ffn"]` for the three
  * sublayers; norms at γ = 1, β = 0.
  */
-export function initDecoderLayer(config: DecoderLayerConfig, key: SeedKey): DecoderLayer {
+export function initDecoderLayer(config: DecoderLayerConfig, seed: SeedKey): DecoderLayer {
   const c = resolveLayerConfig(config);
   const cross = config.crossAttention ?? true;
   if (typeof cross !== "boolean") throw new ValueError("config.crossAttention", "a boolean", describe(cross));
   const mha = (purpose: string) =>
     initMultiHeadWeights(
       { dIn: c.dModel, numHeads: c.numHeads, numKvHeads: c.numKvHeads, headDim: c.headDim, valueDim: c.headDim, dOut: c.dModel },
-      derive(key, purpose),
+      derive(seed, purpose),
     );
   const norms = () => initSublayerNorms(c.placement, c.norm, c.dModel, c.epsilon);
   return {
     config: { ...c, crossAttention: cross },
     selfAttention: mha("selfAttention"),
     crossAttention: cross ? mha("crossAttention") : undefined,
-    ffn: initFfn({ kind: c.ffn, dModel: c.dModel, dHidden: c.dHidden, bias: c.ffnBias }, derive(key, "ffn")),
+    ffn: initFfn({ kind: c.ffn, dModel: c.dModel, dHidden: c.dHidden, bias: c.ffnBias }, derive(seed, "ffn")),
     norms: { selfAttention: norms(), crossAttention: cross ? norms() : undefined, ffn: norms() },
     rope: c.rope === undefined ? undefined : new Rope(c.headDim, c.rope),
   };

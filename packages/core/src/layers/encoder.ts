@@ -35,18 +35,18 @@ export interface EncoderLayerOptions {
 }
 
 /**
- * Seeded encoder layer: self-attention weights from `[...key, "selfAttention"]`, FFN weights from
- * `[...key, "ffn"]` (so adding a sublayer never changes the others); norms at γ = 1, β = 0.
+ * Seeded encoder layer: self-attention weights from `[...seed, "selfAttention"]`, FFN weights from
+ * `[...seed, "ffn"]` (so adding a sublayer never changes the others); norms at γ = 1, β = 0.
  */
-export function initEncoderLayer(config: LayerConfig, key: SeedKey): EncoderLayer {
+export function initEncoderLayer(config: LayerConfig, seed: SeedKey): EncoderLayer {
   const c = resolveLayerConfig(config);
   return {
     config: c,
     selfAttention: initMultiHeadWeights(
       { dIn: c.dModel, numHeads: c.numHeads, numKvHeads: c.numKvHeads, headDim: c.headDim, valueDim: c.headDim, dOut: c.dModel },
-      derive(key, "selfAttention"),
+      derive(seed, "selfAttention"),
     ),
-    ffn: initFfn({ kind: c.ffn, dModel: c.dModel, dHidden: c.dHidden, bias: c.ffnBias }, derive(key, "ffn")),
+    ffn: initFfn({ kind: c.ffn, dModel: c.dModel, dHidden: c.dHidden, bias: c.ffnBias }, derive(seed, "ffn")),
     norms: {
       selfAttention: initSublayerNorms(c.placement, c.norm, c.dModel, c.epsilon),
       ffn: initSublayerNorms(c.placement, c.norm, c.dModel, c.epsilon),

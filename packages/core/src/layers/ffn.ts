@@ -85,9 +85,9 @@ export interface FfnConfig {
 
 /**
  * Seeded FFN weights: W₁, V, W₂ LeCun-normal (N(0, 1/fan_in)) each from its own stream
- * `[...key, "w1" | "v" | "w2"]`; biases 0.
+ * `[...seed, "w1" | "v" | "w2"]`; biases 0.
  */
-export function initFfn(config: FfnConfig, key: SeedKey): FfnWeights {
+export function initFfn(config: FfnConfig, seed: SeedKey): FfnWeights {
   if (config === null || typeof config !== "object") throw new ValueError("config", "an FfnConfig object", describe(config));
   const kind = config.kind ?? "relu";
   assertOneOf(kind, "config.kind", FFN_KINDS);
@@ -101,11 +101,11 @@ export function initFfn(config: FfnConfig, key: SeedKey): FfnWeights {
   const { dModel, dHidden } = config;
   return {
     kind,
-    w1: initWeight(dModel, dHidden, derive(key, "w1")),
+    w1: initWeight(dModel, dHidden, {}, derive(seed, "w1")),
     b1: bias ? new Float64Array(dHidden) : undefined,
-    v: gated ? initWeight(dModel, dHidden, derive(key, "v")) : undefined,
+    v: gated ? initWeight(dModel, dHidden, {}, derive(seed, "v")) : undefined,
     c: gated && bias ? new Float64Array(dHidden) : undefined,
-    w2: initWeight(dHidden, dOut, derive(key, "w2")),
+    w2: initWeight(dHidden, dOut, {}, derive(seed, "w2")),
     b2: bias ? new Float64Array(dOut) : undefined,
   };
 }

@@ -22,11 +22,18 @@ export interface OutputHead {
   readonly bias?: Float64Array;
 }
 
-/** A tied head, or an untied W_out ∈ R^{d×N_T} (LeCun normal from `key`). No bias. */
-export function initOutputHead(dModel: number, vocabSize: number, tied: boolean, key: SeedKey): OutputHead {
+/** Options of {@link initOutputHead}. */
+export interface InitOutputHeadOptions {
+  /** Tie W_out to the token embedding (logits = H Eᵀ): no weight is drawn. */
+  tied: boolean;
+}
+
+/** A tied head, or an untied W_out ∈ R^{d×N_T} (LeCun normal from `seed`). No bias. */
+export function initOutputHead(dModel: number, vocabSize: number, options: InitOutputHeadOptions, seed: SeedKey): OutputHead {
+  if (options === null || typeof options !== "object") throw new ValueError("options", "{ tied }", describe(options));
   assertInteger(dModel, "dModel");
   assertInteger(vocabSize, "vocabSize");
-  return tied ? { tied: true } : { tied: false, weight: initWeight(dModel, vocabSize, key) };
+  return options.tied ? { tied: true } : { tied: false, weight: initWeight(dModel, vocabSize, {}, seed) };
 }
 
 /**

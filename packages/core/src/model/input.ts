@@ -21,14 +21,14 @@ export interface InputEmbedding {
   readonly norm?: NormParams;
 }
 
-/** Builds the input block for `vocabSize` tokens: E from `[...key, "embedding"]`, a learned P from `[...key, "positional"]`. */
-export function initInputEmbedding(config: ResolvedModelConfig, vocabSize: number, key: SeedKey): InputEmbedding {
+/** Builds the input block for `vocabSize` tokens: E from `[...seed, "embedding"]`, a learned P from `[...seed, "positional"]`. */
+export function initInputEmbedding(vocabSize: number, config: ResolvedModelConfig, seed: SeedKey): InputEmbedding {
   const d = config.layer.dModel;
-  const embedding = initEmbedding(vocabSize, d, derive(key, "embedding"), { std: config.embeddingStd });
+  const embedding = initEmbedding(vocabSize, d, { std: config.embeddingStd }, derive(seed, "embedding"));
   let positionTable: Matrix | undefined;
   if (config.positional === "sinusoidal") positionTable = sinusoidalPositionalEncoding(config.maxPositions, d);
   else if (config.positional === "learned") {
-    positionTable = initLearnedPositionalEmbedding(config.maxPositions, d, derive(key, "positional"), { std: config.embeddingStd }).table;
+    positionTable = initLearnedPositionalEmbedding(config.maxPositions, d, { std: config.embeddingStd }, derive(seed, "positional")).table;
   }
   const layer = config.layer;
   const norm = config.embeddingNorm ? initNorm(layer.norm, d, layer.epsilon === undefined ? {} : { epsilon: layer.epsilon }) : undefined;

@@ -103,16 +103,16 @@ function runEncoder(
 // ---------------------------------------------------------------------------------------------
 // Encoder-only
 
-/** Seeded encoder-only model: embedding `[...key, "embedding"]`, layer i `[...key, "layer", i]`, untied head `[...key, "head"]`. */
-export function initEncoderOnly(config: ModelConfig, key: SeedKey): EncoderOnlyModel {
+/** Seeded encoder-only model: embedding `[...seed, "embedding"]`, layer i `[...seed, "layer", i]`, untied head `[...seed, "head"]`. */
+export function initEncoderOnly(config: ModelConfig, seed: SeedKey): EncoderOnlyModel {
   const c = resolveModelConfig(config);
   return {
     kind: "encoder-only",
     config: c,
-    input: initInputEmbedding(c, c.vocabSize, key),
-    layers: Array.from({ length: c.numLayers }, (_, i) => initEncoderLayer(c.layer, derive(key, "layer", i))),
+    input: initInputEmbedding(c.vocabSize, c, seed),
+    layers: Array.from({ length: c.numLayers }, (_, i) => initEncoderLayer(c.layer, derive(seed, "layer", i))),
     finalNorm: finalNorm(c),
-    head: initOutputHead(c.layer.dModel, c.vocabSize, c.tieEmbeddings, derive(key, "head")),
+    head: initOutputHead(c.layer.dModel, c.vocabSize, { tied: c.tieEmbeddings }, derive(seed, "head")),
   };
 }
 
@@ -131,16 +131,18 @@ export function encoderOnlyForward(model: EncoderOnlyModel, ids: ArrayLike<numbe
 // ---------------------------------------------------------------------------------------------
 // Decoder-only
 
-/** Seeded decoder-only model: embedding `[...key, "embedding"]`, layer i `[...key, "layer", i]`, untied head `[...key, "head"]`. */
-export function initDecoderOnly(config: ModelConfig, key: SeedKey): DecoderOnlyModel {
+/** Seeded decoder-only model: embedding `[...seed, "embedding"]`, layer i `[...seed, "layer", i]`, untied head `[...seed, "head"]`. */
+export function initDecoderOnly(config: ModelConfig, seed: SeedKey): DecoderOnlyModel {
   const c = resolveModelConfig(config);
   return {
     kind: "decoder-only",
     config: c,
-    input: initInputEmbedding(c, c.vocabSize, key),
-    layers: Array.from({ length: c.numLayers }, (_, i) => initDecoderLayer({ ...c.layer, crossAttention: false }, derive(key, "layer", i))),
+    input: initInputEmbedding(c.vocabSize, c, seed),
+    layers: Array.from({ length: c.numLayers }, (_, i) =>
+      initDecoderLayer({ ...c.layer, crossAttention: false }, derive(seed, "layer", i)),
+    ),
     finalNorm: finalNorm(c),
-    head: initOutputHead(c.layer.dModel, c.vocabSize, c.tieEmbeddings, derive(key, "head")),
+    head: initOutputHead(c.layer.dModel, c.vocabSize, { tied: c.tieEmbeddings }, derive(seed, "head")),
   };
 }
 
@@ -221,11 +223,11 @@ export function decoderOnlyStep(model: DecoderOnlyModel, state: DecoderState, ne
 // Encoder–decoder
 
 /**
- * Seeded encoder–decoder Transformer: source/target embeddings `[...key, "source" | "target", "embedding"]`,
- * encoder layer i `[...key, "encoder", i]`, decoder layer i `[...key, "decoder", i]`, untied head
- * `[...key, "head"]`; the head ties to the target embedding.
+ * Seeded encoder–decoder Transformer: source/target embeddings `[...seed, "source" | "target", "embedding"]`,
+ * encoder layer i `[...seed, "encoder", i]`, decoder layer i `[...seed, "decoder", i]`, untied head
+ * `[...seed, "head"]`; the head ties to the target embedding.
  */
-export function initEncoderDecoder(config: EncoderDecoderConfig, key: SeedKey): EncoderDecoderModel {
+export function initEncoderDecoder(config: EncoderDecoderConfig, seed: SeedKey): EncoderDecoderModel {
   const c = resolveModelConfig(config);
   const sourceVocabSize = config.sourceVocabSize ?? c.vocabSize;
   assertInteger(sourceVocabSize, "config.sourceVocabSize");
@@ -234,15 +236,15 @@ export function initEncoderDecoder(config: EncoderDecoderConfig, key: SeedKey): 
   return {
     kind: "encoder-decoder",
     config: { ...c, sourceVocabSize, numDecoderLayers },
-    sourceInput: initInputEmbedding(c, sourceVocabSize, derive(key, "source")),
-    targetInput: initInputEmbedding(c, c.vocabSize, derive(key, "target")),
-    encoderLayers: Array.from({ length: c.numLayers }, (_, i) => initEncoderLayer(c.layer, derive(key, "encoder", i))),
+    sourceInput: initInputEmbedding(sourceVocabSize, c, derive(seed, "source")),
+    targetInput: initInputEmbedding(c.vocabSize, c, derive(seed, "target")),
+    encoderLayers: Array.from({ length: c.numLayers }, (_, i) => initEncoderLayer(c.layer, derive(seed, "encoder", i))),
     encoderFinalNorm: finalNorm(c),
     decoderLayers: Array.from({ length: numDecoderLayers }, (_, i) =>
-      initDecoderLayer({ ...c.layer, crossAttention: true }, derive(key, "decoder", i)),
+      initDecoderLayer({ ...c.layer, crossAttention: true }, derive(seed, "decoder", i)),
     ),
     decoderFinalNorm: finalNorm(c),
-    head: initOutputHead(c.layer.dModel, c.vocabSize, c.tieEmbeddings, derive(key, "head")),
+    head: initOutputHead(c.layer.dModel, c.vocabSize, { tied: c.tieEmbeddings }, derive(seed, "head")),
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import { ValueError } from "../errors.js";
 import { Matrix } from "../linalg/matrix.js";
-import { assertInteger, assertNumber, assertOneOf, assertOptions } from "../validate.js";
+import { assertInteger, assertNumber, assertOneOf, assertRequiredOptions } from "../validate.js";
 import { type SeedKey, RandomStream } from "./stream.js";
 
 /** How the entries of a random matrix are drawn. */
@@ -18,9 +18,9 @@ export interface RandomMatrixOptions {
   scale?: number;
 }
 
-/** A rows × cols matrix with i.i.d. entries from the stream for `key`. */
-export function randomMatrix(rows: number, cols: number, key: SeedKey, options: RandomMatrixOptions = {}): Matrix {
-  assertOptions(options, "options");
+/** A rows × cols matrix with i.i.d. entries from the stream for `seed`. */
+export function randomMatrix(rows: number, cols: number, options: RandomMatrixOptions, seed: SeedKey): Matrix {
+  assertRequiredOptions(options, "options");
   assertInteger(rows, "rows", 0);
   assertInteger(cols, "cols", 0);
   const scale = options.scale ?? 1;
@@ -33,7 +33,7 @@ export function randomMatrix(rows: number, cols: number, key: SeedKey, options: 
   if (distribution === "gaussian" && 9 * Math.abs(scale) > Number.MAX_VALUE) {
     throw new ValueError("options.scale", `|scale| ≤ ${Number.MAX_VALUE / 9} (gaussian entries stay finite)`, String(scale));
   }
-  const rng = new RandomStream(key);
+  const rng = new RandomStream(seed);
   const m = new Matrix(rows, cols);
   const d = m.data;
   switch (distribution) {
@@ -50,11 +50,19 @@ export function randomMatrix(rows: number, cols: number, key: SeedKey, options: 
   return m;
 }
 
+/** Options of {@link initWeight}. */
+export interface InitWeightOptions {
+  /** Multiplier of the standard deviation 1/√fanIn. @default 1 */
+  gain?: number;
+}
+
 /**
  * A weight matrix W ∈ R^{fanIn×fanOut} with entries N(0, 1/fanIn) (LeCun normal), so x W keeps
  * unit variance for unit-variance x — the regime §2.1's 1/√d_QK scaling assumes.
  */
-export function initWeight(fanIn: number, fanOut: number, key: SeedKey, gain = 1): Matrix {
+export function initWeight(fanIn: number, fanOut: number, options: InitWeightOptions, seed: SeedKey): Matrix {
+  assertRequiredOptions(options, "options");
   assertInteger(fanIn, "fanIn");
-  return randomMatrix(fanIn, fanOut, key, { scale: gain / Math.sqrt(fanIn) });
+  const gain = options.gain ?? 1;
+  return randomMatrix(fanIn, fanOut, { scale: gain / Math.sqrt(fanIn) }, seed);
 }

@@ -6,7 +6,16 @@ import { ValueError } from "../errors.js";
 import { Matrix } from "../linalg/matrix.js";
 import { randomMatrix } from "../random/init.js";
 import type { SeedKey } from "../random/stream.js";
-import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertNumber, describe, assertOptions } from "../validate.js";
+import {
+  assertFinite,
+  assertInteger,
+  assertMatrix,
+  assertNonEmpty,
+  assertNumber,
+  describe,
+  assertOptions,
+  assertRequiredOptions,
+} from "../validate.js";
 
 export interface EmbeddingOptions {
   /** Accept NaN/±Inf entries in the table. @default false */
@@ -71,11 +80,11 @@ export interface InitEmbeddingOptions {
 }
 
 /** A seeded random embedding table of `vocabSize` × `dim` with i.i.d. N(0, std²) entries. */
-export function initEmbedding(vocabSize: number, dim: number, key: SeedKey, options: InitEmbeddingOptions = {}): Embedding {
-  assertOptions(options, "options");
+export function initEmbedding(vocabSize: number, dim: number, options: InitEmbeddingOptions, seed: SeedKey): Embedding {
+  assertRequiredOptions(options, "options");
   assertInteger(vocabSize, "vocabSize");
   assertInteger(dim, "dim");
   const std = options.std ?? 1;
   assertNumber(std, "options.std", { positive: true });
-  return new Embedding(randomMatrix(vocabSize, dim, key, { distribution: "gaussian", scale: std }));
+  return new Embedding(randomMatrix(vocabSize, dim, { distribution: "gaussian", scale: std }, seed));
 }

@@ -49,16 +49,11 @@ export function sinusoidalPositionalEncoding(numPositions: number, dim: number, 
 
 /**
  * A learned positional embedding P ∈ R^{maxPositions×dim}: an `Embedding` indexed by position,
- * initialised from `key` (trained weights would be loaded into an `Embedding` instead).
+ * initialised from `seed` (trained weights would be loaded into an `Embedding` instead).
  */
-export function initLearnedPositionalEmbedding(
-  maxPositions: number,
-  dim: number,
-  key: SeedKey,
-  options: InitEmbeddingOptions = {},
-): Embedding {
+export function initLearnedPositionalEmbedding(maxPositions: number, dim: number, options: InitEmbeddingOptions, seed: SeedKey): Embedding {
   assertInteger(maxPositions, "maxPositions");
-  return initEmbedding(maxPositions, dim, key, options);
+  return initEmbedding(maxPositions, dim, options, seed);
 }
 
 export interface AddPositionalOptions {

@@ -43,9 +43,9 @@ function expectError(f: () => unknown, type: Ctor, ...parts: (string | RegExp)[]
   }
 }
 
-const q = randomMatrix(3, 4, [32, "q"]);
-const k = randomMatrix(5, 4, [32, "k"]);
-const v = randomMatrix(5, 2, [32, "v"]);
+const q = randomMatrix(3, 4, {}, [32, "q"]);
+const k = randomMatrix(5, 4, {}, [32, "k"]);
+const v = randomMatrix(5, 2, {}, [32, "v"]);
 const withNaN = (m: Matrix, i: number, j: number, x: number) => {
   const c = m.clone();
   c.set(i, j, x);
@@ -62,7 +62,7 @@ const singleHead: [string, (qq: Matrix, kk: Matrix, vv: Matrix, o?: object) => u
 describe("single-head forms", () => {
   for (const [name, run] of singleHead) {
     it(`${name}: shapes`, () => {
-      expectError(() => run(q, randomMatrix(5, 3, [1]), v), ShapeError, "keys: expected *×4 (cols = queries.cols = 4), got 5×3");
+      expectError(() => run(q, randomMatrix(5, 3, {}, [1]), v), ShapeError, "keys: expected *×4 (cols = queries.cols = 4), got 5×3");
       expectError(() => run(new Matrix(0, 4), k, v), ShapeError, "queries: expected at least 1 row and 1 column, got 0×4");
       expectError(() => run(q, new Matrix(0, 4), new Matrix(0, 2)), ShapeError, "keys: expected at least 1 row and 1 column, got 0×4");
       expectError(() => run([[1]] as unknown as Matrix, k, v), ShapeError, "queries: expected a Matrix");
@@ -123,7 +123,7 @@ describe("single-head forms", () => {
 
   it("attention / streaming: values shape and finiteness", () => {
     for (const run of [attention, streamingAttention]) {
-      expectError(() => run(q, k, randomMatrix(4, 2, [1])), ShapeError, "values: expected 5×* (rows = keys.rows = 5), got 4×2");
+      expectError(() => run(q, k, randomMatrix(4, 2, {}, [1])), ShapeError, "values: expected 5×* (rows = keys.rows = 5), got 4×2");
       expectError(() => run(q, k, new Matrix(5, 0)), ShapeError, "values", "d_V ≥ 1", "5×0");
       expectError(() => run(q, k, withNaN(v, 0, 1, Number.NEGATIVE_INFINITY)), NonFiniteError, "values", "-Infinity at [0, 1]");
     }
@@ -136,15 +136,15 @@ describe("single-head forms", () => {
 });
 
 describe("projections, multi-head and helpers", () => {
-  const w = { query: randomMatrix(4, 3, [1]), key: randomMatrix(4, 3, [2]), value: randomMatrix(4, 2, [3]) };
+  const w = { query: randomMatrix(4, 3, {}, [1]), key: randomMatrix(4, 3, {}, [2]), value: randomMatrix(4, 2, {}, [3]) };
   it("projectedAttention / selfAttention / crossAttention", () => {
     expectError(
-      () => projectedAttention(q, k, randomMatrix(6, 4, [1]), w),
+      () => projectedAttention(q, k, randomMatrix(6, 4, {}, [1]), w),
       ShapeError,
       "xV: expected 5×* (rows = xK.rows = N_KV = 5), got 6×4",
     );
-    expectError(() => selfAttention(randomMatrix(3, 5, [1]), w), ShapeError, "weights.query: expected 5×*", "got 4×3");
-    expectError(() => crossAttention(q, k, { ...w, key: randomMatrix(4, 2, [1]) }), ShapeError, "weights.key: expected *×3", "got 4×2");
+    expectError(() => selfAttention(randomMatrix(3, 5, {}, [1]), w), ShapeError, "weights.query: expected 5×*", "got 4×3");
+    expectError(() => crossAttention(q, k, { ...w, key: randomMatrix(4, 2, {}, [1]) }), ShapeError, "weights.key: expected *×3", "got 4×2");
     expectError(() => crossAttention(q, withNaN(k, 0, 0, Number.NaN), w), NonFiniteError, "xK: expected finite entries");
     expectError(() => crossAttention(q, new Matrix(0, 4), w), ShapeError, "xK: expected at least 1 row");
     expectError(() => selfAttention(q, w, { algorithm: "gpu" as never }), ValueError, "options.algorithm", '"gpu"');
@@ -152,7 +152,7 @@ describe("projections, multi-head and helpers", () => {
 
   it("multiHeadAttention", () => {
     const mw = initMultiHeadWeights({ dIn: 4, numHeads: 4, numKvHeads: 2, headDim: 3 }, [33]);
-    expectError(() => multiHeadAttention(randomMatrix(3, 5, [1]), k, mw), ShapeError, "xQ: expected *×4", "got 3×5");
+    expectError(() => multiHeadAttention(randomMatrix(3, 5, {}, [1]), k, mw), ShapeError, "xQ: expected *×4", "got 3×5");
     expectError(() => multiHeadAttention(q, new Matrix(0, 4), mw), ShapeError, "xKV: expected at least 1 row");
     expectError(
       () => multiHeadAttention(q, k, { ...mw, values: mw.values.slice(0, 1) }),
@@ -163,19 +163,19 @@ describe("projections, multi-head and helpers", () => {
     );
     expectError(() => multiHeadAttention(q, k, { ...mw, queries: [] }), ShapeError, "weights.queries", "non-empty");
     expectError(
-      () => multiHeadAttention(q, k, { ...mw, output: randomMatrix(11, 4, [1]) }),
+      () => multiHeadAttention(q, k, { ...mw, output: randomMatrix(11, 4, {}, [1]) }),
       ShapeError,
       "weights.output: expected 12×*",
       "got 11×4",
     );
     expectError(
-      () => multiHeadAttention(q, k, { ...mw, keys: [mw.keys[0], randomMatrix(4, 2, [1])] }),
+      () => multiHeadAttention(q, k, { ...mw, keys: [mw.keys[0], randomMatrix(4, 2, {}, [1])] }),
       ShapeError,
       "weights.keys[1]",
       "got 4×2",
     );
     expectError(
-      () => multiHeadAttention(q, k, { ...mw, queries: [...mw.queries.slice(0, 3), randomMatrix(4, 2, [1])] }),
+      () => multiHeadAttention(q, k, { ...mw, queries: [...mw.queries.slice(0, 3), randomMatrix(4, 2, {}, [1])] }),
       ShapeError,
       "weights.queries[3]",
     );

@@ -14,9 +14,9 @@ describe("dot kernel attention = literal Z⁻¹AV", () => {
   for (const [name, f] of fs) {
     for (const scale of [undefined, 0.37]) {
       it(`f = ${name}, scale ${scale ?? "default 1"}`, () => {
-        const q = randomMatrix(7, 4, [11, "q", name]);
-        const k = randomMatrix(10, 4, [11, "k", name]);
-        const v = randomMatrix(10, 5, [11, "v", name]);
+        const q = randomMatrix(7, 4, {}, [11, "q", name]);
+        const k = randomMatrix(10, 4, {}, [11, "k", name]);
+        const v = randomMatrix(10, 5, {}, [11, "v", name]);
         const sc = scale ?? 1;
         const ref = literalAttention(rows(q), rows(k), rows(v), (a, b) => f(sc * dot(a, b)));
         const kernel = dotKernel(f, scale === undefined ? {} : { scale });

@@ -14,9 +14,9 @@ import {
 } from "@randattn/core";
 import { allFinite, expKappa, literalAttention, relErr, rows } from "./reference.js";
 
-const q = randomMatrix(4, 3, [18, "q"]);
-const k = randomMatrix(6, 3, [18, "k"]);
-const v = randomMatrix(6, 2, [18, "v"]);
+const q = randomMatrix(4, 3, {}, [18, "q"]);
+const k = randomMatrix(6, 3, {}, [18, "k"]);
+const v = randomMatrix(6, 2, {}, [18, "v"]);
 const sets = [[0, 1], [2], [], [5, 3]];
 const masked: AttentionOptions = { mask: { kind: "allowed", sets } };
 

@@ -6,8 +6,8 @@ import { expKappa, literalAttention, literalConcatCols, literalMatmul, relErr, r
 
 const dIn = 6;
 const dh = 3;
-const xQ = randomMatrix(5, dIn, [23, "xq"]);
-const xKV = randomMatrix(7, dIn, [23, "xkv"]);
+const xQ = randomMatrix(5, dIn, {}, [23, "xq"]);
+const xKV = randomMatrix(7, dIn, {}, [23, "xkv"]);
 
 /** Literal grouped attention: head h reads keys/values of KV head group(h). */
 function literalGrouped(w: ReturnType<typeof initMultiHeadWeights>, group: (h: number) => number) {

@@ -15,10 +15,10 @@ describe("initMultiHeadWeights", () => {
   it("each matrix is core's initWeight on its own purpose; reproducible; all distinct", () => {
     const key = [35, "layer", 0] as const;
     const w = initMultiHeadWeights({ dIn: 6, numHeads: 2, numKvHeads: 1, headDim: 4, valueDim: 3 }, key);
-    expect(w.queries[1].data).toEqual(initWeight(6, 4, [...key, "query", 1]).data);
-    expect(w.keys[0].data).toEqual(initWeight(6, 4, [...key, "key", 0]).data);
-    expect(w.values[0].data).toEqual(initWeight(6, 3, [...key, "value", 0]).data);
-    expect(w.output.data).toEqual(initWeight(6, 6, [...key, "output"]).data);
+    expect(w.queries[1].data).toEqual(initWeight(6, 4, {}, [...key, "query", 1]).data);
+    expect(w.keys[0].data).toEqual(initWeight(6, 4, {}, [...key, "key", 0]).data);
+    expect(w.values[0].data).toEqual(initWeight(6, 3, {}, [...key, "value", 0]).data);
+    expect(w.output.data).toEqual(initWeight(6, 6, {}, [...key, "output"]).data);
     const again = initMultiHeadWeights({ dIn: 6, numHeads: 2, numKvHeads: 1, headDim: 4, valueDim: 3 }, key);
     expect(again.queries[0].data).toEqual(w.queries[0].data);
     const firsts = [w.queries[0], w.queries[1], w.keys[0], w.values[0], w.output].map((m) => m.data[0]);

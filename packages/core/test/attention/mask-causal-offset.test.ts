@@ -26,9 +26,9 @@ describe("causal mask offset", () => {
 
   it("newest N_Q queries = last N_Q rows of full causal self-attention", () => {
     const n = 10;
-    const x = randomMatrix(n, 4, [17, "q"]);
-    const k = randomMatrix(n, 4, [17, "k"]);
-    const v = randomMatrix(n, 3, [17, "v"]);
+    const x = randomMatrix(n, 4, {}, [17, "q"]);
+    const k = randomMatrix(n, 4, {}, [17, "k"]);
+    const v = randomMatrix(n, 3, {}, [17, "v"]);
     const full = attention(x, k, v, { mask: { kind: "causal" } });
     const ref = literalAttention(rows(x), rows(k), rows(v), expKappa(0.5), (i, j) => j <= i);
     expect(relErr(full, ref.y)).toBeLessThan(1e-12);
@@ -39,9 +39,9 @@ describe("causal mask offset", () => {
   });
 
   it("N_Q > N_KV: the default offset is negative and the first rows are empty (error by default)", () => {
-    const q = randomMatrix(5, 2, [17, "q5"]);
-    const k = randomMatrix(3, 2, [17, "k3"]);
-    const v = randomMatrix(3, 2, [17, "v3"]);
+    const q = randomMatrix(5, 2, {}, [17, "q5"]);
+    const k = randomMatrix(3, 2, {}, [17, "k3"]);
+    const v = randomMatrix(3, 2, {}, [17, "v3"]);
     expect(() => attention(q, k, v, { mask: { kind: "causal" } })).toThrow(NumericalError);
     const y = attention(q, k, v, { mask: { kind: "causal" }, onEmptyRow: "zero" });
     expect(y.toArray().slice(0, 2)).toEqual([

@@ -20,9 +20,9 @@ import { dot, literalAttention, relErr, rows } from "./reference.js";
 const nQ = 6;
 const nKV = 9;
 const d = 3;
-const q = randomMatrix(nQ, d, [16, "q"]);
-const k = randomMatrix(nKV, d, [16, "k"]);
-const v = randomMatrix(nKV, 4, [16, "v"]);
+const q = randomMatrix(nQ, d, {}, [16, "q"]);
+const k = randomMatrix(nKV, d, {}, [16, "k"]);
+const v = randomMatrix(nKV, 4, {}, [16, "v"]);
 
 const dense = Matrix.from(nQ, nKV, (i, j) => ((i * 7 + j * 3) % 4 === 0 || j === i ? 1 : 0));
 const masks: [string, Mask, (i: number, j: number) => boolean][] = [

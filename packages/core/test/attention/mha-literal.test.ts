@@ -12,8 +12,8 @@ describe("multiHeadAttention = literal per-head formula", () => {
   ]) {
     it(`N_Q=${nQ} N_KV=${nKV} d_in=${dIn} H=${H} d_head=${dh} d_V=${dv} d_out=${dOut}`, () => {
       const w = initMultiHeadWeights({ dIn, numHeads: H, headDim: dh, valueDim: dv, dOut }, [22, nQ, nKV]);
-      const xQ = randomMatrix(nQ, dIn, [22, "xq", nQ]);
-      const xKV = randomMatrix(nKV, dIn, [22, "xkv", nKV]);
+      const xQ = randomMatrix(nQ, dIn, {}, [22, "xq", nQ]);
+      const xKV = randomMatrix(nKV, dIn, {}, [22, "xkv", nKV]);
       for (const mask of [undefined, { kind: "causal" as const }]) {
         const heads = Array.from({ length: H }, (_, h) => {
           const q = literalMatmul(rows(xQ), rows(w.queries[h]));

@@ -29,8 +29,8 @@ const dh = 4;
 const H = 4;
 const G = 2;
 const w = initMultiHeadWeights({ dIn, numHeads: H, numKvHeads: G, headDim: dh }, [28]);
-const xQ = randomMatrix(3, dIn, [28, "xq"]);
-const xKV = randomMatrix(6, dIn, [28, "xkv"]);
+const xQ = randomMatrix(3, dIn, {}, [28, "xq"]);
+const xKV = randomMatrix(6, dIn, {}, [28, "xkv"]);
 
 function literal(qPos: number[], kPos: number[]) {
   const heads = w.queries.map((wq, h) => {

@@ -11,9 +11,9 @@ const gauss = (a: ArrayLike<number>, b: ArrayLike<number>) => {
 
 describe("pairwise kernel attention = literal Z⁻¹AV", () => {
   it("Gaussian kernel, N_Q ≠ N_KV, d_QK ≠ d_V", () => {
-    const q = randomMatrix(6, 3, [12, "q"]);
-    const k = randomMatrix(11, 3, [12, "k"]);
-    const v = randomMatrix(11, 4, [12, "v"]);
+    const q = randomMatrix(6, 3, {}, [12, "q"]);
+    const k = randomMatrix(11, 3, {}, [12, "k"]);
+    const v = randomMatrix(11, 4, {}, [12, "v"]);
     const ref = literalAttention(rows(q), rows(k), rows(v), gauss);
     const y = attention(q, k, v, { kernel: pairwiseKernel((a, b) => gauss(a, b), "gauss") });
     expect(relErr(y, ref.y)).toBeLessThan(1e-12);

@@ -7,10 +7,10 @@ import { expKappa, literalAttention, literalMatmul, relErr, rows } from "./refer
 
 describe("projected attention = literal formula", () => {
   it("general X_Q, X_K, X_V (three sources, three input widths)", () => {
-    const xQ = randomMatrix(5, 6, [19, "xq"]);
-    const xK = randomMatrix(8, 4, [19, "xk"]);
-    const xV = randomMatrix(8, 7, [19, "xv"]);
-    const w = { query: initWeight(6, 3, [19, "wq"]), key: initWeight(4, 3, [19, "wk"]), value: initWeight(7, 2, [19, "wv"]) };
+    const xQ = randomMatrix(5, 6, {}, [19, "xq"]);
+    const xK = randomMatrix(8, 4, {}, [19, "xk"]);
+    const xV = randomMatrix(8, 7, {}, [19, "xv"]);
+    const w = { query: initWeight(6, 3, {}, [19, "wq"]), key: initWeight(4, 3, {}, [19, "wk"]), value: initWeight(7, 2, {}, [19, "wv"]) };
     const q = literalMatmul(rows(xQ), rows(w.query));
     const k = literalMatmul(rows(xK), rows(w.key));
     const v = literalMatmul(rows(xV), rows(w.value));
@@ -22,9 +22,9 @@ describe("projected attention = literal formula", () => {
   });
 
   it("cross-attention: N_Q ≠ N_KV, keys and values from one other source", () => {
-    const dec = randomMatrix(3, 5, [20, "dec"]);
-    const enc = randomMatrix(11, 9, [20, "enc"]);
-    const w = { query: initWeight(5, 4, [20, "wq"]), key: initWeight(9, 4, [20, "wk"]), value: initWeight(9, 6, [20, "wv"]) };
+    const dec = randomMatrix(3, 5, {}, [20, "dec"]);
+    const enc = randomMatrix(11, 9, {}, [20, "enc"]);
+    const w = { query: initWeight(5, 4, {}, [20, "wq"]), key: initWeight(9, 4, {}, [20, "wk"]), value: initWeight(9, 6, {}, [20, "wv"]) };
     const ref = literalAttention(
       literalMatmul(rows(dec), rows(w.query)),
       literalMatmul(rows(enc), rows(w.key)),
@@ -37,8 +37,8 @@ describe("projected attention = literal formula", () => {
   });
 
   it("self-attention with a causal mask", () => {
-    const x = randomMatrix(7, 4, [21, "x"]);
-    const w = { query: initWeight(4, 2, [21, "wq"]), key: initWeight(4, 2, [21, "wk"]), value: initWeight(4, 3, [21, "wv"]) };
+    const x = randomMatrix(7, 4, {}, [21, "x"]);
+    const w = { query: initWeight(4, 2, {}, [21, "wq"]), key: initWeight(4, 2, {}, [21, "wk"]), value: initWeight(4, 3, {}, [21, "wv"]) };
     const xr = rows(x);
     const ref = literalAttention(
       literalMatmul(xr, rows(w.query)),

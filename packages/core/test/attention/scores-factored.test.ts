@@ -5,9 +5,9 @@ import { attentionScores, dotKernel, randomMatrix } from "@randattn/core";
 import { dot, expKappa, literalAttention, relErr, rows } from "./reference.js";
 
 describe("attentionScores factored form", () => {
-  const q = randomMatrix(5, 4, [15, "q"]);
-  const k = randomMatrix(8, 4, [15, "k"]);
-  const v = randomMatrix(8, 1, [15, "v"]);
+  const q = randomMatrix(5, 4, {}, [15, "q"]);
+  const k = randomMatrix(8, 4, {}, [15, "k"]);
+  const v = randomMatrix(8, 1, {}, [15, "v"]);
 
   it("softmax with a causal mask: rowShift = max allowed logit", () => {
     const allowed = (i: number, j: number) => j <= 3 + i;

@@ -12,8 +12,8 @@ describe("softmax weights = σ(ml-matrix QKᵀ · scale)", () => {
     [32, 40, 64],
   ]) {
     it(`${nQ}×${nKV}, d_QK = ${d}`, () => {
-      const q = randomMatrix(nQ, d, [13, "q", d]);
-      const k = randomMatrix(nKV, d, [13, "k", d]);
+      const q = randomMatrix(nQ, d, {}, [13, "q", d]);
+      const k = randomMatrix(nKV, d, {}, [13, "k", d]);
       const logits = new MlMatrix(q.toArray()).mmul(new MlMatrix(k.toArray()).transpose()).mul(1 / Math.sqrt(d));
       const ref = Matrix.from(nQ, nKV, () => 0);
       for (let i = 0; i < nQ; i++) {

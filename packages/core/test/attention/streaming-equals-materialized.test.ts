@@ -38,9 +38,9 @@ function masksFor(nQ: number, nKV: number): [string, Mask | undefined][] {
 describe("streaming = materialized", () => {
   const nQ = 13;
   const nKV = 17;
-  const q = randomMatrix(nQ, 5, [29, "q"]);
-  const k = randomMatrix(nKV, 5, [29, "k"]);
-  const v = randomMatrix(nKV, 3, [29, "v"]);
+  const q = randomMatrix(nQ, 5, {}, [29, "q"]);
+  const k = randomMatrix(nKV, 5, {}, [29, "k"]);
+  const v = randomMatrix(nKV, 3, {}, [29, "v"]);
   for (const [kname, kernel] of kernels) {
     for (const [mname, mask] of masksFor(nQ, nKV)) {
       it(`${kname}, mask ${mname}`, () => {
@@ -63,9 +63,9 @@ describe("streaming = materialized", () => {
   }
 
   it("default block sizes at N = 300 (several key blocks, causal tiles skipped)", () => {
-    const qq = randomMatrix(300, 16, [30, "q"]);
-    const kk = randomMatrix(600, 16, [30, "k"]);
-    const vv = randomMatrix(600, 8, [30, "v"]);
+    const qq = randomMatrix(300, 16, {}, [30, "q"]);
+    const kk = randomMatrix(600, 16, {}, [30, "k"]);
+    const vv = randomMatrix(600, 8, {}, [30, "v"]);
     for (const mask of [undefined, { kind: "causal" as const }]) {
       expect(relErr(streamingAttention(qq, kk, vv, { mask }), attention(qq, kk, vv, { mask }))).toBeLessThan(1e-12);
     }
@@ -83,9 +83,9 @@ describe("streaming = materialized", () => {
         fc.integer({ min: 0, max: 5 }),
         fc.integer({ min: 0, max: 1000 }),
         (nQ, nKV, d, dV, bq, bk, maskIndex, seed) => {
-          const qq = randomMatrix(nQ, d, [31, "q", seed], { scale: 2 });
-          const kk = randomMatrix(nKV, d, [31, "k", seed], { scale: 2 });
-          const vv = randomMatrix(nKV, dV, [31, "v", seed]);
+          const qq = randomMatrix(nQ, d, { scale: 2 }, [31, "q", seed]);
+          const kk = randomMatrix(nKV, d, { scale: 2 }, [31, "k", seed]);
+          const vv = randomMatrix(nKV, dV, {}, [31, "v", seed]);
           const [, mask] = masksFor(nQ, nKV)[maskIndex];
           const opts: AttentionOptions = { mask, onEmptyRow: "zero" };
           const y = streamingAttention(qq, kk, vv, { ...opts, queryBlockSize: bq, blockSize: bk });

@@ -22,7 +22,7 @@ const cases: [string, AttentionOptions][] = [
 describe("rows of Z⁻¹A sum to 1", () => {
   for (const [name, options] of cases) {
     it(name, () => {
-      const p = attentionWeights(randomMatrix(9, 4, [14, "q"]), randomMatrix(11, 4, [14, "k"]), options);
+      const p = attentionWeights(randomMatrix(9, 4, {}, [14, "q"]), randomMatrix(11, 4, {}, [14, "k"]), options);
       for (let i = 0; i < p.rows; i++) {
         let s = 0;
         for (let j = 0; j < p.cols; j++) {

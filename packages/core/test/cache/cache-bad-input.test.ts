@@ -17,16 +17,16 @@ import {
 
 describe("caches and decoders reject bad input with typed, named errors", () => {
   const w = initMultiHeadWeights({ dIn: 6, numHeads: 4, numKvHeads: 2, headDim: 2 }, [26, "w"]);
-  const x = randomMatrix(2, 6, [26, "x"]);
+  const x = randomMatrix(2, 6, {}, [26, "x"]);
 
   it("KVCache: bad sizes, wrong head count, wrong widths, NaN — and a rejected append changes nothing", () => {
     expect(() => new KVCache({ numKvHeads: 0, keyDim: 2, valueDim: 2 })).toThrow(/opts.numKvHeads: expected an integer ≥ 1, got 0/);
     const cache = new KVCache({ numKvHeads: 2, keyDim: 2, valueDim: 3 });
-    const k = randomMatrix(1, 2, [1]);
-    const v = randomMatrix(1, 3, [2]);
+    const k = randomMatrix(1, 2, {}, [1]);
+    const v = randomMatrix(1, 3, {}, [2]);
     expect(() => cache.append([k], [v])).toThrow(/keys: expected 2 matrices \(one per KV head\), got 1/);
-    expect(() => cache.append([k, k], [v, randomMatrix(1, 2, [3])])).toThrow(/values\[1\]: expected 1×3/);
-    expect(() => cache.append([k, randomMatrix(2, 2, [4])], [v, v])).toThrow(
+    expect(() => cache.append([k, k], [v, randomMatrix(1, 2, {}, [3])])).toThrow(/values\[1\]: expected 1×3/);
+    expect(() => cache.append([k, randomMatrix(2, 2, {}, [4])], [v, v])).toThrow(
       /keys\[1\]: expected 1×2 \(t×keyDim, t = keys\[0\].rows\), got 2×2/,
     );
     const bad = v.clone();
@@ -38,11 +38,11 @@ describe("caches and decoders reject bad input with typed, named errors", () => 
 
   it("LatentCache: missing or unexpected rotary block, wrong width", () => {
     const withRope = new LatentCache({ latentDim: 3, ropeDim: 2 });
-    expect(() => withRope.append(randomMatrix(1, 3, [1]))).toThrow(/rotaryKeys: expected 1×2 \(cache has ropeDim 2\), got undefined/);
-    expect(() => new LatentCache({ latentDim: 3 }).append(randomMatrix(1, 3, [1]), randomMatrix(1, 2, [1]))).toThrow(
+    expect(() => withRope.append(randomMatrix(1, 3, {}, [1]))).toThrow(/rotaryKeys: expected 1×2 \(cache has ropeDim 2\), got undefined/);
+    expect(() => new LatentCache({ latentDim: 3 }).append(randomMatrix(1, 3, {}, [1]), randomMatrix(1, 2, {}, [1]))).toThrow(
       /rotaryKeys: expected undefined \(cache has ropeDim 0\)/,
     );
-    expect(() => withRope.append(randomMatrix(1, 4, [1]), randomMatrix(1, 2, [1]))).toThrow(
+    expect(() => withRope.append(randomMatrix(1, 4, {}, [1]), randomMatrix(1, 2, {}, [1]))).toThrow(
       /latent: expected \*×3 \(cols = latentDim\), got 1×4/,
     );
     expect(() => new LatentCache({ latentDim: 3, ropeDim: -1 })).toThrow(/opts.ropeDim: expected an integer ≥ 0, got -1/);
@@ -53,7 +53,7 @@ describe("caches and decoders reject bad input with typed, named errors", () => 
       /cache: expected numKvHeads 2, keyDim 2, valueDim 2 \(from weights\), got numKvHeads 4/,
     );
     const cache = new KVCache({ numKvHeads: 2, keyDim: 2, valueDim: 2 });
-    expect(() => multiHeadDecode(randomMatrix(1, 5, [1]), w, cache)).toThrow(/xNew: expected \*×6/);
+    expect(() => multiHeadDecode(randomMatrix(1, 5, {}, [1]), w, cache)).toThrow(/xNew: expected \*×6/);
     expect(() => multiHeadDecode(new Matrix(0, 6), w, cache)).toThrow(ShapeError);
     const xn = x.clone();
     xn.set(1, 0, Number.POSITIVE_INFINITY);
@@ -98,7 +98,7 @@ describe("caches and decoders reject bad input with typed, named errors", () => 
     expect(() => mlaDecode(x, m, cache, { rope: new Rope(2) })).toThrow(
       /options.rope: expected merged weights with a decoupled rotary part/,
     );
-    expect(() => mlaDecode(randomMatrix(1, 7, [1]), m, cache)).toThrow(
+    expect(() => mlaDecode(randomMatrix(1, 7, {}, [1]), m, cache)).toThrow(
       /xNew: expected \*×6 \(cols = d_in = merged.queryDown.rows\), got 1×7/,
     );
     expect(cache.length).toBe(0);

@@ -14,7 +14,7 @@ import {
 // Table 1 / notes: per token and layer the cache holds 2·G·d_head floats (MHA G = H, MQA G = 1)
 // and MLA d_L, or d_L + d_R with the decoupled rotary key (ERRATA).
 describe("floats stored per token", () => {
-  const x = randomMatrix(5, 16, [24, "x"]);
+  const x = randomMatrix(5, 16, {}, [24, "x"]);
 
   for (const numKvHeads of [8, 2, 1]) {
     it(`GQA with G=${numKvHeads}: 2·G·d_head per token`, () => {

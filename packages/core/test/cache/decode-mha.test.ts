@@ -17,7 +17,7 @@ describe("cached decoding = full causal multiHeadAttention", () => {
   const n = 7;
   const dIn = 8;
   const headDim = 4;
-  const x = randomMatrix(n, dIn, [22, "x"]);
+  const x = randomMatrix(n, dIn, {}, [22, "x"]);
   const schedules: Record<string, number[]> = {
     "token by token": [1, 1, 1, 1, 1, 1, 1],
     "prefill 3, then single tokens": [3, 1, 1, 1, 1],

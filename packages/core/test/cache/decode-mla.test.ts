@@ -5,7 +5,7 @@ import { literalMla, relErr } from "../latent/literal.js";
 // MLA with a latent cache: decoding in merged form = full causal MLA (unmerged, and the literal formula).
 describe("latent-cache decoding = full causal MLA", () => {
   const n = 7;
-  const x = randomMatrix(n, 10, [23, "x"]);
+  const x = randomMatrix(n, 10, {}, [23, "x"]);
   const schedules: Record<string, number[]> = {
     "token by token": [1, 1, 1, 1, 1, 1, 1],
     "prefill 4, then single tokens": [4, 1, 1, 1],

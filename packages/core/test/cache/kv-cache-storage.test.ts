@@ -5,8 +5,8 @@ describe("caches are append-only and grow by doubling", () => {
   it("KVCache keeps every appended row, per KV head, in order", () => {
     const cache = new KVCache({ numKvHeads: 2, keyDim: 3, valueDim: 2, initialCapacity: 2 });
     const chunks = [1, 3, 1, 4].map((t, c) => ({
-      keys: [0, 1].map((g) => randomMatrix(t, 3, [21, "k", c, g])),
-      values: [0, 1].map((g) => randomMatrix(t, 2, [21, "v", c, g])),
+      keys: [0, 1].map((g) => randomMatrix(t, 3, {}, [21, "k", c, g])),
+      values: [0, 1].map((g) => randomMatrix(t, 2, {}, [21, "v", c, g])),
     }));
     const capacities: number[] = [];
     for (const { keys, values } of chunks) {
@@ -40,8 +40,8 @@ describe("caches are append-only and grow by doubling", () => {
 
   it("LatentCache stores latent rows and rotary key rows side by side", () => {
     const cache = new LatentCache({ latentDim: 3, ropeDim: 2, initialCapacity: 1 });
-    const ls = [2, 1, 5].map((t, c) => randomMatrix(t, 3, [21, "l", c]));
-    const rs = [2, 1, 5].map((t, c) => randomMatrix(t, 2, [21, "r", c]));
+    const ls = [2, 1, 5].map((t, c) => randomMatrix(t, 3, {}, [21, "l", c]));
+    const rs = [2, 1, 5].map((t, c) => randomMatrix(t, 2, {}, [21, "r", c]));
     for (const [c, l] of ls.entries()) cache.append(l, rs[c]);
     expect(cache.length).toBe(8);
     expect(cache.capacity).toBe(8);

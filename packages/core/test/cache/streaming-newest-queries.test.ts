@@ -6,9 +6,9 @@ import { literalAttention, relErr } from "../latent/literal.js";
 // With the ERRATA's causal offset N_KV − N_Q, their output is the last t rows of full causal attention.
 describe("queries = newest tokens of a longer K/V sequence", () => {
   const n = 9;
-  const q = randomMatrix(n, 4, [25, "q"]);
-  const k = randomMatrix(n, 4, [25, "k"]);
-  const v = randomMatrix(n, 3, [25, "v"]);
+  const q = randomMatrix(n, 4, {}, [25, "q"]);
+  const k = randomMatrix(n, 4, {}, [25, "k"]);
+  const v = randomMatrix(n, 3, {}, [25, "v"]);
   const full = literalAttention(q.toArray(), k.toArray(), v.toArray(), 0.5, 0);
 
   for (const t of [1, 3, n]) {

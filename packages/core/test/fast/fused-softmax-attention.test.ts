@@ -155,7 +155,7 @@ describe("fused softmax attention = JavaScript reference ≤ 1e-12", () => {
       [100, -3],
       [0, 0],
     ]);
-    const v = randomMatrix(5, 2, [5, "big-v"]);
+    const v = randomMatrix(5, 2, {}, [5, "big-v"]);
     const opts = { kernel: { kind: "softmax" as const, scale: 1 } };
     const r = onBoth(() => [attention(q, k, v, opts), streamingAttention(q, k, v, { ...opts, blockSize: 2 })]);
     for (let i = 0; i < 2; i++) {
@@ -172,7 +172,7 @@ describe("fused softmax attention = JavaScript reference ≤ 1e-12", () => {
       [1e200, 1e200],
       [0, 1],
     ]);
-    const vo = randomMatrix(3, 2, [5, "big-vo"]);
+    const vo = randomMatrix(3, 2, {}, [5, "big-vo"]);
     setKernelBackend("wasm");
     expect(() => attention(qo, ko, vo, opts)).toThrow(NumericalError);
     expect(() => attention(qo, ko, vo, opts)).toThrow(/non-finite at query 1, key 1/);

@@ -45,7 +45,7 @@ export function componentwiseError(x: ArrayLike<number>, y: ArrayLike<number>, a
 
 /** Seeded Gaussian matrix. */
 export function rnd(rows: number, cols: number, ...tag: (string | number)[]): Matrix {
-  return randomMatrix(rows, cols, [5, "fast-test", ...tag]);
+  return randomMatrix(rows, cols, {}, [5, "fast-test", ...tag]);
 }
 
 /** Shapes [m, k, n]: odd, non-multiples of the 4×4 / 4×8 tiles, one row/column, k = 1, and the KC = 256 / MC = 128 block edges. */

@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 function weights(H: number, G: number, dIn: number, d: number, dV: number, dOut: number, tag: string, dInKV = dIn) {
-  const w = (r: number, c: number, ...t: (string | number)[]) => randomMatrix(r, c, [9, tag, ...t], { scale: 1 / Math.sqrt(r) });
+  const w = (r: number, c: number, ...t: (string | number)[]) => randomMatrix(r, c, { scale: 1 / Math.sqrt(r) }, [9, tag, ...t]);
   return {
     queries: Array.from({ length: H }, (_, h) => w(dIn, d, "q", h)),
     keys: Array.from({ length: G }, (_, g) => w(dInKV, d, "k", g)),

@@ -61,7 +61,7 @@ describe("options.precision", () => {
 
   it("multiHeadAttention honours it: the output error is within max_c Σ_h bound_h · Σ_p |W_O[h·d_V+p, c]|", () => {
     const w = initMultiHeadWeights({ dIn: 12, numHeads: 4, numKvHeads: 2, headDim: 5 }, [3, "prec-mha"]);
-    const x = randomMatrix(9, 12, [3, "prec-x"]);
+    const x = randomMatrix(9, 12, {}, [3, "prec-x"]);
     const y64 = multiHeadAttention(x, x, w, { mask: { kind: "causal" } });
     const y32 = multiHeadAttention(x, x, w, { mask: { kind: "causal" }, precision: "float32" });
     // |ΔY[i,c]| ≤ Σ_h Σ_p |ΔY_h[i,p]|·|W_O[h·d_V + p, c]| ≤ max_c Σ_h bound_h Σ_p |W_O[h·d_V + p, c]|.
@@ -98,7 +98,7 @@ describe("options.precision", () => {
     const k = rnd(45, 8, "mk32");
     const v = rnd(45, 6, "mv32");
     const mask = { kind: "allowed" as const, sets: Array.from({ length: 30 }, (_, i) => [i, (7 * i) % 45, 44]) };
-    const allowed = randomMatrix(30, 45, [3, "dense32"]);
+    const allowed = randomMatrix(30, 45, {}, [3, "dense32"]);
     for (let i = 0; i < allowed.data.length; i++) allowed.data[i] = allowed.data[i] > 0 ? 1 : 0;
     const dense = { kind: "dense" as const, allowed };
     const previous = getKernelBackend();

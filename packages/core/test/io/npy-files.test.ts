@@ -20,7 +20,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("readNpyFile / writeNpyFile / npz files", () => {
   it("writes and reads back files, leaving no temporary files behind", () => {
-    const m = randomMatrix(6, 4, [2, "file"]);
+    const m = randomMatrix(6, 4, {}, [2, "file"]);
     writeNpyFile(join(dir, "m.npy"), m);
     expect(npyToMatrix(readNpyFile(join(dir, "m.npy"))).data).toEqual(m.data);
     writeNpzFile(join(dir, "qk.npz"), { q: m, k: [m, m] }, { compress: true });
@@ -37,7 +37,7 @@ describe("readNpyFile / writeNpyFile / npz files", () => {
   });
 
   it.skipIf(!hasNumpy())("NumPy reads what RandAttn writes (f4, f8, npz)", () => {
-    const m = randomMatrix(3, 5, [9, "numpy"]);
+    const m = randomMatrix(3, 5, {}, [9, "numpy"]);
     writeNpyFile(join(dir, "a8.npy"), m);
     writeNpyFile(join(dir, "a4.npy"), m, { dtype: "<f4" });
     writeNpzFile(join(dir, "z.npz"), { a: m }, { compress: true });

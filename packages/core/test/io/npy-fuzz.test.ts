@@ -16,15 +16,15 @@ function outcome(parse: () => unknown): "ok" | "typed" {
 }
 
 const seeds = [
-  encodeNpy(randomMatrix(3, 4, [1, "fuzz"])),
-  encodeNpy(randomMatrix(2, 3, [2, "fuzz"]), { dtype: "<f4", version: "2.0" }),
+  encodeNpy(randomMatrix(3, 4, {}, [1, "fuzz"])),
+  encodeNpy(randomMatrix(2, 3, {}, [2, "fuzz"]), { dtype: "<f4", version: "2.0" }),
   fixture("fortran_f4_2x3x4.npy"),
   fixture("i8_2x2.npy"),
   fixture("v3_f8_2x2.npy"),
 ];
 const zips = [
-  encodeNpz({ a: randomMatrix(2, 2, [3]) }),
-  encodeNpz({ a: randomMatrix(4, 4, [4]) }, { compress: true }),
+  encodeNpz({ a: randomMatrix(2, 2, {}, [3]) }),
+  encodeNpz({ a: randomMatrix(4, 4, {}, [4]) }, { compress: true }),
   fixture("savez_compressed.npz"),
 ];
 

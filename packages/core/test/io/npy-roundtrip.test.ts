@@ -13,7 +13,7 @@ import {
 } from "@randattn/core";
 
 describe(".npy write → read round trip", () => {
-  const m = randomMatrix(5, 7, [11, "npy"]);
+  const m = randomMatrix(5, 7, {}, [11, "npy"]);
 
   it("float64 is exact, float32 rounds each value to nearest", () => {
     const back = npyToMatrix(parseNpy(encodeNpy(m)));
@@ -25,7 +25,7 @@ describe(".npy write → read round trip", () => {
   });
 
   it("round-trips stacks, vectors, explicit shapes, 0-d and empty arrays", () => {
-    const heads = [randomMatrix(3, 2, [1, "h", 0]), randomMatrix(3, 2, [1, "h", 1])];
+    const heads = [randomMatrix(3, 2, {}, [1, "h", 0]), randomMatrix(3, 2, {}, [1, "h", 1])];
     const s = parseNpy(encodeNpy(heads));
     expect(s.shape).toEqual([2, 3, 2]);
     expect(npyToStack(s).map((x) => Array.from(x.data))).toEqual(heads.map((x) => Array.from(x.data)));
@@ -65,10 +65,10 @@ describe(".npy write → read round trip", () => {
       /bytes data: expected finite values .*got NaN at flat index 3/,
     );
     expect(() => encodeNpy([1e39], { dtype: "<f4" })).toThrow(/value: expected values within the float32 range/);
-    expect(() => encodeNpy([randomMatrix(2, 2, [1]), randomMatrix(2, 3, [1])])).toThrow(
+    expect(() => encodeNpy([randomMatrix(2, 2, {}, [1]), randomMatrix(2, 3, {}, [1])])).toThrow(
       /value\[1\]: expected 2×2 \(as value\[0\]\), got 2×3/,
     );
-    expect(() => encodeNpy([randomMatrix(2, 2, [1]), randomMatrix(2, 3, [1])])).toThrow(ShapeError);
+    expect(() => encodeNpy([randomMatrix(2, 2, {}, [1]), randomMatrix(2, 3, {}, [1])])).toThrow(ShapeError);
     expect(() => encodeNpy({ shape: [2, 2], data: [1, 2, 3] })).toThrow(/value\.data: expected length 4 \(shape \(2, 2\)\), got length 3/);
     expect(() => encodeNpy({ shape: [-1], data: [] })).toThrow(/value\.shape\[0\]: expected a non-negative integer, got -1/);
     expect(() => encodeNpy([1, "2" as unknown as number])).toThrow(/value\[1\]: expected a number/);

@@ -52,7 +52,7 @@ function zip64Archive(name: string, data: Uint8Array): Uint8Array {
 
 describe(".npz with ZIP64 extra fields", () => {
   it("reads sizes and offsets from the ZIP64 extra field", () => {
-    const m = randomMatrix(3, 3, [4, "zip64"]);
+    const m = randomMatrix(3, 3, {}, [4, "zip64"]);
     const arrays = parseNpz(zip64Archive("w.npy", encodeNpy(m)));
     expect(npyToMatrix(arrays.get("w")!).data).toEqual(m.data);
   });

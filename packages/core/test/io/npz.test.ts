@@ -13,8 +13,8 @@ describe(".npz archives", () => {
   });
 
   it("round-trips stored and compressed archives, byte-identical for identical input", () => {
-    const q = randomMatrix(4, 3, [5, "q"]);
-    const heads = [randomMatrix(4, 2, [5, "k", 0]), randomMatrix(4, 2, [5, "k", 1])];
+    const q = randomMatrix(4, 3, {}, [5, "q"]);
+    const heads = [randomMatrix(4, 2, {}, [5, "k", 0]), randomMatrix(4, 2, {}, [5, "k", 1])];
     for (const compress of [false, true]) {
       const bytes = encodeNpz({ q, k: heads, v: [1, 2, 3] }, { compress });
       expect(encodeNpz({ q, k: heads, v: [1, 2, 3] }, { compress })).toEqual(bytes);
@@ -32,18 +32,18 @@ describe(".npz archives", () => {
   });
 
   it("rejects corrupt, truncated and foreign archives", () => {
-    const bytes = encodeNpz({ q: randomMatrix(2, 2, [1]) });
+    const bytes = encodeNpz({ q: randomMatrix(2, 2, {}, [1]) });
     const flipped = bytes.slice();
     flipped[30 + "q.npy".length + 128 + 5] ^= 0xff; // local header, name, .npy header, then inside the data
     expect(() => parseNpz(flipped)).toThrow(FormatError);
     expect(() => parseNpz(flipped)).toThrow(/bytes\["q\.npy"\]: expected CRC-32 [0-9a-f]{8}, got [0-9a-f]{8} \(corrupt data\)/);
     expect(() => parseNpz(bytes.subarray(0, 100))).toThrow(/bytes: expected a zip archive \(\.npz\) .*\(not a zip file, or truncated\)/);
     expect(() => parseNpz(fixture("f8_3x4.npy"))).toThrow(/not a zip file/);
-    const compressed = encodeNpz({ q: randomMatrix(8, 8, [1]) }, { compress: true });
+    const compressed = encodeNpz({ q: randomMatrix(8, 8, {}, [1]) }, { compress: true });
     const garbled = compressed.slice();
     for (let i = 50; i < 70; i++) garbled[i] = 0xff;
     expect(() => parseNpz(garbled)).toThrow(FormatError);
-    expect(() => parseNpz(encodeNpz({ q: randomMatrix(2, 2, [1]) }).subarray(1))).toThrow(FormatError);
+    expect(() => parseNpz(encodeNpz({ q: randomMatrix(2, 2, {}, [1]) }).subarray(1))).toThrow(FormatError);
     expect(() => parseNpz(42 as never)).toThrow(/bytes: expected a Uint8Array/);
     expect(() => encodeNpz({ "": [1] })).toThrow(/arrays: expected non-empty string names/);
     expect(() => encodeNpz({ q: [Number.NaN] })).toThrow(/arrays\.q: expected finite values/);

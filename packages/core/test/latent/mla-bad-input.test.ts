@@ -16,7 +16,7 @@ import {
 describe("MLA rejects bad input with typed, named errors", () => {
   const cfg = { dIn: 6, numHeads: 2, latentDim: 3, queryLatentDim: 4, headDim: 2 };
   const w = initMlaWeights(cfg, [17, "bad"]);
-  const x = randomMatrix(4, 6, [17, "x"]);
+  const x = randomMatrix(4, 6, {}, [17, "x"]);
 
   it("initMlaWeights: bad sizes", () => {
     expect(() => initMlaWeights({ ...cfg, numHeads: 0 }, [1])).toThrow(/config.numHeads: expected an integer ≥ 1, got 0/);
@@ -25,7 +25,7 @@ describe("MLA rejects bad input with typed, named errors", () => {
   });
 
   it("wrong input width or empty sequence", () => {
-    expect(() => mlaAttention(randomMatrix(4, 5, [1]), x, w)).toThrow(
+    expect(() => mlaAttention(randomMatrix(4, 5, {}, [1]), x, w)).toThrow(
       /xQ: expected \*×6 \(cols = d_in = weights.queryDown.rows\), got 4×5/,
     );
     expect(() => mergedMlaAttention(x, new Matrix(0, 6), mergeMla(w))).toThrow(ShapeError);
@@ -33,13 +33,13 @@ describe("MLA rejects bad input with typed, named errors", () => {
   });
 
   it("inconsistent weights", () => {
-    const badKey = { ...w, keyUp: [w.keyUp[0], randomMatrix(4, 2, [1])] };
+    const badKey = { ...w, keyUp: [w.keyUp[0], randomMatrix(4, 2, {}, [1])] };
     expect(() => mlaAttention(x, x, badKey)).toThrow(/weights.keyUp\[1\]: expected 3×2 \(d_L×d_head\), got 4×2/);
     const fewValues = { ...w, valueUp: [w.valueUp[0]] };
     expect(() => mergeMla(fewValues)).toThrow(/weights.valueUp: expected 2 matrices \(one per head\), got 1/);
-    const badOut = { ...w, output: randomMatrix(3, 6, [1]) };
+    const badOut = { ...w, output: randomMatrix(3, 6, {}, [1]) };
     expect(() => mlaToMultiHead(badOut)).toThrow(/weights.output: expected 4×\* \(rows = H·d_V\), got 3×6/);
-    const halfRope = { ...w, keyRope: randomMatrix(6, 2, [1]) };
+    const halfRope = { ...w, keyRope: randomMatrix(6, 2, {}, [1]) };
     expect(() => mlaAttention(x, x, halfRope)).toThrow(/weights.queryRope: expected present/);
     const mergedBad = { ...mergeMla(w), scale: -1 };
     expect(() => mergedMlaAttention(x, x, mergedBad)).toThrow(/merged.scale: expected a number > 0, got -1/);

@@ -16,8 +16,8 @@ describe("decoupled-RoPE MLA: merged = unmerged", () => {
     ]) {
       it(`${pairing} pairing, N_Q=${nQ}, N_KV=${nKV}, causal`, () => {
         const rope = new Rope(cfg.ropeDim, { pairing });
-        const xKV = randomMatrix(nKV, cfg.dIn, [14, "xkv", nKV]);
-        const xQ = randomMatrix(nQ, cfg.dIn, [14, "xq", nQ]);
+        const xKV = randomMatrix(nKV, cfg.dIn, {}, [14, "xkv", nKV]);
+        const xQ = randomMatrix(nQ, cfg.dIn, {}, [14, "xq", nQ]);
         const opts = { rope, mask: { kind: "causal" as const } };
         const u = mlaAttention(xQ, xKV, w, opts);
         expect(relErr(mergedMlaAttention(xQ, xKV, merged, opts), u)).toBeLessThan(1e-12);
@@ -29,7 +29,7 @@ describe("decoupled-RoPE MLA: merged = unmerged", () => {
 
   it("explicit positions and an unrotated rotary part also merge exactly", () => {
     const rope = new Rope(cfg.ropeDim);
-    const x = randomMatrix(6, cfg.dIn, [14, "x-pos"]);
+    const x = randomMatrix(6, cfg.dIn, {}, [14, "x-pos"]);
     const pos = [10, 11, 12, 13, 14, 15];
     const opts = { rope, queryPositions: pos, keyPositions: pos };
     expect(relErr(mergedMlaAttention(x, x, merged, opts), mlaAttention(x, x, w, opts))).toBeLessThan(1e-12);

@@ -31,8 +31,8 @@ describe("MLA merged = unmerged = low-rank MHA", () => {
       ]) {
         it(`${name}, N_Q=${nQ}, N_KV=${nKV}, mask=${mask?.kind ?? "none"}`, () => {
           const w = initMlaWeights(cfg, [13, "equiv", name]);
-          const xKV = randomMatrix(nKV, cfg.dIn, [13, "xkv", nKV]);
-          const xQ = nQ === nKV ? xKV : randomMatrix(nQ, cfg.dIn, [13, "xq", nQ]);
+          const xKV = randomMatrix(nKV, cfg.dIn, {}, [13, "xkv", nKV]);
+          const xQ = nQ === nKV ? xKV : randomMatrix(nQ, cfg.dIn, {}, [13, "xq", nQ]);
           const opts = mask ? { mask } : {};
           const unmerged = mlaAttention(xQ, xKV, w, opts);
           const merged = mergedMlaAttention(xQ, xKV, mergeMla(w), opts);

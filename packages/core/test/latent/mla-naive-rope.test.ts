@@ -21,7 +21,7 @@ describe("naive RoPE on the latent keys is not mergeable", () => {
   const cfg = { dIn: 10, numHeads: 2, latentDim: 4, queryLatentDim: 5, headDim: 6 };
   const w = initMlaWeights(cfg, [15, "naive"]);
   const rope = new Rope(cfg.headDim);
-  const x = randomMatrix(7, cfg.dIn, [15, "x"]);
+  const x = randomMatrix(7, cfg.dIn, {}, [15, "x"]);
   const pos = Array.from({ length: 7 }, (_, i) => i);
   const opts = { rope, queryPositions: pos, keyPositions: pos, mask: { kind: "causal" as const } };
 

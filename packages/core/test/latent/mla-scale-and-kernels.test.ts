@@ -8,7 +8,7 @@ describe("MLA kernel scale and kernel kinds", () => {
   const cfg = { dIn: 8, numHeads: 2, latentDim: 9, queryLatentDim: 4, headDim: 3 };
   const w = initMlaWeights(cfg, [16, "scale"]);
   const merged = mergeMla(w);
-  const x = randomMatrix(6, cfg.dIn, [16, "x"]);
+  const x = randomMatrix(6, cfg.dIn, {}, [16, "x"]);
   const unmerged = mlaAttention(x, x, w);
 
   it("the carried scale is 1/√d_head; the merged width's 1/√d_L would be wrong", () => {

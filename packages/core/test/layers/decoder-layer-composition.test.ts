@@ -40,8 +40,8 @@ describe("decoderLayer = literal composition (masked self-attention → cross-at
   for (const [name, config] of cases) {
     it(`${name}, with cross-attention (N_tgt = 5 ≠ N_src = 7)`, () => {
       const layer = perturbed(initDecoderLayer(config, [31, "dec", name]));
-      const x = randomMatrix(5, config.dModel, [31, "x", name]);
-      const memory = randomMatrix(7, config.dModel, [31, "mem", name]);
+      const x = randomMatrix(5, config.dModel, {}, [31, "x", name]);
+      const memory = randomMatrix(7, config.dModel, {}, [31, "mem", name]);
       expect(relErr(decoderLayer(x, layer, memory), literalDecoder(x, layer, memory))).toBeLessThan(1e-12);
       // a padded source: cross-attention ignores memory rows ≥ 4
       const masked = decoderLayer(x, layer, memory, { memoryMask: { kind: "padding", keyLength: 4 } });
@@ -50,7 +50,7 @@ describe("decoderLayer = literal composition (masked self-attention → cross-at
     it(`${name}, decoder-only (no cross-attention)`, () => {
       const layer = perturbed(initDecoderLayer({ ...config, crossAttention: false }, [31, "gpt", name]));
       expect(layer.crossAttention).toBeUndefined();
-      const x = randomMatrix(6, config.dModel, [31, "x2", name]);
+      const x = randomMatrix(6, config.dModel, {}, [31, "x2", name]);
       expect(relErr(decoderLayer(x, layer), literalDecoder(x, layer))).toBeLessThan(1e-12);
     });
   }

@@ -30,8 +30,8 @@ describe("decoderLayerStep (KV cache) = decoderLayer rows", () => {
     it(name, () => {
       const layer = initDecoderLayer(config, [41, name]);
       const n = 7;
-      const x = randomMatrix(n, config.dModel, [41, "x", name]);
-      const memory = config.crossAttention === false ? undefined : randomMatrix(4, config.dModel, [41, "m", name]);
+      const x = randomMatrix(n, config.dModel, {}, [41, "x", name]);
+      const memory = config.crossAttention === false ? undefined : randomMatrix(4, config.dModel, {}, [41, "m", name]);
       const full = decoderLayer(x, layer, memory);
       const cache = createLayerCache(layer);
       const chunks = [sliceRows(x, 0, 3), ...Array.from({ length: n - 3 }, (_, i) => sliceRows(x, 3 + i, 4 + i))];

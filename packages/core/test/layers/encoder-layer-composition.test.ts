@@ -34,13 +34,13 @@ describe("encoderLayer = literal composition of its sublayers", () => {
   for (const [name, config] of cases) {
     it(name, () => {
       const layer = perturbed(initEncoderLayer(config, [21, "enc", name]));
-      const x = randomMatrix(5, config.dModel, [21, "x", name]);
+      const x = randomMatrix(5, config.dModel, {}, [21, "x", name]);
       expect(relErr(encoderLayer(x, layer), literalEncoder(x, layer))).toBeLessThan(1e-12);
     });
   }
   it("with a padding mask: keys ≥ keyLength are ignored", () => {
     const layer = perturbed(initEncoderLayer(cases[1][1], [21, "enc-pad"]));
-    const x = randomMatrix(6, 8, [21, "x-pad"]);
+    const x = randomMatrix(6, 8, {}, [21, "x-pad"]);
     const y = encoderLayer(x, layer, { mask: { kind: "padding", keyLength: 4 } });
     expect(relErr(y, literalEncoder(x, layer, 4))).toBeLessThan(1e-12);
   });

@@ -52,7 +52,7 @@ describe("feedForward = literal formula for every kind", () => {
           ? { ...init, b1: vec(dh, 1, 0.3), c: init.v ? vec(dh, 2, 0.3) : undefined, b2: vec(dOut, 3, 0.3) }
           : init;
         expect(w.v !== undefined).toBe(isGatedFfn(kind));
-        const x = randomMatrix(n, d, [9, "x", kind], { scale: 1.5 });
+        const x = randomMatrix(n, d, { scale: 1.5 }, [9, "x", kind]);
         expect(relErr(feedForward(x, w), literal(x, w))).toBeLessThan(1e-13);
       });
     }

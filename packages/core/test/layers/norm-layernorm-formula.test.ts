@@ -26,7 +26,7 @@ describe("layerNorm = literal formula of §3.1.1", () => {
     [8, 64, 1e-12],
   ] as const) {
     it(`${n}×${d}, ε = ${eps}`, () => {
-      const x = randomMatrix(n, d, [7, "ln", n, d], { scale: 3 });
+      const x = randomMatrix(n, d, { scale: 3 }, [7, "ln", n, d]);
       const params = { kind: "layer" as const, gain: vec(d, 1), shift: vec(d, 2), epsilon: eps };
       expect(relErr(layerNorm(x, params), literal(x, params.gain, params.shift, eps))).toBeLessThan(1e-13);
     });

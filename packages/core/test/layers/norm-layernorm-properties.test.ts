@@ -6,7 +6,7 @@ describe("layerNorm output rows: mean 0, variance σ²/(σ² + ε)", () => {
   it("holds row by row before γ/β", () => {
     const n = 6;
     const d = 40;
-    const x = randomMatrix(n, d, [11, "ln-props"], { scale: 5 });
+    const x = randomMatrix(n, d, { scale: 5 }, [11, "ln-props"]);
     // shift rows far from 0 to check the recentring
     for (let i = 0; i < n; i++) for (let j = 0; j < d; j++) x.data[i * d + j] += 100 * (i + 1);
     const eps = 1e-5;
@@ -28,7 +28,7 @@ describe("layerNorm output rows: mean 0, variance σ²/(σ² + ε)", () => {
   });
 
   it("is invariant to adding a constant and scaling a row by c > 0 (up to ε)", () => {
-    const x = randomMatrix(3, 16, [12, "ln-inv"]);
+    const x = randomMatrix(3, 16, {}, [12, "ln-inv"]);
     const p = initLayerNorm(16, { epsilon: 1e-300 });
     const shifted = x.clone();
     for (let i = 0; i < shifted.data.length; i++) shifted.data[i] = 7 * shifted.data[i] - 4;

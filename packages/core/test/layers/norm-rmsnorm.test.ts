@@ -21,7 +21,7 @@ describe("rmsNorm", () => {
     [9, 33, 0.5],
   ] as const) {
     it(`= literal formula, ${n}×${d}, ε = ${eps}`, () => {
-      const x = randomMatrix(n, d, [3, "rms", n, d], { scale: 2 });
+      const x = randomMatrix(n, d, { scale: 2 }, [3, "rms", n, d]);
       const params = { kind: "rms" as const, gain: vec(d, 5), epsilon: eps };
       expect(relErr(rmsNorm(x, params), literal(x, params.gain, eps))).toBeLessThan(1e-13);
     });
@@ -29,7 +29,7 @@ describe("rmsNorm", () => {
 
   it("is scale invariant: rmsNorm(c x) = rmsNorm(x) for c > 0 when ε → 0, and has unit RMS with g = 1", () => {
     const d = 24;
-    const x = randomMatrix(5, d, [3, "rms-scale"]);
+    const x = randomMatrix(5, d, {}, [3, "rms-scale"]);
     const p = initRMSNorm(d, { epsilon: 1e-300 });
     const base = rmsNorm(x, p);
     for (const c of [1e-3, 0.5, 3, 1e4]) {

@@ -25,7 +25,7 @@ const plus = (a: Matrix, b: Matrix) =>
 
 describe("residualBlock placements = literal compositions", () => {
   const d = 8;
-  const x = randomMatrix(5, d, [2, "res-x"], { scale: 2 });
+  const x = randomMatrix(5, d, { scale: 2 }, [2, "res-x"]);
   const w = initFfn({ kind: "gelu", dModel: d, dHidden: 12 }, [2, "res-ffn"]);
   const F = (h: Matrix) => feedForward(h, w);
   for (const kind of ["layer", "rms"] as const) {

@@ -48,7 +48,7 @@ describe("RoPE matches the literal rotation of each pairing", () => {
     for (const d of [2, 8, 12]) {
       it(`interleaved = RoFormer R_{Θ,m} x (d=${d}, base=${base})`, () => {
         const rope = new Rope(d, { base });
-        const x = randomMatrix(positions.length, d, [3, "rope-literal", d, base]);
+        const x = randomMatrix(positions.length, d, {}, [3, "rope-literal", d, base]);
         const y = rope.apply(x, positions);
         for (let i = 0; i < positions.length; i++) {
           const r = roformerMatrix(d, positions[i], base);
@@ -67,7 +67,7 @@ describe("RoPE matches the literal rotation of each pairing", () => {
 
       it(`half = Hugging Face rotate_half (d=${d}, base=${base})`, () => {
         const rope = new Rope(d, { base, pairing: "half" });
-        const x = randomMatrix(positions.length, d, [3, "rope-half", d, base]);
+        const x = randomMatrix(positions.length, d, {}, [3, "rope-half", d, base]);
         const y = rope.apply(x, positions);
         for (let i = 0; i < positions.length; i++) {
           expect(relErr(y.row(i), hfRotateHalf(x.row(i), positions[i], base))).toBeLessThan(1e-12);
@@ -87,7 +87,7 @@ describe("RoPE matches the literal rotation of each pairing", () => {
 
   it("position 0 is the identity and the same position gives the same rotation on every call", () => {
     const rope = new Rope(6);
-    const x = randomMatrix(3, 6, [3, "rope-id"]);
+    const x = randomMatrix(3, 6, {}, [3, "rope-id"]);
     expect(Array.from(rope.apply(x, [0, 0, 0]).data)).toEqual(Array.from(x.data));
     const first = rope.apply(x, [5, 300, 2]);
     rope.apply(Matrix.zeros(1, 6), [5000]); // grows the table

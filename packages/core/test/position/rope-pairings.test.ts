@@ -4,7 +4,7 @@ import { Matrix, Rope, frobeniusNorm, maxAbsDiff, randomMatrix } from "@randattn
 describe("RoPE pairings", () => {
   const d = 8;
   const positions = [0, 1, 2, 3, 17, 250];
-  const x = randomMatrix(positions.length, d, [5, "pairings"]);
+  const x = randomMatrix(positions.length, d, {}, [5, "pairings"]);
   const inter = new Rope(d).apply(x, positions);
   const half = new Rope(d, { pairing: "half" }).apply(x, positions);
 

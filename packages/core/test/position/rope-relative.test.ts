@@ -20,8 +20,8 @@ describe("RoPE relative-position identity", () => {
 
     it(`⟨R_i q, R_j k⟩ depends only on i − j (${pairing})`, () => {
       const rope = new Rope(16, { pairing });
-      const q = randomMatrix(1, 16, [4, "q"]);
-      const k = randomMatrix(1, 16, [4, "k"]);
+      const q = randomMatrix(1, 16, {}, [4, "q"]);
+      const k = randomMatrix(1, 16, {}, [4, "k"]);
       const score = (i: number, j: number) => matmulTransB(rope.apply(q, [i]), rope.apply(k, [j])).data[0];
       for (const delta of [-7, 0, 3, 50]) {
         const ref = score(delta + 200, 200);

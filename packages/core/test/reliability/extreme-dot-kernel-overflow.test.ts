@@ -8,9 +8,9 @@ import { allFinite, refAttention, relMaxErr, scaled } from "./reference.js";
 const reluEps = (s: number): number => Math.max(s, 0) + 1e-3;
 
 describe("dot / pairwise kernels with κ ≈ 1e300 and |V| ≈ 1e150", () => {
-  const q = scaled(randomMatrix(4, 3, [8, "q"]), 1e150);
-  const k = scaled(randomMatrix(7, 3, [8, "k"]), 1e150);
-  const v = scaled(randomMatrix(7, 2, [8, "v"]), 1e150);
+  const q = scaled(randomMatrix(4, 3, {}, [8, "q"]), 1e150);
+  const k = scaled(randomMatrix(7, 3, {}, [8, "k"]), 1e150);
+  const v = scaled(randomMatrix(7, 2, {}, [8, "v"]), 1e150);
   const ref = refAttention(q, k, v, { kind: "dot", f: reluEps });
   it("the unnormalized product really overflows (the regime under test)", () => {
     let big = 0;

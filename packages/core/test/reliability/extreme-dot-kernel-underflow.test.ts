@@ -7,9 +7,9 @@ import { allFinite, scaled } from "./reference.js";
 
 describe("dot kernel with a subnormal normalizer", () => {
   const relu = dotKernel((s) => Math.max(s, 0), { name: "relu" });
-  const q = scaled(randomMatrix(4, 3, [13, "q"]), 1e-160);
-  const k = scaled(randomMatrix(6, 3, [13, "k"]), 1e-160);
-  const v = randomMatrix(6, 2, [13, "v"]);
+  const q = scaled(randomMatrix(4, 3, {}, [13, "q"]), 1e-160);
+  const k = scaled(randomMatrix(6, 3, {}, [13, "k"]), 1e-160);
+  const v = randomMatrix(6, 2, {}, [13, "v"]);
   it("the regime under test: some Z is subnormal with 1/Z = ∞", () => {
     let found = false;
     for (let i = 0; i < q.rows; i++) {

@@ -7,9 +7,9 @@ import { allFinite, refAttention, relMaxErr, scaled } from "./reference.js";
 
 describe('precision "float32" beyond float32 range', () => {
   for (const s of [1e20, 1e150]) {
-    const q = scaled(randomMatrix(3, 4, [12, "q"]), s);
-    const k = scaled(randomMatrix(6, 4, [12, "k"]), s);
-    const v = scaled(randomMatrix(6, 2, [12, "v"]), s);
+    const q = scaled(randomMatrix(3, 4, {}, [12, "q"]), s);
+    const k = scaled(randomMatrix(6, 4, {}, [12, "k"]), s);
+    const v = scaled(randomMatrix(6, 2, {}, [12, "v"]), s);
     it(`inputs × ${s}: the float32 arithmetic really overflows`, () => {
       expect(Math.fround(s * s)).toBe(Number.POSITIVE_INFINITY);
     });

@@ -18,9 +18,9 @@ const SCALES = [1e-8, 1e-4, 1, 1e2, 1e4];
 
 describe("single-head paths, Q, K, V scaled by s", () => {
   const d = 6;
-  const q0 = randomMatrix(5, d, [7, "scales", "q"]);
-  const k0 = randomMatrix(8, d, [7, "scales", "k"]);
-  const v0 = randomMatrix(8, 2, [7, "scales", "v"]);
+  const q0 = randomMatrix(5, d, {}, [7, "scales", "q"]);
+  const k0 = randomMatrix(8, d, {}, [7, "scales", "k"]);
+  const v0 = randomMatrix(8, 2, {}, [7, "scales", "v"]);
   for (const path of HEAD_PATHS) {
     it(`${path.name}: finite and equal to the reference at every scale`, () => {
       for (const s of SCALES) {
@@ -47,7 +47,7 @@ describe("layer paths (MHA/GQA, MLA, decode), X scaled by s", () => {
   const dIn = 6;
   const mha = initMultiHeadWeights({ dIn, numHeads: 2, numKvHeads: 1, headDim: 3 }, [7, "scales", "mqa"]);
   const mla = initMlaWeights({ dIn, numHeads: 2, latentDim: 3, queryLatentDim: 4, headDim: 2, valueDim: 3 }, [7, "scales", "mla"]);
-  const x0 = randomMatrix(6, dIn, [7, "scales", "x"]);
+  const x0 = randomMatrix(6, dIn, {}, [7, "scales", "x"]);
   for (const path of LAYER_PATHS) {
     it(`${path.name}: finite and equal to the reference at every scale`, () => {
       const w = path.kind === "mha" ? mha : mla;

@@ -50,9 +50,9 @@ describe("softmax rows at ±1e4", () => {
 
 describe("single-head paths with max |logit| = 1e4", () => {
   const d = 8;
-  const q0 = randomMatrix(6, d, [6, "extreme", "q"]);
-  const k0 = randomMatrix(9, d, [6, "extreme", "k"]);
-  const v = randomMatrix(9, 3, [6, "extreme", "v"]);
+  const q0 = randomMatrix(6, d, {}, [6, "extreme", "q"]);
+  const k0 = randomMatrix(9, d, {}, [6, "extreme", "k"]);
+  const v = randomMatrix(9, 3, {}, [6, "extreme", "v"]);
   // rescale Q and K by a so that max |QKᵀ/√d| is exactly 1e4
   const a = Math.sqrt(TARGET / maxLogit(q0, k0, 1 / Math.sqrt(d)));
   const q = scaled(q0, a);
@@ -71,7 +71,7 @@ describe("layer paths (MHA/GQA, MLA, decode) with max head |logit| = 1e4", () =>
   const dIn = 8;
   const mha = initMultiHeadWeights({ dIn, numHeads: 4, numKvHeads: 2, headDim: 4, valueDim: 3 }, [6, "extreme", "gqa"]);
   const mla = initMlaWeights({ dIn, numHeads: 2, latentDim: 4, queryLatentDim: 5, headDim: 3 }, [6, "extreme", "mla"]);
-  const x0 = randomMatrix(7, dIn, [6, "extreme", "x"]);
+  const x0 = randomMatrix(7, dIn, {}, [6, "extreme", "x"]);
   for (const path of LAYER_PATHS) {
     it(`${path.name}: finite and equal to the plain-loop multi-head reference`, () => {
       const w = path.kind === "mha" ? mha : mla;

@@ -30,6 +30,8 @@ import {
   encoderOnlyHidden,
   initDecoderLayer,
   initEmbedding,
+  initLearnedPositionalEmbedding,
+  initWeight,
   initEncoderDecoder,
   initEncoderLayer,
   initEncoderOnly,
@@ -54,20 +56,20 @@ import {
 import { describe, expect, it } from "vitest";
 
 const spec: AttentionSpec = { form: "gqa", dIn: 16, numHeads: 4, numKvHeads: 2, headDim: 4 };
-const q = randomMatrix(3, 4, [1, "q"]);
-const k = randomMatrix(5, 4, [1, "k"]);
-const v = randomMatrix(5, 2, [1, "v"]);
+const q = randomMatrix(3, 4, {}, [1, "q"]);
+const k = randomMatrix(5, 4, {}, [1, "k"]);
+const v = randomMatrix(5, 2, {}, [1, "v"]);
 const layerConfig = { dModel: 8, numHeads: 2 };
 const encLayer = initEncoderLayer(layerConfig, [2]);
 const decLayer = initDecoderLayer({ ...layerConfig, crossAttention: false }, [3]);
-const x = randomMatrix(3, 8, [4]);
+const x = randomMatrix(3, 8, {}, [4]);
 const modelConfig = { vocabSize: 11, numLayers: 1, dModel: 8, numHeads: 2, dHidden: 16, maxPositions: 16 };
 const encoderOnly = initEncoderOnly(modelConfig, [5]);
 const encDec = initEncoderDecoder(modelConfig, [6]);
 const mla = initMlaWeights({ dIn: 6, numHeads: 2, latentDim: 3, queryLatentDim: 4, headDim: 2 }, [7]);
 const vocab = new Vocabulary(["<pad>", "<unk>", "<bos>", "<eos>", "a", "b"]);
 const word = new WordTokenizer(vocab);
-const emb = initEmbedding(6, 4, [8]);
+const emb = initEmbedding(6, 4, {}, [8]);
 const npy = encodeNpy(q);
 const npz = encodeNpz({ q });
 const bpeApi = {
@@ -84,8 +86,8 @@ const CALLS: [string, (o: unknown) => unknown][] = [
   ["modelKvCacheFloats", (o) => modelKvCacheFloats(spec, 8, 2, o as never)],
   ["table3Rows", (o) => table3Rows(undefined, o as never)],
   ["dotKernel", (o) => dotKernel((s) => Math.max(s, 0) + 1, o as never)],
-  ["mlaAttention", (o) => mlaAttention(randomMatrix(3, 6, [9]), randomMatrix(4, 6, [10]), mla, o as never)],
-  ["mergedMlaAttention", (o) => mergedMlaAttention(randomMatrix(3, 6, [9]), randomMatrix(4, 6, [10]), mergeMla(mla), o as never)],
+  ["mlaAttention", (o) => mlaAttention(randomMatrix(3, 6, {}, [9]), randomMatrix(4, 6, {}, [10]), mla, o as never)],
+  ["mergedMlaAttention", (o) => mergedMlaAttention(randomMatrix(3, 6, {}, [9]), randomMatrix(4, 6, {}, [10]), mergeMla(mla), o as never)],
   ["encoderLayer", (o) => encoderLayer(x, encLayer, o as never)],
   ["decoderLayer", (o) => decoderLayer(x, decLayer, undefined, o as never)],
   ["decoderLayerStep", (o) => decoderLayerStep(x, decLayer, createLayerCache(decLayer), undefined, o as never)],
@@ -96,12 +98,10 @@ const CALLS: [string, (o: unknown) => unknown][] = [
   ["decodeTarget", (o) => decodeTarget(encDec, encodeSource(encDec, [1, 2]), [3, 4], o as never)],
   ["encoderDecoderStep", (o) => encoderDecoderStep(encDec, createDecoderState(encDec), encodeSource(encDec, [1, 2]), [3], o as never)],
   ["new Rope", (o) => new Rope(4, o as never)],
-  ["randomMatrix", (o) => randomMatrix(2, 3, [11], o as never)],
   ["new BpeTokenizer", (o) => new BpeTokenizer("cl100k_base", bpeApi as never, o as never)],
-  ["new Embedding", (o) => new Embedding(randomMatrix(5, 4, [12]), o as never)],
-  ["initEmbedding", (o) => initEmbedding(5, 4, [13], o as never)],
+  ["new Embedding", (o) => new Embedding(randomMatrix(5, 4, {}, [12]), o as never)],
   ["sinusoidalPositionalEncoding", (o) => sinusoidalPositionalEncoding(3, 4, o as never)],
-  ["addPositional", (o) => addPositional(randomMatrix(3, 4, [14]), sinusoidalPositionalEncoding(5, 4), o as never)],
+  ["addPositional", (o) => addPositional(randomMatrix(3, 4, {}, [14]), sinusoidalPositionalEncoding(5, 4), o as never)],
   ["embedTokens", (o) => embedTokens([1, 2], emb, o as never)],
   ["new Vocabulary", (o) => new Vocabulary(["a", "b"], o as never)],
   ["Vocabulary.fromSequences", (o) => Vocabulary.fromSequences([["a", "b"]], o as never)],
@@ -115,6 +115,33 @@ const CALLS: [string, (o: unknown) => unknown][] = [
   ["attention32", (o) => attention32(q, k, v, o as never)],
   ["streamingAttention32", (o) => streamingAttention32(q, k, v, o as never)],
 ];
+
+// Seeded functions take a REQUIRED options object before the seed (issue 9, docs/MIGRATION.md):
+// undefined is refused too, so a call in the old `(…, seed, options?)` order cannot slip through.
+const REQUIRED: [string, (o: unknown) => unknown][] = [
+  ["randomMatrix", (o) => randomMatrix(2, 3, o as never, [11])],
+  ["initWeight", (o) => initWeight(2, 3, o as never, [11])],
+  ["initEmbedding", (o) => initEmbedding(5, 4, o as never, [13])],
+  ["initLearnedPositionalEmbedding", (o) => initLearnedPositionalEmbedding(5, 4, o as never, [13])],
+];
+
+describe("required options objects: {} = defaults, undefined / null / non-objects = ValueError naming options", () => {
+  for (const [name, call] of REQUIRED) {
+    it(name, () => {
+      expect(() => call({})).not.toThrow();
+      for (const bad of [undefined, null, 3, "options", [1]]) {
+        try {
+          call(bad);
+          expect.unreachable(`${name}(${JSON.stringify(bad)}) returned`);
+        } catch (e) {
+          expect(e, `${name}(${JSON.stringify(bad)})`).toBeInstanceOf(ValueError);
+          expect((e as ValueError).argument).toBe("options");
+          expect((e as ValueError).expected).toContain("an options object");
+        }
+      }
+    });
+  }
+});
 
 describe("options bags: undefined = defaults, null / non-objects = ValueError naming options", () => {
   for (const [name, call] of CALLS) {
@@ -137,10 +164,10 @@ describe("options bags: undefined = defaults, null / non-objects = ValueError na
 
   it("parallelMultiHeadAttention rejects (async) with the same ValueError", async () => {
     const w = {
-      queries: [randomMatrix(4, 2, [15])],
-      keys: [randomMatrix(4, 2, [16])],
-      values: [randomMatrix(4, 2, [17])],
-      output: randomMatrix(2, 4, [18]),
+      queries: [randomMatrix(4, 2, {}, [15])],
+      keys: [randomMatrix(4, 2, {}, [16])],
+      values: [randomMatrix(4, 2, {}, [17])],
+      output: randomMatrix(2, 4, {}, [18]),
     };
     await expect(parallelMultiHeadAttention(q, q, w, null as never)).rejects.toThrow(ValueError);
     await expect(parallelMultiHeadAttention(q, q, w, null as never)).rejects.toThrow("options: expected an options object");

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Embedding, Matrix, NonFiniteError, ShapeError, ValueError, initEmbedding, randomMatrix } from "@randattn/core";
 
 describe("Embedding lookup (§1: token T_i ↦ row E_i)", () => {
-  const table = randomMatrix(7, 5, [1, "embedding-test"]);
+  const table = randomMatrix(7, 5, {}, [1, "embedding-test"]);
   const emb = new Embedding(table);
 
   it("is row selection", () => {
@@ -36,12 +36,12 @@ describe("Embedding lookup (§1: token T_i ↦ row E_i)", () => {
   });
 
   it("initEmbedding is seeded and has N(0, std²) entries", () => {
-    const a = initEmbedding(200, 50, [7, "E"]);
-    const b = initEmbedding(200, 50, [7, "E"]);
+    const a = initEmbedding(200, 50, {}, [7, "E"]);
+    const b = initEmbedding(200, 50, {}, [7, "E"]);
     expect(a.table.data).toEqual(b.table.data);
-    expect(initEmbedding(200, 50, [8, "E"]).table.data).not.toEqual(a.table.data);
+    expect(initEmbedding(200, 50, {}, [8, "E"]).table.data).not.toEqual(a.table.data);
     const std = 0.5;
-    const e = initEmbedding(200, 50, [7, "E"], { std });
+    const e = initEmbedding(200, 50, { std }, [7, "E"]);
     const n = e.table.data.length;
     let sum = 0;
     let sq = 0;
@@ -52,7 +52,7 @@ describe("Embedding lookup (§1: token T_i ↦ row E_i)", () => {
     // Mean has sd std/√n; the sample variance of n normals has sd σ²·√(2/n): 5-sigma bounds.
     expect(Math.abs(sum / n)).toBeLessThan((5 * std) / Math.sqrt(n));
     expect(Math.abs(sq / n - std * std)).toBeLessThan(5 * std * std * Math.sqrt(2 / n));
-    expect(() => initEmbedding(0, 4, [1])).toThrow(/vocabSize: expected an integer ≥ 1, got 0/);
-    expect(() => initEmbedding(4, 4, [1], { std: -1 })).toThrow(/options\.std: expected a number > 0/);
+    expect(() => initEmbedding(0, 4, {}, [1])).toThrow(/vocabSize: expected an integer ≥ 1, got 0/);
+    expect(() => initEmbedding(4, 4, { std: -1 }, [1])).toThrow(/options\.std: expected a number > 0/);
   });
 });

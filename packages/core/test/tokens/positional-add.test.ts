@@ -12,7 +12,7 @@ import {
 } from "@randattn/core";
 
 describe("adding positional encodings to token embeddings", () => {
-  const x = randomMatrix(4, 6, [3, "x"]);
+  const x = randomMatrix(4, 6, {}, [3, "x"]);
   const pe = sinusoidalPositionalEncoding(10, 6);
 
   it("adds row offset + i of the table to row i", () => {
@@ -23,9 +23,9 @@ describe("adding positional encodings to token embeddings", () => {
   });
 
   it("works with a seeded learned table and inside embedTokens", () => {
-    const learned = initLearnedPositionalEmbedding(16, 6, [3, "pos"]);
-    expect(learned.table.data).toEqual(initLearnedPositionalEmbedding(16, 6, [3, "pos"]).table.data);
-    const E = initEmbedding(20, 6, [3, "tok"]);
+    const learned = initLearnedPositionalEmbedding(16, 6, {}, [3, "pos"]);
+    expect(learned.table.data).toEqual(initLearnedPositionalEmbedding(16, 6, {}, [3, "pos"]).table.data);
+    const E = initEmbedding(20, 6, {}, [3, "tok"]);
     const ids = [4, 19, 0];
     const scale = Math.sqrt(6);
     const y = embedTokens(ids, E, { positional: learned, offset: 2, scale });

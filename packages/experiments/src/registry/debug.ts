@@ -27,7 +27,7 @@ function onTrialMethod(name: string, description: string, inject: () => void): M
       additionalProperties: false,
     },
     exposesWeights: false,
-    run(problem, params, seed, context) {
+    run(problem, params, context, seed) {
       const trial = seed[seed.length - 1];
       if (params.onTrial === -1 || params.onTrial === trial) inject();
       return exactAttention(problem, context.wantWeights);
@@ -49,7 +49,7 @@ export function debugMethods(): MethodDefinition[] {
         additionalProperties: false,
       },
       exposesWeights: true,
-      run(problem, params, _seed, context) {
+      run(problem, params, context, _seed) {
         sleep(params.ms as number);
         return exactAttention(problem, context.wantWeights);
       },

@@ -77,7 +77,7 @@ export const exact: MethodDefinition = {
   paramsSchema: { type: "object", properties: {}, additionalProperties: false },
   exposesWeights: true,
   estimateCost: (problem) => exactCost(problem, true),
-  run(problem, _params, _seed, context) {
+  run(problem, _params, context, _seed) {
     requireHeads(problem, "exact");
     return exactAttention(problem, context.wantWeights);
   },

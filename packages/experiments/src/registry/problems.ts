@@ -77,17 +77,17 @@ function singleHead(queries: Matrix, keys: Matrix, values: Matrix, kernel: Kerne
 /** `rows × cols` Gaussian plus a low-rank part: G (rows×r) H (r×cols)/√r + noise·E. */
 function lowRankPlusNoise(rows: number, cols: number, rank: number, noise: number, key: SeedKey): Matrix {
   const r = Math.min(rank, rows, cols);
-  const g = randomMatrix(rows, r, derive(key, "left"));
-  const h = randomMatrix(r, cols, derive(key, "right"), { scale: 1 / Math.sqrt(r) });
+  const g = randomMatrix(rows, r, {}, derive(key, "left"));
+  const h = randomMatrix(r, cols, { scale: 1 / Math.sqrt(r) }, derive(key, "right"));
   const out = matmul(g, h);
-  const e = randomMatrix(rows, cols, derive(key, "noise"));
+  const e = randomMatrix(rows, cols, {}, derive(key, "noise"));
   for (let i = 0; i < out.data.length; i++) out.data[i] += noise * e.data[i];
   return out;
 }
 
 /** Rows of a Gaussian matrix rescaled by Pareto(α) factors u^(−1/α) ≥ 1 (heavy-tailed row norms). */
 function heavyTailedRows(rows: number, cols: number, tailIndex: number, key: SeedKey): Matrix {
-  const m = randomMatrix(rows, cols, derive(key, "directions"));
+  const m = randomMatrix(rows, cols, {}, derive(key, "directions"));
   const rng = new RandomStream(derive(key, "norms"));
   for (let i = 0; i < rows; i++) {
     // The same uniforms for every α (common random numbers across a tailIndex sweep).
@@ -103,11 +103,11 @@ const gaussian: ProblemDefinition = {
   paramsSchema: schema({ ...SIZE_PROPS }, ["n"]),
   structuralParams: SIZE_STRUCTURAL,
   producesTensors: true,
-  generate(p, seed, kernel, mask) {
+  generate(p, { kernel, mask }, seed) {
     const s = p.scale as number;
-    const q = randomMatrix(nq(p), p.d as number, derive(seed, "queries"), { scale: s });
-    const k = randomMatrix(p.n as number, p.d as number, derive(seed, "keys"), { scale: s });
-    const v = randomMatrix(p.n as number, p.dv as number, derive(seed, "values"));
+    const q = randomMatrix(nq(p), p.d as number, { scale: s }, derive(seed, "queries"));
+    const k = randomMatrix(p.n as number, p.d as number, { scale: s }, derive(seed, "keys"));
+    const v = randomMatrix(p.n as number, p.dv as number, {}, derive(seed, "values"));
     return singleHead(q, k, v, kernel, mask);
   },
 };
@@ -125,7 +125,7 @@ const lowRank: ProblemDefinition = {
   ),
   structuralParams: [...SIZE_STRUCTURAL, "rank"],
   producesTensors: true,
-  generate(p, seed, kernel, mask) {
+  generate(p, { kernel, mask }, seed) {
     const r = p.rank as number;
     const noise = p.noise as number;
     const q = scaleInPlace(lowRankPlusNoise(nq(p), p.d as number, r, noise, derive(seed, "queries")), p.scale as number);
@@ -141,10 +141,10 @@ const heavyTailed: ProblemDefinition = {
   paramsSchema: schema({ ...SIZE_PROPS, tailIndex: positive(1.5, "Pareto tail index α (smaller = heavier tails)", 100) }, ["n"]),
   structuralParams: SIZE_STRUCTURAL,
   producesTensors: true,
-  generate(p, seed, kernel, mask) {
+  generate(p, { kernel, mask }, seed) {
     const s = p.scale as number;
     const a = p.tailIndex as number;
-    const q = randomMatrix(nq(p), p.d as number, derive(seed, "queries"), { scale: s });
+    const q = randomMatrix(nq(p), p.d as number, { scale: s }, derive(seed, "queries"));
     const k = scaleInPlace(heavyTailedRows(p.n as number, p.d as number, a, derive(seed, "keys")), s);
     const v = heavyTailedRows(p.n as number, p.dv as number, a, derive(seed, "values"));
     return singleHead(q, k, v, kernel, mask);
@@ -164,15 +164,15 @@ const clustered: ProblemDefinition = {
   ),
   structuralParams: [...SIZE_STRUCTURAL, "clusters"],
   producesTensors: true,
-  generate(p, seed, kernel, mask) {
+  generate(p, { kernel, mask }, seed) {
     const d = p.d as number;
     const c = p.clusters as number;
     const spread = p.spread as number;
     const s = p.scale as number;
-    const centres = randomMatrix(c, d, derive(seed, "centres"));
+    const centres = randomMatrix(c, d, {}, derive(seed, "centres"));
     const around = (rows: number, purpose: string): Matrix => {
       const rng = new RandomStream(derive(seed, purpose, "assignment"));
-      const noise = randomMatrix(rows, d, derive(seed, purpose, "noise"));
+      const noise = randomMatrix(rows, d, {}, derive(seed, purpose, "noise"));
       const m = new Matrix(rows, d);
       for (let i = 0; i < rows; i++) {
         const g = rng.int(c);
@@ -182,7 +182,7 @@ const clustered: ProblemDefinition = {
     };
     const q = around(nq(p), "queries");
     const k = around(p.n as number, "keys");
-    const v = randomMatrix(p.n as number, p.dv as number, derive(seed, "values"));
+    const v = randomMatrix(p.n as number, p.dv as number, {}, derive(seed, "values"));
     return singleHead(q, k, v, kernel, mask);
   },
 };
@@ -206,16 +206,16 @@ const llamaGqa: ProblemDefinition = {
   ),
   structuralParams: ["n", "numKvHeads", "groupSize", "headDim", "dIn"],
   producesTensors: true,
-  generate(p, seed, kernel, mask) {
+  generate(p, { kernel, mask }, seed) {
     const n = p.n as number;
     const g = p.numKvHeads as number;
     const h = g * (p.groupSize as number);
     const dh = p.headDim as number;
     const dIn = (p.dIn as number) > 0 ? (p.dIn as number) : h * dh;
-    const x = randomMatrix(n, dIn, derive(seed, "x"), { scale: p.scale as number });
-    const wK = Array.from({ length: g }, (_, j) => initWeight(dIn, dh, derive(seed, "wK", j)));
-    const wV = Array.from({ length: g }, (_, j) => initWeight(dIn, dh, derive(seed, "wV", j)));
-    const wQ = Array.from({ length: h }, (_, i) => initWeight(dIn, dh, derive(seed, "wQ", i)));
+    const x = randomMatrix(n, dIn, { scale: p.scale as number }, derive(seed, "x"));
+    const wK = Array.from({ length: g }, (_, j) => initWeight(dIn, dh, {}, derive(seed, "wK", j)));
+    const wV = Array.from({ length: g }, (_, j) => initWeight(dIn, dh, {}, derive(seed, "wV", j)));
+    const wQ = Array.from({ length: h }, (_, i) => initWeight(dIn, dh, {}, derive(seed, "wQ", i)));
     const keys = wK.map((w) => matmul(x, w));
     const values = wV.map((w) => matmul(x, w));
     const heads: AttentionHead[] = [];
@@ -253,7 +253,7 @@ const deepseekMla: ProblemDefinition = {
   ),
   structuralParams: ["n", "shrink"],
   producesTensors: true,
-  generate(p, seed, kernel, mask) {
+  generate(p, { kernel, mask }, seed) {
     const f = p.shrink as number;
     const dims = {
       dIn: Math.max(1, Math.round(DS.dIn / f)),
@@ -263,7 +263,7 @@ const deepseekMla: ProblemDefinition = {
       headDim: Math.max(1, Math.round(DS.headDim / f)),
     };
     const w = initMlaWeights(dims, derive(seed, "weights"));
-    const x = randomMatrix(p.n as number, dims.dIn, derive(seed, "x"), { scale: p.scale as number });
+    const x = randomMatrix(p.n as number, dims.dIn, { scale: p.scale as number }, derive(seed, "x"));
     const decay = p.decay as number;
     if (decay > 0) {
       // Hidden states of trained models are far from isotropic; a power-law column scale gives the
@@ -304,7 +304,7 @@ const kernelPairs: ProblemDefinition = {
   // norm and cosine reshape the same directions (common random numbers across a norm sweep).
   structuralParams: ["n", "d"],
   producesTensors: true,
-  generate(p, seed, kernel) {
+  generate(p, { kernel }, seed) {
     if (kernel.kind !== "softmax") throw new ValueError("problem.kernel", 'the softmax kernel for "kernel-pairs"', `"${kernel.kind}"`);
     const n = p.n as number;
     const d = p.d as number;
@@ -313,8 +313,8 @@ const kernelPairs: ProblemDefinition = {
     const c = p.cosine as number;
     const s = Math.sqrt(1 - c * c);
     const unscale = 1 / Math.sqrt(kernel.scale ?? 1 / Math.sqrt(d));
-    const u = randomMatrix(n, d, derive(seed, "u"));
-    const w = randomMatrix(n, d, derive(seed, "w"));
+    const u = randomMatrix(n, d, {}, derive(seed, "u"));
+    const w = randomMatrix(n, d, {}, derive(seed, "w"));
     const q = new Matrix(n, d);
     const k = new Matrix(n, d);
     for (let i = 0; i < n; i++) {
@@ -366,7 +366,8 @@ const npy: ProblemDefinition = {
   ),
   structuralParams: ["queries", "keys", "values"],
   producesTensors: true,
-  generate(p, _seed, kernel, mask, context: RunContext) {
+  generate(p, context, _seed) {
+    const { kernel, mask } = context;
     const load = (name: string) => readNpyMatrices(resolveDataPath(p[name] as string, context.baseDir), `problem.params.${name}`);
     const q = load("queries");
     const k = load("keys");
@@ -405,7 +406,7 @@ const modelPreset: ProblemDefinition = {
   ),
   structuralParams: ["preset", "tokens"],
   producesTensors: false,
-  generate(p, _seed, kernel, mask) {
+  generate(p, { kernel, mask }, _seed) {
     return { heads: [], kernel, mask, numKvHeads: 0, accounting: { preset: p.preset as string, tokens: p.tokens as number } };
   },
 };

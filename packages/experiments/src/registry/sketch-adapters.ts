@@ -2,7 +2,7 @@
  * REGISTRATION POINT for the sketch methods of @randattn/sketch.
  *
  * Each adapter is a `MethodDefinition` (registry/types.ts): a kebab-case name, a description, a
- * JSON schema for its params (with defaults), and a pure `run(problem, params, seed, context)`
+ * JSON schema for its params (with defaults), and a pure `run(problem, params, context, seed)`
  * that applies one sketch function to every head of `problem.heads` (head h with the seed
  * `derive(seed, "head", h)`) and returns `{ output: concatCols(headOutputs), cost, extras? }`;
  * cost is the sum over heads of the sketch function's own `{ flops, floatsStored }`.

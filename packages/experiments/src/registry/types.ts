@@ -9,7 +9,7 @@
  * Both are plain data + a pure function, so a cell's result depends only on its identity and
  * seed — never on which worker ran it or what ran before (byte-identical results.csv).
  */
-import type { Matrix, MultiHeadWeights, SeedKey } from "@randattn/core";
+import type { Cost, Matrix, MultiHeadWeights, SeedKey } from "@randattn/core";
 import type { CompiledExpression } from "../base/expr-eval.js";
 
 /** A JSON schema (ajv draft-07 subset) for a params object. */
@@ -87,13 +87,8 @@ export interface ProblemInstance {
   readonly accounting?: AccountingStructure;
 }
 
-/** Analytic cost of a method run (the paper's flop and memory counts, not measured). */
-export interface Cost {
-  /** Floating-point operations (a multiply-add counts 2, an exp or a division 1). */
-  flops: number;
-  /** Floats the method keeps to answer the queries (its K/V representation + largest intermediate). */
-  floatsStored: number;
-}
+/** Analytic cost of a method run (the paper's flop and memory counts, not measured): core's `Cost`. */
+export type { Cost };
 
 /** What a method returns. */
 export interface MethodResult {
@@ -124,6 +119,14 @@ export interface RunContext {
   readonly wantWeights: boolean;
 }
 
+/** What a generator receives besides its params: the run context plus the config's kernel and mask. */
+export interface GenerateContext extends RunContext {
+  /** The problem's kernel (defines the exact target). */
+  readonly kernel: KernelSpec;
+  /** The problem's mask, or null. */
+  readonly mask: MaskSpec | null;
+}
+
 /** A registered method. */
 export interface MethodDefinition {
   readonly name: string;
@@ -145,8 +148,8 @@ export interface MethodDefinition {
    * @default none (plan falls back to flops recorded by an earlier run of the same cell)
    */
   estimateCost?(problem: ProblemInstance, params: Params): Cost;
-  /** Computes the approximation. Must be a pure function of (problem, params, seed). */
-  run(problem: ProblemInstance, params: Params, seed: SeedKey, context: RunContext): MethodResult;
+  /** Computes the approximation. Must be a pure function of (problem, params, seed); the seed comes last (issue 9). */
+  run(problem: ProblemInstance, params: Params, context: RunContext, seed: SeedKey): MethodResult;
   /**
    * Reference values of declared extra columns that do not depend on the method's random draw
    * (a closed-form expectation, a bound, the optimum), computed after `run` and outside its wall
@@ -169,5 +172,6 @@ export interface ProblemDefinition {
   readonly structuralParams: readonly string[];
   /** Whether the generator produces tensors (false for accounting presets). */
   readonly producesTensors: boolean;
-  generate(params: Params, seed: SeedKey, kernel: KernelSpec, mask: MaskSpec | null, context: RunContext): ProblemInstance;
+  /** Draws the problem instance: a pure function of (params, context.kernel, context.mask, seed); the seed comes last (issue 9). */
+  generate(params: Params, context: GenerateContext, seed: SeedKey): ProblemInstance;
 }

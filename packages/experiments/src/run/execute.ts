@@ -60,7 +60,8 @@ function reference(spec: TaskSpec, wantWeights: boolean): Reference {
   // way, see exactAttention).
   const gen = getProblem(spec.problem.generator);
   const seed = inputSeed(spec.rootSeed, gen.name, spec.problem.params, gen.structuralParams, spec.trial);
-  const instance = hit?.instance ?? gen.generate(spec.problem.params, seed, spec.kernel, spec.mask, { baseDir: spec.baseDir, wantWeights });
+  const instance =
+    hit?.instance ?? gen.generate(spec.problem.params, { baseDir: spec.baseDir, wantWeights, kernel: spec.kernel, mask: spec.mask }, seed);
   let ref: Reference;
   if (instance.heads.length === 0) ref = { instance, output: null, weights: null };
   else {
@@ -103,7 +104,7 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
     const t1 = performance.now();
     setupMs = t1 - t0;
     const seed = methodSeed(spec.rootSeed, spec.method.name, spec.method.params, spec.trial);
-    const result = method.run(ref.instance, spec.method.params, seed, { baseDir: spec.baseDir, wantWeights });
+    const result = method.run(ref.instance, spec.method.params, { baseDir: spec.baseDir, wantWeights }, seed);
     const wallMs = performance.now() - t1;
     const references = method.references?.(ref.instance, spec.method.params) ?? {};
     const metrics: MetricValues = { ...NO_METRICS };

@@ -57,7 +57,11 @@ export function estimatePlan(plan: Plan, options: { outRoot: string; workers: nu
         const seed = inputSeed(plan.loaded.config.seed, gen.name, c.problem.params, gen.structuralParams, 0);
         instances.set(
           key,
-          gen.generate(c.problem.params, seed, plan.loaded.kernel, plan.loaded.mask, { baseDir: plan.loaded.baseDir, wantWeights: false }),
+          gen.generate(
+            c.problem.params,
+            { baseDir: plan.loaded.baseDir, wantWeights: false, kernel: plan.loaded.kernel, mask: plan.loaded.mask },
+            seed,
+          ),
         );
       } catch {
         instances.set(key, null);

@@ -3,14 +3,20 @@ import { DEEPSEEK_V2, GEMMA3_27B, LLAMA3_70B } from "@randattn/core";
 import { getMethod, getProblem } from "@randattn/experiments";
 
 const run = (preset: string, params: Record<string, unknown>, tokens = 1000) => {
-  const inst = getProblem("model-preset").generate({ preset, tokens }, [1], { kind: "softmax" }, null, {
-    baseDir: "/",
-    wantWeights: false,
-  });
-  return getMethod("kv-cache").run(inst, { scope: "token-layer", includeRotaryKey: true, asMha: false, ...params } as never, [1], {
-    baseDir: "/",
-    wantWeights: false,
-  });
+  const inst = getProblem("model-preset").generate(
+    { preset, tokens },
+    { baseDir: "/", wantWeights: false, kernel: { kind: "softmax" }, mask: null },
+    [1],
+  );
+  return getMethod("kv-cache").run(
+    inst,
+    { scope: "token-layer", includeRotaryKey: true, asMha: false, ...params } as never,
+    {
+      baseDir: "/",
+      wantWeights: false,
+    },
+    [1],
+  );
 };
 
 describe("kv-cache accounting regenerates Table 3's cache figures from the preset dimensions", () => {

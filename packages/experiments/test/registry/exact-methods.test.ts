@@ -35,9 +35,9 @@ const maxRel = (a: Matrix, b: Matrix) => {
 };
 
 describe("exact methods against the literal formula", () => {
-  const q = randomMatrix(5, 3, [9, "q"]);
-  const k = randomMatrix(8, 3, [9, "k"]);
-  const v = randomMatrix(8, 2, [9, "v"]);
+  const q = randomMatrix(5, 3, {}, [9, "q"]);
+  const k = randomMatrix(8, 3, {}, [9, "k"]);
+  const v = randomMatrix(8, 2, {}, [9, "v"]);
   const problem = (kernel: ProblemInstance["kernel"], causal: boolean): ProblemInstance => ({
     heads: [{ queries: q, keys: k, values: v }],
     kernel,
@@ -48,8 +48,8 @@ describe("exact methods against the literal formula", () => {
 
   it.each([false, true])("softmax, causal=%s: exact and exact-streaming ≤ 1e-12", (causal) => {
     const ref = literalAttention(q, k, v, Math.exp, 1 / Math.sqrt(3), causal);
-    const a = getMethod("exact").run(problem({ kind: "softmax" }, causal), {}, [1], ctx);
-    const b = getMethod("exact-streaming").run(problem({ kind: "softmax" }, causal), { blockSize: 3 }, [1], ctx);
+    const a = getMethod("exact").run(problem({ kind: "softmax" }, causal), {}, ctx, [1]);
+    const b = getMethod("exact-streaming").run(problem({ kind: "softmax" }, causal), { blockSize: 3 }, ctx, [1]);
     expect(maxRel(a.output!, ref)).toBeLessThanOrEqual(1e-12);
     expect(maxRel(b.output!, ref)).toBeLessThanOrEqual(1e-12);
   });
@@ -58,7 +58,7 @@ describe("exact methods against the literal formula", () => {
     const expression = compileKernelFormula("1 + s + s^2/2", "k");
     const f = toUnaryFunction(expression);
     const ref = literalAttention(q, k, v, f, 0.5, false);
-    const a = getMethod("exact").run(problem({ kind: "dot", formula: "1 + s + s^2/2", expression, scale: 0.5 }, false), {}, [1], ctx);
+    const a = getMethod("exact").run(problem({ kind: "dot", formula: "1 + s + s^2/2", expression, scale: 0.5 }, false), {}, ctx, [1]);
     expect(maxRel(a.output!, ref)).toBeLessThanOrEqual(1e-12);
   });
 

@@ -10,7 +10,7 @@ describe("kernel-pairs: pairs at controlled norm and angle after the kernel's sc
     for (const scale of [undefined, 0.3]) {
       const kernel = scale === undefined ? { kind: "softmax" as const } : { kind: "softmax" as const, scale };
       const s = scale ?? 1 / Math.sqrt(7);
-      const inst = gen.generate({ n: 5, d: 7, norm: 1.7, cosine: -0.6 }, [1, "i"], kernel, null, ctx);
+      const inst = gen.generate({ n: 5, d: 7, norm: 1.7, cosine: -0.6 }, { ...ctx, kernel, mask: null }, [1, "i"]);
       const { queries: q, keys: k } = inst.kernelPairs!;
       expect(inst.heads).toHaveLength(0);
       for (let i = 0; i < 5; i++) {
@@ -30,17 +30,21 @@ describe("kernel-pairs: pairs at controlled norm and angle after the kernel's sc
   });
 
   it("the same directions for every norm (common random numbers across a norm sweep)", () => {
-    const a = gen.generate({ n: 3, d: 4, norm: 1, cosine: 0.2 }, [2], { kind: "softmax" }, null, ctx).kernelPairs!;
-    const b = gen.generate({ n: 3, d: 4, norm: 2, cosine: 0.2 }, [2], { kind: "softmax" }, null, ctx).kernelPairs!;
+    const a = gen.generate({ n: 3, d: 4, norm: 1, cosine: 0.2 }, { ...ctx, kernel: { kind: "softmax" }, mask: null }, [2]).kernelPairs!;
+    const b = gen.generate({ n: 3, d: 4, norm: 2, cosine: 0.2 }, { ...ctx, kernel: { kind: "softmax" }, mask: null }, [2]).kernelPairs!;
     for (let i = 0; i < a.queries.data.length; i++) expect(b.queries.data[i]).toBeCloseTo(2 * a.queries.data[i], 12);
   });
 
   it("refuses a non-softmax kernel and d < 2, naming the argument", () => {
     const dot = catchError(() =>
-      gen.generate({ n: 3, d: 4, norm: 1, cosine: 0 }, [2], { kind: "dot", formula: "s", expression: {} as never }, null, ctx),
+      gen.generate(
+        { n: 3, d: 4, norm: 1, cosine: 0 },
+        { ...ctx, kernel: { kind: "dot", formula: "s", expression: {} as never }, mask: null },
+        [2],
+      ),
     );
     expect(dot.argument).toBe("problem.kernel");
-    const d1 = catchError(() => gen.generate({ n: 3, d: 1, norm: 1, cosine: 0 }, [2], { kind: "softmax" }, null, ctx));
+    const d1 = catchError(() => gen.generate({ n: 3, d: 1, norm: 1, cosine: 0 }, { ...ctx, kernel: { kind: "softmax" }, mask: null }, [2]));
     expect([d1.argument, d1.expected, d1.actual]).toEqual(["problem.params.d", "d ≥ 2 (two directions per pair)", "1"]);
   });
 });

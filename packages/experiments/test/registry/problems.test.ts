@@ -8,7 +8,7 @@ const softmax: KernelSpec = { kind: "softmax" };
 const ctx = { baseDir: "/tmp", wantWeights: false };
 const gen = (name: string, params: Params, trial = 0) => {
   const def = getProblem(name);
-  return def.generate(params, inputSeed(5, name, params, def.structuralParams, trial), softmax, null, ctx);
+  return def.generate(params, { ...ctx, kernel: softmax, mask: null }, inputSeed(5, name, params, def.structuralParams, trial));
 };
 
 describe("problem generators", () => {
@@ -94,10 +94,11 @@ describe("problem generators", () => {
     ]);
     writeNpyFile(join(dir, "v.npy"), Matrix.fromArray([[2], [4]]));
     const def = getProblem("npy");
-    const inst = def.generate({ queries: "q.npy", keys: "k.npy", values: "v.npy", scale: 1 }, [1], softmax, null, {
-      baseDir: dir,
-      wantWeights: false,
-    });
+    const inst = def.generate(
+      { queries: "q.npy", keys: "k.npy", values: "v.npy", scale: 1 },
+      { baseDir: dir, wantWeights: false, kernel: softmax, mask: null },
+      [1],
+    );
     expect(inst.heads[0].queries.toArray()).toEqual([
       [1, 2],
       [3, 4],

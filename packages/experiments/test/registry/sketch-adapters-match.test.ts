@@ -19,7 +19,7 @@ function instance(generator: string, params: Params, mask: ProblemInstance["mask
   const def = getProblem(generator);
   const full: Params = {};
   for (const [k, v] of Object.entries(def.paramsSchema.properties)) if (v.default !== undefined) full[k] = v.default as number;
-  return def.generate({ ...full, ...params }, [3, "inputs"], { kind: "softmax" }, mask, ctx);
+  return def.generate({ ...full, ...params }, { ...ctx, kernel: { kind: "softmax" }, mask }, [3, "inputs"]);
 }
 
 /** A method's params with its schema defaults filled in. */
@@ -29,7 +29,7 @@ function withDefaults(name: string, params: Params): Params {
   return { ...full, ...params };
 }
 
-const run = (name: string, problem: ProblemInstance, params: Params) => getMethod(name).run(problem, withDefaults(name, params), seed, ctx);
+const run = (name: string, problem: ProblemInstance, params: Params) => getMethod(name).run(problem, withDefaults(name, params), ctx, seed);
 
 function maxRel(a: Matrix, b: Matrix): number {
   let m = 0;
@@ -50,13 +50,20 @@ describe("each adapter returns exactly what the sketch function returns with the
       const params = { samples: 7, scheme, normalizer: "exact" };
       const r = run("row-sampling", gqa, params);
       const direct = gqa.heads.map((h, i) =>
-        sampledAttention(h.queries, h.keys, h.values, 7, derive(seed, "head", i), {
-          scheme: scheme as "uniform",
-          normalizer: "exact",
-          design: "with-replacement",
-          blockSize: 256,
-          kernel: { kind: "softmax" },
-        }),
+        sampledAttention(
+          h.queries,
+          h.keys,
+          h.values,
+          {
+            samples: 7,
+            scheme: scheme as "uniform",
+            normalizer: "exact",
+            design: "with-replacement",
+            blockSize: 256,
+            kernel: { kind: "softmax" },
+          },
+          derive(seed, "head", i),
+        ),
       );
       expect(Array.from(r.output!.data)).toEqual(Array.from(concatCols(direct.map((d) => d.output)).data));
       expect(r.cost.flops).toBe(direct.reduce((s, d) => s + d.cost.flops, 0));
@@ -74,14 +81,14 @@ describe("each adapter returns exactly what the sketch function returns with the
 
   it("random-features = randomFeatureAttention per head, causal when the problem is", () => {
     const causal = instance("gaussian", { n: 20, d: 4, dv: 3 }, { kind: "causal" });
-    const r = run("random-features", causal, { numFeatures: 6, features: "hyperbolic", blockSize: 8 });
+    const r = run("random-features", causal, { numFrequencies: 6, features: "hyperbolic", blockSize: 8 });
     const h = causal.heads[0];
     const direct = randomFeatureAttention(
       h.queries,
       h.keys,
       h.values,
       {
-        numFeatures: 6,
+        numFrequencies: 6,
         features: "hyperbolic",
         projection: "orthogonal",
         blockSize: 8,
@@ -101,7 +108,7 @@ describe("each adapter returns exactly what the sketch function returns with the
     const { queries: q, keys: k } = pairs.kernelPairs!;
     const scale = 1 / Math.sqrt(6);
     for (const features of ["trig", "positive", "hyperbolic"] as const) {
-      const r = run("kernel-value", pairs, { numFeatures: 5, features });
+      const r = run("kernel-value", pairs, { numFrequencies: 5, features });
       const omega = drawProjection(5, 6, { projection: "iid" }, seed);
       const fq = randomFeatures(q, omega, { features, kernel: { kind: "softmax", scale } }).features;
       const fk = randomFeatures(k, omega, { features, kernel: { kind: "softmax", scale } }).features;

@@ -9,7 +9,7 @@ function instance(generator: string, params: Params): ProblemInstance {
   const def = getProblem(generator);
   const full: Params = {};
   for (const [k, v] of Object.entries(def.paramsSchema.properties)) if (v.default !== undefined) full[k] = v.default as number;
-  return def.generate({ ...full, ...params }, [8, "inputs"], { kind: "softmax" }, null, ctx);
+  return def.generate({ ...full, ...params }, { ...ctx, kernel: { kind: "softmax" }, mask: null }, [8, "inputs"]);
 }
 
 const rs = (scheme: string, normalizer: string, samples: number, design = "with-replacement"): Params => ({
@@ -52,7 +52,7 @@ describe("reference columns: DKM expectation and HMT bound", () => {
       const T = 3000;
       const errs: number[] = [];
       for (let t = 0; t < T; t++) {
-        const out = method.run(problem, params, [9, t], ctx).output!;
+        const out = method.run(problem, params, ctx, [9, t]).output!;
         let e = 0;
         for (let i = 0; i < y.data.length; i++) e += (out.data[i] - y.data[i]) ** 2;
         errs.push(e);
@@ -86,7 +86,7 @@ describe("reference columns: DKM expectation and HMT bound", () => {
       const ref = m.references!(mla, params);
       let mean = 0;
       for (let t = 0; t < 20; t++) {
-        const r = m.run(mla, params, [4, t], ctx);
+        const r = m.run(mla, params, ctx, [4, t]);
         expect(r.extras!.latent_rel_spectral_error!).toBeGreaterThanOrEqual(ref.optimal_latent_rel_spectral_error! * (1 - 1e-12));
         expect(r.extras!.latent_rel_error!).toBeGreaterThanOrEqual(ref.optimal_latent_rel_error! * (1 - 1e-12));
         mean += r.extras!.latent_rel_spectral_error! / 20;
@@ -94,7 +94,7 @@ describe("reference columns: DKM expectation and HMT bound", () => {
       expect(mean).toBeLessThanOrEqual(ref.hmt_bound_rel_spectral_error!);
     }
     const svd = getMethod("latent-svd");
-    const exact = svd.run(mla, { rank: 4 }, [1], ctx);
+    const exact = svd.run(mla, { rank: 4 }, ctx, [1]);
     const opt = svd.references!(mla, { rank: 4 });
     expect(exact.extras!.latent_rel_error!).toBeCloseTo(opt.optimal_latent_rel_error!, 12);
   });

@@ -37,7 +37,7 @@ describe("sketch adapters are registered with validated, defaulted params", () =
         tinyConfig({
           methods: [
             { method: "row-sampling", params: { scheme: "norms", samples: 0 } },
-            { method: "random-features", params: { numFeatures: 8, kernel: "exp" } },
+            { method: "random-features", params: { numFrequencies: 8, kernel: "exp" } },
           ],
         }),
       ),
@@ -45,7 +45,7 @@ describe("sketch adapters are registered with validated, defaulted params", () =
     expect(e).toBeInstanceOf(ConfigError);
     expect(e.message).toContain('methods[0].params.scheme: expected one of "uniform", "value-norm", "optimal", "attention", got "norms"');
     expect(e.message).toContain("methods[0].params.samples: expected a number >= 1, got 0");
-    expect(e.message).toContain("methods[1].params.kernel: expected one of the keys numFeatures");
+    expect(e.message).toContain("methods[1].params.kernel: expected one of the keys numFrequencies");
     const sweep = catchError(() =>
       load(
         tinyConfig({ methods: [{ method: "latent-rsvd", label: "rsvd" }], sweep: { "problem.n": [5], "rsvd.powerIterations": [1, -2] } }),
@@ -61,7 +61,7 @@ describe("sketch adapters are registered with validated, defaulted params", () =
     for (const name of ["row-sampling", "random-features", "kernel-value", "latent-rsvd", "mha-to-mla"]) {
       const def = getMethod(name);
       const params = Object.fromEntries(Object.entries(def.paramsSchema.properties).map(([k, v]) => [k, v.default as number]));
-      const err = catchError(() => def.run(gaussian, params, [1], { baseDir: "/tmp", wantWeights: false }));
+      const err = catchError(() => def.run(gaussian, params, { baseDir: "/tmp", wantWeights: false }, [1]));
       expect(err.name, name).toBe("ValueError");
       expect(err.argument, name).toBe("problem");
     }

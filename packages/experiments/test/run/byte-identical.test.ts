@@ -14,7 +14,7 @@ const sketchConfig = tinyConfig({
     { method: "exact" },
     { method: "exact-streaming", params: { blockSize: 3 } },
     { method: "row-sampling", params: { samples: 4, scheme: "attention" } },
-    { method: "random-features", params: { numFeatures: 6 } },
+    { method: "random-features", params: { numFrequencies: 6 } },
     { method: "latent-rsvd", params: { rank: 3, oversampling: 2, powerIterations: 1 } },
   ],
   sweep: { "problem.n": [5, 9] },

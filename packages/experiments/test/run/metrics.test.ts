@@ -26,8 +26,8 @@ function powerNorm(m: Matrix): number {
 }
 
 describe("error metrics", () => {
-  const exact = randomMatrix(7, 4, [1, "exact"]);
-  const approx = randomMatrix(7, 4, [1, "approx"]);
+  const exact = randomMatrix(7, 4, {}, [1, "exact"]);
+  const approx = randomMatrix(7, 4, {}, [1, "approx"]);
 
   it("relative Frobenius and max-abs match the plain formulas", () => {
     let num = 0;
@@ -50,7 +50,7 @@ describe("error metrics", () => {
     const v = [2, 1, -1];
     const r1 = Matrix.from(4, 3, (i, j) => u[i] * v[j]);
     expect(spectralNorm(r1)).toBeCloseTo(Math.hypot(...u) * Math.hypot(...v), 12);
-    for (const m of [exact, randomMatrix(3, 9, [2, "wide"])]) {
+    for (const m of [exact, randomMatrix(3, 9, {}, [2, "wide"])]) {
       const p = powerNorm(m);
       expect(Math.abs(spectralNorm(m) - p)).toBeLessThanOrEqual(1e-9 * p);
     }
@@ -92,7 +92,7 @@ describe("error metrics", () => {
   });
 
   it("shape mismatches are ShapeErrors naming the argument", () => {
-    const e = catchError(() => relativeFrobenius(randomMatrix(2, 2, [1]), exact));
+    const e = catchError(() => relativeFrobenius(randomMatrix(2, 2, {}, [1]), exact));
     expect(e).toBeInstanceOf(ShapeError);
     expect(e.message).toBe("approx: expected 7×4 (the exact output's shape), got 2×2");
   });

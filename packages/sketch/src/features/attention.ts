@@ -50,7 +50,7 @@ export type NonPositiveNormalizerPolicy = "error" | "zero" | "keep";
 
 export interface RandomFeatureAttentionOptions {
   /** m, the number of random frequencies ω (features: m for "positive", 2m for "trig"/"hyperbolic"). */
-  numFeatures: number;
+  numFrequencies: number;
   /** Feature family. @default "positive" */
   features?: FeatureKind;
   /** i.i.d. or orthogonal frequencies. @default "orthogonal" (FAVOR+); "iid" for the laplacian kernel */
@@ -69,7 +69,7 @@ export interface RandomFeatureAttentionOptions {
    * @default "error"
    */
   onNonPositiveNormalizer?: NonPositiveNormalizerPolicy;
-  /** Precomputed frequencies Ω (numFeatures × d) instead of drawing them from the seed. @default drawn */
+  /** Precomputed frequencies Ω (numFrequencies × d) instead of drawing them from the seed. @default drawn */
   omega?: Matrix;
 }
 
@@ -120,9 +120,9 @@ export function randomFeatureAttention(
   assertFinite(keys, "keys");
   assertFinite(values, "values");
   if (options === null || typeof options !== "object")
-    throw new ValueError("options", "an options object with numFeatures", String(options));
-  assertInteger(options.numFeatures, "options.numFeatures", 1);
-  const m = options.numFeatures;
+    throw new ValueError("options", "an options object with numFrequencies", String(options));
+  assertInteger(options.numFrequencies, "options.numFrequencies", 1);
+  const m = options.numFrequencies;
   const features = options.features ?? "positive";
 
   const policy = options.onNonPositiveNormalizer ?? "error";
@@ -164,7 +164,7 @@ export function randomFeatureAttention(
 
   let omega: Matrix;
   if (options.omega !== undefined) {
-    assertShape(options.omega, "options.omega", m, d, "numFeatures × queries.cols");
+    assertShape(options.omega, "options.omega", m, d, "numFrequencies × queries.cols");
     assertFinite(options.omega, "options.omega");
     omega = options.omega;
   } else {

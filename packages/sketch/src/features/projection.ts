@@ -38,14 +38,14 @@ export interface ProjectionOptions {
 }
 
 /**
- * Draws Ω ∈ R^{numFeatures × dim} from the stream `derive(seed, "omega", …)`: a pure function of
- * (seed, numFeatures, dim, options), so redrawing the features means passing another seed.
- * @param numFeatures m, the number of frequencies (rows); ≥ 1.
+ * Draws Ω ∈ R^{numFrequencies × dim} from the stream `derive(seed, "omega", …)`: a pure function of
+ * (seed, numFrequencies, dim, options), so redrawing the features means passing another seed.
+ * @param numFrequencies m, the number of frequencies (rows); ≥ 1.
  * @param dim d, the dimension of the vectors being featurized; ≥ 1.
  * @throws ValueError for a non-integer or < 1 size, an unknown kind, or orthogonal Cauchy frequencies.
  */
-export function drawProjection(numFeatures: number, dim: number, options: ProjectionOptions, seed: SeedKey): Matrix {
-  assertInteger(numFeatures, "numFeatures", 1);
+export function drawProjection(numFrequencies: number, dim: number, options: ProjectionOptions, seed: SeedKey): Matrix {
+  assertInteger(numFrequencies, "numFrequencies", 1);
   assertInteger(dim, "dim", 1);
   const o = optionsObject(options, "options");
   const projection = o.projection ?? "iid";
@@ -53,8 +53,8 @@ export function drawProjection(numFeatures: number, dim: number, options: Projec
   assertOneOf(projection, "options.projection", ["iid", "orthogonal"] as const);
   assertOneOf(distribution, "options.distribution", ["gaussian", "cauchy"] as const);
   if (projection === "iid") {
-    if (distribution === "gaussian") return randomMatrix(numFeatures, dim, derive(seed, "omega", "iid"));
-    const omega = randomMatrix(numFeatures, dim, derive(seed, "omega", "cauchy"), { distribution: "uniform", scale: 0.5 });
+    if (distribution === "gaussian") return randomMatrix(numFrequencies, dim, {}, derive(seed, "omega", "iid"));
+    const omega = randomMatrix(numFrequencies, dim, { distribution: "uniform", scale: 0.5 }, derive(seed, "omega", "cauchy"));
     // Inverse CDF of the standard Cauchy: tan(π(u − ½)) with u − ½ uniform on [−½, ½).
     const w = omega.data;
     for (let i = 0; i < w.length; i++) w[i] = Math.tan(Math.PI * w[i]);
@@ -67,13 +67,13 @@ export function drawProjection(numFeatures: number, dim: number, options: Projec
       `"${distribution}"`,
     );
   }
-  const omega = new Matrix(numFeatures, dim);
+  const omega = new Matrix(numFrequencies, dim);
   const w = omega.data;
   const norms = new RandomStream(derive(seed, "omega", "orthogonal", "norms"));
-  for (let start = 0, block = 0; start < numFeatures; start += dim, block++) {
-    const g = randomMatrix(dim, dim, derive(seed, "omega", "orthogonal", "block", block));
+  for (let start = 0, block = 0; start < numFrequencies; start += dim, block++) {
+    const g = randomMatrix(dim, dim, {}, derive(seed, "omega", "orthogonal", "block", block));
     const { q, r } = householderQr(g);
-    const rows = Math.min(dim, numFeatures - start);
+    const rows = Math.min(dim, numFrequencies - start);
     for (let i = 0; i < rows; i++) {
       // Row i of the block = column i of Q·diag(sign R_ii) (Haar), times an independent χ_d length.
       const sign = r.data[i * dim + i] < 0 ? -1 : 1;

@@ -16,7 +16,7 @@ export class DenseSketchOperator extends BaseSketchOperator {
   private get core(): Matrix {
     if (this.t === null) {
       const { kind, scale } = this.distribution;
-      this.t = randomMatrix(this.tRows, this.tCols, derive(this.seed, kind), { distribution: kind, scale });
+      this.t = randomMatrix(this.tRows, this.tCols, { distribution: kind, scale }, derive(this.seed, kind));
     }
     return this.t;
   }

@@ -19,7 +19,7 @@ export class RowSamplingSketchOperator extends BaseSketchOperator implements Row
     if (this.state === null) {
       const { probabilities, samples, scale } = this.distribution;
       const indices = AliasTable.fromProbabilities(probabilities, "distribution.probabilities").sample(
-        samples,
+        { count: samples },
         derive(this.seed, "row-sampling"),
       );
       const weights = new Float64Array(samples);

@@ -20,8 +20,8 @@ export class SrhtSketchOperator extends BaseSketchOperator {
   private get drawn(): { signs: Float64Array; selected: Int32Array } {
     if (this.state === null) {
       this.state = {
-        signs: rademacherArray(this.tCols, derive(this.seed, "srht", "signs")),
-        selected: uniformSubset(this.distribution.paddedDim, this.tRows, derive(this.seed, "srht", "rows")),
+        signs: rademacherArray(this.tCols, {}, derive(this.seed, "srht", "signs")),
+        selected: uniformSubset(this.distribution.paddedDim, { count: this.tRows }, derive(this.seed, "srht", "rows")),
       };
     }
     return this.state;

@@ -9,16 +9,13 @@
  * (rows > cols), used from the right as A·S, is the transpose of the wide sketch of shape
  * cols × rows, so E[S Sᵀ] = I_rows. Row samplers state their side explicitly (`side`).
  */
-import type { Matrix, SeedKey } from "@randattn/core";
+import type { Cost, Matrix, SeedKey } from "@randattn/core";
 
 /** The operator families (the contract's five plus `"row-sampling"`). */
 export type SketchKind = "gaussian" | "rademacher" | "srht" | "countsketch" | "sparse-sign" | "row-sampling";
 
-/** Work and memory of an operation: flops (multiplications + additions) and floats stored. */
-export interface Cost {
-  flops: number;
-  floatsStored: number;
-}
+/** Work and memory of an operation: core's one `Cost` record (flops, floats stored and optional counters). */
+export type { Cost };
 
 /** Fields every distribution has. */
 interface DistributionBase {

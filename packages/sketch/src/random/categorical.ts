@@ -18,8 +18,9 @@
  *   (u uniform on [0,1)) select `count` distinct units, each with probability exactly π_j — so the
  *   Horvitz–Thompson estimator Σ_{j∈S} y_j/π_j is unbiased.
  */
-import { RandomStream, type SeedKey, ValueError, assertInteger, derive } from "@randattn/core";
+import { RandomStream, type SeedKey, ValueError, assertInteger, assertRequiredOptions, derive } from "@randattn/core";
 import { supportSize, validateProbabilities } from "./probabilities.js";
+import type { SubsetOptions } from "./samplers.js";
 
 /** Vose's alias table for repeated O(1) draws from one categorical distribution. */
 export class AliasTable {
@@ -79,10 +80,12 @@ export class AliasTable {
     return new AliasTable(p.length, support, prob, alias);
   }
 
-  /** `count` i.i.d. draws (indices in [0, size)) from the stream for `key`. */
-  sample(count: number, key: SeedKey): Int32Array {
-    assertInteger(count, "count", 0);
-    const rng = new RandomStream(key);
+  /** `options.count` i.i.d. draws (indices in [0, size)) from the stream for `seed`. */
+  sample(options: SubsetOptions, seed: SeedKey): Int32Array {
+    assertRequiredOptions(options, "options");
+    const count = options.count;
+    assertInteger(count, "options.count", 0);
+    const rng = new RandomStream(seed);
     const m = this.support.length;
     const out = new Int32Array(count);
     for (let i = 0; i < count; i++) {
@@ -95,21 +98,23 @@ export class AliasTable {
   }
 }
 
-/** `count` i.i.d. draws from `probabilities` (alias method). */
-export function sampleWithReplacement(probabilities: ArrayLike<number>, count: number, key: SeedKey): Int32Array {
-  return AliasTable.fromProbabilities(probabilities).sample(count, key);
+/** `options.count` i.i.d. draws from `probabilities` (alias method). */
+export function sampleWithReplacement(probabilities: ArrayLike<number>, options: SubsetOptions, seed: SeedKey): Int32Array {
+  return AliasTable.fromProbabilities(probabilities).sample(options, seed);
 }
 
 /**
- * `count` distinct indices drawn from `probabilities` without replacement, in draw order, by
+ * `options.count` distinct indices drawn from `probabilities` without replacement, in draw order, by
  * Efraimidis–Spirakis exponential keys — the same law as successive sampling with renormalization.
  * @throws ValueError when `count` exceeds the number of indices with p_j > 0.
  */
-export function sampleWithoutReplacement(probabilities: ArrayLike<number>, count: number, key: SeedKey): Int32Array {
+export function sampleWithoutReplacement(probabilities: ArrayLike<number>, options: SubsetOptions, seed: SeedKey): Int32Array {
+  assertRequiredOptions(options, "options");
   const p = validateProbabilities(probabilities);
   const m = supportSize(p);
-  assertInteger(count, "count", 0, m);
-  const rng = new RandomStream(key);
+  const count = options.count;
+  assertInteger(count, "options.count", 0, m);
+  const rng = new RandomStream(seed);
   const keys = new Float64Array(p.length);
   const idx: number[] = [];
   for (let j = 0; j < p.length; j++) {
@@ -164,11 +169,13 @@ export interface SystematicSample {
  * Randomized systematic πps sampling: `count` distinct indices, index j included with probability
  * exactly π_j = {@link inclusionProbabilities}(p, count)[j].
  */
-export function systematicSample(probabilities: ArrayLike<number>, count: number, key: SeedKey): SystematicSample {
+export function systematicSample(probabilities: ArrayLike<number>, options: SubsetOptions, seed: SeedKey): SystematicSample {
+  assertRequiredOptions(options, "options");
+  const count = options.count;
   const pi = inclusionProbabilities(probabilities, count);
   const n = pi.length;
   // Random unit order (so pairwise inclusion probabilities are positive), then the systematic pass.
-  const rng = new RandomStream(derive(key, "order"));
+  const rng = new RandomStream(derive(seed, "order"));
   const perm = new Int32Array(n);
   for (let i = 0; i < n; i++) perm[i] = i;
   for (let i = n - 1; i > 0; i--) {
@@ -180,7 +187,7 @@ export function systematicSample(probabilities: ArrayLike<number>, count: number
   let total = 0;
   for (let j = 0; j < n; j++) total += pi[j];
   const rescale = count / total; // absorbs rounding so the intervals tile [0, count) exactly
-  const u = new RandomStream(derive(key, "start")).uniform();
+  const u = new RandomStream(derive(seed, "start")).uniform();
   const out = new Int32Array(count);
   let cum = 0;
   let k = 0;

@@ -1,9 +1,9 @@
 /**
  * Elementary samplers on core's seeded streams. Every function takes a `SeedKey` and opens its own
- * stream (`new RandomStream(key)`), so each draw is a pure function of (root seed, purpose) and
+ * stream (`new RandomStream(seed)`), so each draw is a pure function of (root seed, purpose) and
  * never depends on what ran before (docs/ARCHITECTURE.md, "Randomness").
  */
-import { RandomStream, type SeedKey, ValueError, assertInteger, assertNumber, assertOptions } from "@randattn/core";
+import { RandomStream, type SeedKey, ValueError, assertInteger, assertNumber, assertRequiredOptions } from "@randattn/core";
 
 /** Options of {@link gaussianArray}. */
 export interface GaussianOptions {
@@ -14,8 +14,8 @@ export interface GaussianOptions {
 }
 
 /** `length` i.i.d. N(μ, σ²) draws (Box–Muller, as core's `RandomStream.gaussian`). */
-export function gaussianArray(length: number, key: SeedKey, options: GaussianOptions = {}): Float64Array {
-  assertOptions(options, "options");
+export function gaussianArray(length: number, options: GaussianOptions, seed: SeedKey): Float64Array {
+  assertRequiredOptions(options, "options");
   assertInteger(length, "length", 0);
   const mean = options.mean ?? 0;
   const std = options.std ?? 1;
@@ -26,7 +26,7 @@ export function gaussianArray(length: number, key: SeedKey, options: GaussianOpt
   if (Math.abs(mean) + 9 * std > Number.MAX_VALUE) {
     throw new ValueError("options.std", `|mean| + 9·std ≤ ${Number.MAX_VALUE} (samples stay finite)`, `mean ${mean}, std ${std}`);
   }
-  const rng = new RandomStream(key);
+  const rng = new RandomStream(seed);
   const out = new Float64Array(length);
   for (let i = 0; i < length; i++) out[i] = mean + std * rng.gaussian();
   return out;
@@ -39,12 +39,12 @@ export interface RademacherOptions {
 }
 
 /** `length` i.i.d. Rademacher draws: ±c with probability ½ each. */
-export function rademacherArray(length: number, key: SeedKey, options: RademacherOptions = {}): Float64Array {
-  assertOptions(options, "options");
+export function rademacherArray(length: number, options: RademacherOptions, seed: SeedKey): Float64Array {
+  assertRequiredOptions(options, "options");
   assertInteger(length, "length", 0);
   const c = options.magnitude ?? 1;
   assertNumber(c, "options.magnitude", { positive: true });
-  const rng = new RandomStream(key);
+  const rng = new RandomStream(seed);
   const out = new Float64Array(length);
   for (let i = 0; i < length; i++) out[i] = c * rng.sign();
   return out;
@@ -59,15 +59,15 @@ export interface UniformOptions {
 }
 
 /** `length` i.i.d. uniform draws on [low, high). */
-export function uniformArray(length: number, key: SeedKey, options: UniformOptions = {}): Float64Array {
-  assertOptions(options, "options");
+export function uniformArray(length: number, options: UniformOptions, seed: SeedKey): Float64Array {
+  assertRequiredOptions(options, "options");
   assertInteger(length, "length", 0);
   const low = options.low ?? 0;
   const high = options.high ?? 1;
   assertNumber(low, "options.low");
   assertNumber(high, "options.high");
   if (!(high > low)) throw new ValueError("options.high", `a number > options.low = ${low}`, String(high));
-  const rng = new RandomStream(key);
+  const rng = new RandomStream(seed);
   const out = new Float64Array(length);
   const w = high - low;
   if (!Number.isFinite(w)) throw new ValueError("options.high", `high − low ≤ ${Number.MAX_VALUE}`, `low ${low}, high ${high}`);
@@ -75,14 +75,28 @@ export function uniformArray(length: number, key: SeedKey, options: UniformOptio
   return out;
 }
 
+/** Options of {@link uniformIntegers}. */
+export interface UniformIntegersOptions {
+  /** Exclusive upper end of the integers, 1 ≤ upper < 2³¹. */
+  upper: number;
+}
+
 /** `length` i.i.d. uniform integers in [0, upper) (with replacement). */
-export function uniformIntegers(length: number, upper: number, key: SeedKey): Int32Array {
+export function uniformIntegers(length: number, options: UniformIntegersOptions, seed: SeedKey): Int32Array {
+  assertRequiredOptions(options, "options");
   assertInteger(length, "length", 0);
-  assertInteger(upper, "upper", 1, 2 ** 31 - 1);
-  const rng = new RandomStream(key);
+  const upper = options.upper;
+  assertInteger(upper, "options.upper", 1, 2 ** 31 - 1);
+  const rng = new RandomStream(seed);
   const out = new Int32Array(length);
   for (let i = 0; i < length; i++) out[i] = rng.int(upper);
   return out;
+}
+
+/** Options of the samplers that draw a fixed number of indices. */
+export interface SubsetOptions {
+  /** How many indices to draw. */
+  count: number;
 }
 
 /**
@@ -90,10 +104,12 @@ export function uniformIntegers(length: number, upper: number, key: SeedKey): In
  * (a uniformly random ordered subset): the first `count` steps of a Fisher–Yates shuffle, with
  * the swaps kept in a map when count ≪ n (O(count) memory). Every ordered subset is equally likely.
  */
-export function uniformSubset(n: number, count: number, key: SeedKey): Int32Array {
+export function uniformSubset(n: number, options: SubsetOptions, seed: SeedKey): Int32Array {
+  assertRequiredOptions(options, "options");
   assertInteger(n, "n", 0, 2 ** 31 - 1);
-  assertInteger(count, "count", 0, n);
-  const rng = new RandomStream(key);
+  const count = options.count;
+  assertInteger(count, "options.count", 0, n);
+  const rng = new RandomStream(seed);
   const out = new Int32Array(count);
   if (count * 4 >= n) {
     const perm = new Int32Array(n);
@@ -120,7 +136,7 @@ export function uniformSubset(n: number, count: number, key: SeedKey): Int32Arra
 }
 
 /** A uniformly random permutation of [0, n) (Fisher–Yates). */
-export function randomPermutation(n: number, key: SeedKey): Int32Array {
+export function randomPermutation(n: number, seed: SeedKey): Int32Array {
   assertInteger(n, "n", 0, 2 ** 31 - 1);
-  return uniformSubset(n, n, key);
+  return uniformSubset(n, { count: n }, seed);
 }

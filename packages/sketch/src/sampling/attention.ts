@@ -28,7 +28,7 @@ import {
   attentionScores,
   attentionWeights,
   selectRows,
-  assertOptions,
+  assertRequiredOptions,
 } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
@@ -42,6 +42,8 @@ import {
 
 /** Options of {@link sampledAttention}. */
 export interface SampledAttentionOptions {
+  /** s, the number of sampled keys (per query for the `"attention"` scheme), ≥ 1. */
+  samples: number;
   /** Sampling distribution over keys. @default "uniform" */
   scheme?: ValueSamplingScheme;
   /** How indices are drawn and weighted (sampling/design.ts). @default "with-replacement" */
@@ -105,13 +107,13 @@ export function sampledAttention(
   queries: Matrix,
   keys: Matrix,
   values: Matrix,
-  s: number,
+  options: SampledAttentionOptions,
   seed: SeedKey,
-  options: SampledAttentionOptions = {},
 ): SampledValueResult {
-  assertOptions(options, "options");
+  assertRequiredOptions(options, "options");
   checkQKV(queries, keys, values);
-  assertInteger(s, "s", 1);
+  const s = options.samples;
+  assertInteger(s, "options.samples", 1);
   const scheme = options.scheme ?? "uniform";
   const design = options.design ?? "with-replacement";
   const normalizer = options.normalizer ?? "estimated";
@@ -127,12 +129,12 @@ export function sampledAttention(
   if (scheme === "optimal" || scheme === "attention") {
     // These schemes are defined through P, so P is formed: 2·N_Q·N_KV·d + 3·N_Q·N_KV flops.
     const p = attentionWeights(queries, keys, { kernel: options.kernel });
-    const r = sampledValueProduct(p, values, s, seed, { scheme, design, normalize: normalizer === "exact" ? "none" : "ratio" });
+    const r = sampledValueProduct(p, values, { samples: s, scheme, design, normalize: normalizer === "exact" ? "none" : "ratio" }, seed);
     const pCost: Cost = { flops: 2 * nQ * n * d + 3 * nQ * n, floatsStored: nQ * n };
     return { ...r, cost: { flops: r.cost.flops + pCost.flops, floatsStored: r.cost.floatsStored + pCost.floatsStored } };
   }
   const probabilities = valueSamplingProbabilities(scheme, values);
-  const { indices, weights } = drawWeightedSample(probabilities, s, seed, design);
+  const { indices, weights } = drawWeightedSample(probabilities, { samples: s, design }, seed);
   // Only the sampled columns of A: scores[i,t]·exp(rowShift[i]) = κ(Q_i, K_{j_t}).
   const { scores, rowShift } = attentionScores(queries, selectRows(keys, indices), { kernel: options.kernel, onEmptyRow: "zero" });
   const sv = selectRows(values, indices);

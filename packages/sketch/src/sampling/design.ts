@@ -14,7 +14,7 @@
  *   and their mean is, per sampled index k (1-based), the weight
  *   c_k = (1/s)·[(1 − Σ_{l<k} p_{i_l})/p_{i_k} + (s − k)].
  */
-import { type SeedKey, assertInteger, assertOneOf } from "@randattn/core";
+import { type SeedKey, assertInteger, assertOneOf, assertRequiredOptions } from "@randattn/core";
 import { AliasTable, sampleWithoutReplacement, systematicSample } from "../random/categorical.js";
 import { supportSize } from "../random/probabilities.js";
 
@@ -30,25 +30,35 @@ export interface WeightedSample {
   weights: Float64Array;
 }
 
+/** Options of {@link drawWeightedSample}. */
+export interface WeightedSampleOptions {
+  /** s, the number of indices (≥ 1; ≤ p's support for the without-replacement designs). */
+  samples: number;
+  /** How indices are drawn and weighted. */
+  design: SamplingDesign;
+}
+
 /**
- * Draws `s` indices from the probability vector `p` (already validated) with `design`.
+ * Draws `options.samples` indices from the probability vector `p` (already validated) with `options.design`.
  * @throws ValueError when a without-replacement design asks for more indices than p's support.
  */
-export function drawWeightedSample(p: Float64Array, s: number, seed: SeedKey, design: SamplingDesign): WeightedSample {
+export function drawWeightedSample(p: Float64Array, options: WeightedSampleOptions, seed: SeedKey): WeightedSample {
+  assertRequiredOptions(options, "options");
+  const { samples: s, design } = options;
   assertOneOf(design, "options.design", SAMPLING_DESIGNS);
   if (design === "with-replacement") {
-    assertInteger(s, "s", 1);
-    const indices = AliasTable.fromProbabilities(p).sample(s, seed);
+    assertInteger(s, "options.samples", 1);
+    const indices = AliasTable.fromProbabilities(p).sample({ count: s }, seed);
     const weights = new Float64Array(s);
     for (let t = 0; t < s; t++) weights[t] = 1 / (s * p[indices[t]]);
     return { indices, weights };
   }
-  assertInteger(s, "s", 1, supportSize(p));
+  assertInteger(s, "options.samples", 1, supportSize(p));
   if (design === "horvitz-thompson") {
-    const { indices, inclusion } = systematicSample(p, s, seed);
+    const { indices, inclusion } = systematicSample(p, { count: s }, seed);
     return { indices, weights: Float64Array.from(indices, (j) => 1 / inclusion[j]) };
   }
-  const indices = sampleWithoutReplacement(p, s, seed);
+  const indices = sampleWithoutReplacement(p, { count: s }, seed);
   const weights = new Float64Array(s);
   let before = 0; // Σ_{l<k} p_{i_l}
   for (let k = 0; k < s; k++) {

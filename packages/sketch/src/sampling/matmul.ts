@@ -17,7 +17,7 @@ import {
   assertNonEmpty,
   matmul,
   selectRows,
-  assertOptions,
+  assertRequiredOptions,
 } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import { normalizeWeights, validateProbabilities } from "../random/probabilities.js";
@@ -28,6 +28,10 @@ export type MatmulProbabilities = ArrayLike<number> | "uniform" | "optimal";
 
 /** Options of {@link sampledMatmul}. */
 export interface SampledMatmulOptions {
+  /** s, the number of sampled inner indices (≥ 1; ≤ support for without-replacement designs). */
+  samples: number;
+  /** p over k = 0…n−1 (Σ = 1 within 1e-9), or `"uniform"` / `"optimal"` (∝ ‖A[:,k]‖·‖B[k,:]‖, DKM). */
+  probabilities: MatmulProbabilities;
   /** How indices are drawn and weighted (sampling/design.ts). @default "with-replacement" */
   design?: SamplingDesign;
 }
@@ -109,24 +113,18 @@ export function resolveMatmulProbabilities(
 
 /**
  * C R ≈ A B by sampling s columns of A and the matching rows of B.
- * @param a A, m × n. @param b B, n × p. @param s number of samples ≥ 1 (≤ support for without-replacement designs).
- * @param probabilities p over k = 0…n−1 (Σ = 1 within 1e-9), or "uniform" / "optimal".
+ * @param a A, m × n. @param b B, n × p.
+ * @param options `samples` (s ≥ 1), `probabilities` and the design.
  * @param seed the SeedKey of the draw.
  * @throws ShapeError on mismatched shapes, ValueError on s or p, NonFiniteError on NaN/±Inf.
  */
-export function sampledMatmul(
-  a: Matrix,
-  b: Matrix,
-  s: number,
-  probabilities: MatmulProbabilities,
-  seed: SeedKey,
-  options: SampledMatmulOptions = {},
-): SampledMatmulResult {
-  assertOptions(options, "options");
+export function sampledMatmul(a: Matrix, b: Matrix, options: SampledMatmulOptions, seed: SeedKey): SampledMatmulResult {
+  assertRequiredOptions(options, "options");
   checkPair(a, b, "a", "b");
-  assertInteger(s, "s", 1);
-  const p = resolveMatmulProbabilities(a, b, probabilities);
-  const { indices, weights } = drawWeightedSample(p, s, seed, options.design ?? "with-replacement");
+  const s = options.samples;
+  assertInteger(s, "options.samples", 1);
+  const p = resolveMatmulProbabilities(a, b, options.probabilities);
+  const { indices, weights } = drawWeightedSample(p, { samples: s, design: options.design ?? "with-replacement" }, seed);
   const { rows: m, cols: n } = a;
   const pc = b.cols;
   // C = A[:, J]·diag(c) (m × s), R = B[J, :] (s × p), then the tiled kernel for C R.
@@ -134,7 +132,7 @@ export function sampledMatmul(
   for (let i = 0; i < m; i++) for (let t = 0; t < s; t++) c.data[i * s + t] = weights[t] * a.data[i * n + indices[t]];
   const r = selectRows(b, indices);
   const output = matmul(c, r);
-  const probabilityFlops = probabilities === "optimal" ? 2 * m * n + 2 * n * pc + 2 * n : 0;
+  const probabilityFlops = options.probabilities === "optimal" ? 2 * m * n + 2 * n * pc + 2 * n : 0;
   return {
     output,
     cost: { flops: m * s + 2 * m * s * pc + probabilityFlops, floatsStored: m * s + s * pc + 2 * s },

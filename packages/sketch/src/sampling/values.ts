@@ -27,7 +27,7 @@ import {
   assertNonEmpty,
   assertOneOf,
   derive,
-  assertOptions,
+  assertRequiredOptions,
 } from "@randattn/core";
 import type { Cost } from "../operators/types.js";
 import { normalizeWeights } from "../random/probabilities.js";
@@ -43,6 +43,8 @@ export type ValueNormalization = "none" | "exact" | "ratio";
 
 /** Options of {@link sampledValueProduct}. */
 export interface SampledValueOptions {
+  /** s, samples per estimate (≥ 1; ≤ N_KV's support for without-replacement designs). */
+  samples: number;
   /** Sampling distribution over keys. @default "uniform" */
   scheme?: ValueSamplingScheme;
   /** How indices are drawn and weighted (sampling/design.ts). @default "with-replacement" */
@@ -105,21 +107,16 @@ export function valueSamplingProbabilities(
  * normalizations.
  * @param weights W, N_Q × N_KV, finite (non-negative for "attention" and the normalizing modes).
  * @param values V, N_KV × d_V, finite.
- * @param s samples per estimate (≥ 1; ≤ N_KV's support for without-replacement designs).
+ * @param options `samples` (s ≥ 1), scheme, design and normalization.
  * @param seed SeedKey of the draw (per-query draws use derive(seed, "query", i)).
  * @throws ShapeError / NonFiniteError on inputs, ValueError on s, options or negative weights where
  *   they must be ≥ 0, NumericalError when an estimated normalizer is 0.
  */
-export function sampledValueProduct(
-  weights: Matrix,
-  values: Matrix,
-  s: number,
-  seed: SeedKey,
-  options: SampledValueOptions = {},
-): SampledValueResult {
-  assertOptions(options, "options");
+export function sampledValueProduct(weights: Matrix, values: Matrix, options: SampledValueOptions, seed: SeedKey): SampledValueResult {
+  assertRequiredOptions(options, "options");
   checkWeightsValues(weights, values);
-  assertInteger(s, "s", 1);
+  const s = options.samples;
+  assertInteger(s, "options.samples", 1);
   const scheme = options.scheme ?? "uniform";
   const design = options.design ?? "with-replacement";
   const normalize = options.normalize ?? "none";
@@ -156,7 +153,7 @@ export function sampledValueProduct(
     for (let i = 0; i < nQ; i++) {
       const p = normalizeWeights(w.subarray(i * n, (i + 1) * n), `weights[${i}]`);
       probabilities.set(p, i * n);
-      const draw = drawWeightedSample(p, s, derive(seed, "query", i), design);
+      const draw = drawWeightedSample(p, { samples: s, design }, derive(seed, "query", i));
       indices.set(draw.indices, i * s);
       c.set(draw.weights, i * s);
       for (let t = 0; t < s; t++) {
@@ -170,7 +167,7 @@ export function sampledValueProduct(
     floatsStored = nQ * n + 2 * nQ * s;
   } else {
     probabilities = valueSamplingProbabilities(scheme, values, weights);
-    const draw = drawWeightedSample(probabilities, s, seed, design);
+    const draw = drawWeightedSample(probabilities, { samples: s, design }, seed);
     indices = draw.indices;
     c = draw.weights;
     // C = W[:, J]·diag(c) (N_Q × s) times R = V[J, :] (s × d_V).

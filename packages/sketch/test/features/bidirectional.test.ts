@@ -10,14 +10,14 @@ import { randomFeatureAttention, randomFeatures } from "../../src/features/index
 import { featureProductMatrix, maskedRatio } from "./reference.js";
 
 describe("bidirectional random-feature attention", () => {
-  const q = randomMatrix(21, 8, [5, "q"], { scale: 0.8 });
-  const k = randomMatrix(30, 8, [5, "k"], { scale: 0.8 });
-  const v = randomMatrix(30, 4, [5, "v"]);
+  const q = randomMatrix(21, 8, { scale: 0.8 }, [5, "q"]);
+  const k = randomMatrix(30, 8, { scale: 0.8 }, [5, "k"]);
+  const v = randomMatrix(30, 4, {}, [5, "v"]);
 
   for (const kind of ["positive", "hyperbolic", "trig"] as const)
     for (const projection of ["iid", "orthogonal"] as const) {
       it(`${kind}/${projection}: equals D⁻¹ Â V by plain loops, D reported exactly`, () => {
-        const res = randomFeatureAttention(q, k, v, { numFeatures: 12, features: kind, projection, onNonPositiveNormalizer: "keep" }, [
+        const res = randomFeatureAttention(q, k, v, { numFrequencies: 12, features: kind, projection, onNonPositiveNormalizer: "keep" }, [
           5,
           "rf",
         ]);
@@ -37,8 +37,8 @@ describe("bidirectional random-feature attention", () => {
     }
 
   it("padding keeps only the first keyLength keys", () => {
-    const res = randomFeatureAttention(q, k, v, { numFeatures: 10, mask: { kind: "padding", keyLength: 17 } }, [5, "pad"]);
-    const same = randomFeatureAttention(q, sliceRows(k, 0, 17), sliceRows(v, 0, 17), { numFeatures: 10, omega: res.omega }, [99]);
+    const res = randomFeatureAttention(q, k, v, { numFrequencies: 10, mask: { kind: "padding", keyLength: 17 } }, [5, "pad"]);
+    const same = randomFeatureAttention(q, sliceRows(k, 0, 17), sliceRows(v, 0, 17), { numFrequencies: 10, omega: res.omega }, [99]);
     expect(maxAbsDiff(res.output, same.output)).toBeLessThan(1e-14);
   });
 
@@ -48,9 +48,9 @@ describe("bidirectional random-feature attention", () => {
     // evaluated in log space (log-sum-exp), which never leaves the double range.
     const big = Matrix.from(6, 4, (i, j) => 60 * Math.sin(3 * i + j));
     const keys = Matrix.from(9, 4, (i, j) => 60 * Math.cos(i + 2 * j));
-    const vals = randomMatrix(9, 3, [6, "v"]);
-    expect(() => randomFeatures(big, randomMatrix(16, 4, [6, "o"]), { shift: "none" })).toThrow(/shift/);
-    const res = randomFeatureAttention(big, keys, vals, { numFeatures: 16, projection: "iid" }, [6]);
+    const vals = randomMatrix(9, 3, {}, [6, "v"]);
+    expect(() => randomFeatures(big, randomMatrix(16, 4, {}, [6, "o"]), { shift: "none" })).toThrow(/shift/);
+    const res = randomFeatureAttention(big, keys, vals, { numFrequencies: 16, projection: "iid" }, [6]);
     for (const x of res.output.data) expect(Number.isFinite(x)).toBe(true);
     // Literal ratio in log space (plain loops), immune to overflow: log Â_ij = logφ(q_i) ⊕ logφ(k_j).
     const s = Math.sqrt(1 / Math.sqrt(4));

@@ -27,15 +27,15 @@ describe("causal random-feature attention = masked approximate matrix", () => {
   for (const kind of ["positive", "hyperbolic", "trig"] as const)
     for (const c of cases) {
       it(`${kind}: N_Q=${c.nQ}, N_KV=${c.nKV}, offset=${c.offset ?? "default"}, block=${c.blockSize}`, () => {
-        const q = randomMatrix(c.nQ, d, [3, "causal", "q"], { scale: 0.7 });
-        const k = randomMatrix(c.nKV, d, [3, "causal", "k"], { scale: 0.7 });
-        const v = randomMatrix(c.nKV, 5, [3, "causal", "v"]);
+        const q = randomMatrix(c.nQ, d, { scale: 0.7 }, [3, "causal", "q"]);
+        const k = randomMatrix(c.nKV, d, { scale: 0.7 }, [3, "causal", "k"]);
+        const v = randomMatrix(c.nKV, 5, {}, [3, "causal", "v"]);
         const res = randomFeatureAttention(
           q,
           k,
           v,
           {
-            numFeatures: 6,
+            numFrequencies: 6,
             features: kind,
             mask: { kind: "causal", offset: c.offset },
             blockSize: c.blockSize,
@@ -50,19 +50,19 @@ describe("causal random-feature attention = masked approximate matrix", () => {
     }
 
   it("a negative offset leaves the first rows with no key: reported and zeroed under 'zero'", () => {
-    const q = randomMatrix(9, d, [4, "q"], { scale: 0.5 });
-    const k = randomMatrix(9, d, [4, "k"], { scale: 0.5 });
-    const v = randomMatrix(9, 3, [4, "v"]);
+    const q = randomMatrix(9, d, { scale: 0.5 }, [4, "q"]);
+    const k = randomMatrix(9, d, { scale: 0.5 }, [4, "k"]);
+    const v = randomMatrix(9, 3, {}, [4, "v"]);
     const res = randomFeatureAttention(
       q,
       k,
       v,
-      { numFeatures: 8, mask: { kind: "causal", offset: -2 }, blockSize: 4, onNonPositiveNormalizer: "zero" },
+      { numFrequencies: 8, mask: { kind: "causal", offset: -2 }, blockSize: 4, onNonPositiveNormalizer: "zero" },
       [4],
     );
     expect(res.nonPositiveRows).toEqual([0, 1]);
     const ref = reference(q, k, v, res.omega, "positive", -2);
     expect(maxAbsDiff(res.output, ref) / maxAbs(ref)).toBeLessThan(1e-12);
-    expect(() => randomFeatureAttention(q, k, v, { numFeatures: 8, mask: { kind: "causal", offset: -2 } }, [4])).toThrow(/D\[0\]/);
+    expect(() => randomFeatureAttention(q, k, v, { numFrequencies: 8, mask: { kind: "causal", offset: -2 } }, [4])).toThrow(/D\[0\]/);
   });
 });

@@ -11,15 +11,15 @@ import { exactSoftmaxAttention } from "./reference.js";
 describe("random-feature attention converges as m grows", () => {
   it("error falls with m at about the m^{-1/2} rate", () => {
     const d = 16;
-    const q = randomMatrix(48, d, [8, "q"], { scale: 0.6 });
-    const k = randomMatrix(48, d, [8, "k"], { scale: 0.6 });
-    const v = randomMatrix(48, 8, [8, "v"]);
+    const q = randomMatrix(48, d, { scale: 0.6 }, [8, "q"]);
+    const k = randomMatrix(48, d, { scale: 0.6 }, [8, "k"]);
+    const v = randomMatrix(48, 8, {}, [8, "v"]);
     const exact = exactSoftmaxAttention(q, k, v);
     const ms = [16, 64, 256, 1024];
     const errs = ms.map((m) => {
       let e = 0;
       for (let s = 0; s < 4; s++)
-        e += relativeFrobeniusError(randomFeatureAttention(q, k, v, { numFeatures: m }, [8, "rf", s]).output, exact);
+        e += relativeFrobeniusError(randomFeatureAttention(q, k, v, { numFrequencies: m }, [8, "rf", s]).output, exact);
       return e / 4;
     });
     for (let i = 1; i < errs.length; i++) expect(errs[i], `m=${ms[i]}: ${errs}`).toBeLessThan(errs[i - 1]);

@@ -13,12 +13,12 @@ function caught(f: () => unknown): { name: string; argument: string; expected: s
 }
 
 describe("features/ argument validation", () => {
-  const q = randomMatrix(4, 3, [1]);
-  const k = randomMatrix(5, 3, [2]);
-  const v = randomMatrix(5, 2, [3]);
+  const q = randomMatrix(4, 3, {}, [1]);
+  const k = randomMatrix(5, 3, {}, [2]);
+  const v = randomMatrix(5, 2, {}, [3]);
 
   it("drawProjection", () => {
-    expect(caught(() => drawProjection(0, 3, {}, [1]))).toMatchObject({ argument: "numFeatures", actual: "0" });
+    expect(caught(() => drawProjection(0, 3, {}, [1]))).toMatchObject({ argument: "numFrequencies", actual: "0" });
     expect(caught(() => drawProjection(2, 1.5, {}, [1]))).toMatchObject({ argument: "dim", actual: "1.5" });
     expect(caught(() => drawProjection(2, 2, { projection: "qr" as never }, [1]))).toMatchObject({ argument: "options.projection" });
     const e = caught(() => drawProjection(2, 2, { projection: "orthogonal", distribution: "cauchy" }, [1]));
@@ -27,8 +27,8 @@ describe("features/ argument validation", () => {
   });
 
   it("randomFeatures", () => {
-    const w = randomMatrix(4, 3, [4]);
-    expect(caught(() => randomFeatures(q, randomMatrix(4, 2, [4])))).toMatchObject({
+    const w = randomMatrix(4, 3, {}, [4]);
+    expect(caught(() => randomFeatures(q, randomMatrix(4, 2, {}, [4])))).toMatchObject({
       argument: "omega",
       expected: "*×3 (cols = x.cols)",
       actual: "4×2",
@@ -56,44 +56,48 @@ describe("features/ argument validation", () => {
   });
 
   it("randomFeatureAttention", () => {
-    expect(caught(() => randomFeatureAttention(q, randomMatrix(5, 2, [5]), v, { numFeatures: 4 }, [1]))).toMatchObject({
+    expect(caught(() => randomFeatureAttention(q, randomMatrix(5, 2, {}, [5]), v, { numFrequencies: 4 }, [1]))).toMatchObject({
       name: "ShapeError",
       argument: "keys",
       expected: "*×3 (cols = queries.cols)",
       actual: "5×2",
     });
-    expect(caught(() => randomFeatureAttention(q, k, randomMatrix(4, 2, [6]), { numFeatures: 4 }, [1]))).toMatchObject({
+    expect(caught(() => randomFeatureAttention(q, k, randomMatrix(4, 2, {}, [6]), { numFrequencies: 4 }, [1]))).toMatchObject({
       argument: "values",
       actual: "4×2",
     });
-    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 0 }, [1]))).toMatchObject({
-      argument: "options.numFeatures",
+    expect(caught(() => randomFeatureAttention(q, k, v, { numFrequencies: 0 }, [1]))).toMatchObject({
+      argument: "options.numFrequencies",
       actual: "0",
     });
-    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 2, mask: { kind: "dense" } as never }, [1]))).toMatchObject({
+    expect(caught(() => randomFeatureAttention(q, k, v, { numFrequencies: 2, mask: { kind: "dense" } as never }, [1]))).toMatchObject({
       argument: "options.mask.kind",
     });
-    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 2, mask: { kind: "padding", keyLength: 9 } }, [1]))).toMatchObject({
+    expect(
+      caught(() => randomFeatureAttention(q, k, v, { numFrequencies: 2, mask: { kind: "padding", keyLength: 9 } }, [1])),
+    ).toMatchObject({
       argument: "options.mask.keyLength",
       actual: "9",
     });
-    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 2, blockSize: 0 }, [1]))).toMatchObject({
+    expect(caught(() => randomFeatureAttention(q, k, v, { numFrequencies: 2, blockSize: 0 }, [1]))).toMatchObject({
       argument: "options.blockSize",
     });
-    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 2, onNonPositiveNormalizer: "eps" as never }, [1]))).toMatchObject({
+    expect(
+      caught(() => randomFeatureAttention(q, k, v, { numFrequencies: 2, onNonPositiveNormalizer: "eps" as never }, [1])),
+    ).toMatchObject({
       argument: "options.onNonPositiveNormalizer",
     });
-    expect(caught(() => randomFeatureAttention(q, k, v, { numFeatures: 2, omega: new Matrix(3, 3) }, [1]))).toMatchObject({
+    expect(caught(() => randomFeatureAttention(q, k, v, { numFrequencies: 2, omega: new Matrix(3, 3) }, [1]))).toMatchObject({
       argument: "options.omega",
-      expected: "2×3 (numFeatures × queries.cols)",
+      expected: "2×3 (numFrequencies × queries.cols)",
       actual: "3×3",
     });
     const bad = v.clone();
     bad.set(0, 0, Number.POSITIVE_INFINITY);
-    expect(caught(() => randomFeatureAttention(q, k, bad, { numFeatures: 2 }, [1]))).toBeInstanceOf(NonFiniteError);
+    expect(caught(() => randomFeatureAttention(q, k, bad, { numFrequencies: 2 }, [1]))).toBeInstanceOf(NonFiniteError);
     expect(caught(() => randomFeatureAttention(q, k, v, null as never, [1]))).toMatchObject({ argument: "options" });
     const laplacian = {
-      numFeatures: 4,
+      numFrequencies: 4,
       features: "trig",
       kernel: { kind: "laplacian", bandwidth: 1 },
       onNonPositiveNormalizer: "keep",

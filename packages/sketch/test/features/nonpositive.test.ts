@@ -11,10 +11,10 @@ import { featureProductMatrix } from "./reference.js";
 
 describe("non-positive normalizers (trig features)", () => {
   // Few features and large-norm inputs make trig's D negative on some rows.
-  const q = randomMatrix(40, 4, [41, "q"], { scale: 1.5 });
-  const k = randomMatrix(6, 4, [41, "k"], { scale: 1.5 });
-  const v = randomMatrix(6, 2, [41, "v"]);
-  const opts = { numFeatures: 2, features: "trig", projection: "iid" } as const;
+  const q = randomMatrix(40, 4, { scale: 1.5 }, [41, "q"]);
+  const k = randomMatrix(6, 4, { scale: 1.5 }, [41, "k"]);
+  const v = randomMatrix(6, 2, {}, [41, "v"]);
+  const opts = { numFrequencies: 2, features: "trig", projection: "iid" } as const;
 
   it("reports exactly the rows whose literal D is ≤ 0, under every policy", () => {
     const keep = randomFeatureAttention(q, k, v, { ...opts, onNonPositiveNormalizer: "keep" }, [41]);

@@ -8,18 +8,18 @@ import { describe, expect, it } from "vitest";
 import { drawProjection, randomFeatureAttention } from "../../src/features/index.js";
 
 describe("redrawing random features by seed", () => {
-  const q = randomMatrix(10, 6, [9, "q"]);
-  const k = randomMatrix(12, 6, [9, "k"]);
-  const v = randomMatrix(12, 3, [9, "v"]);
+  const q = randomMatrix(10, 6, {}, [9, "q"]);
+  const k = randomMatrix(12, 6, {}, [9, "k"]);
+  const v = randomMatrix(12, 3, {}, [9, "v"]);
 
   it("same seed → identical output; another seed → different Ω and output", () => {
-    const a = randomFeatureAttention(q, k, v, { numFeatures: 9 }, [1, "layer", 0]);
-    const b = randomFeatureAttention(q, k, v, { numFeatures: 9 }, [1, "layer", 0]);
-    const c = randomFeatureAttention(q, k, v, { numFeatures: 9 }, [1, "layer", 1]);
+    const a = randomFeatureAttention(q, k, v, { numFrequencies: 9 }, [1, "layer", 0]);
+    const b = randomFeatureAttention(q, k, v, { numFrequencies: 9 }, [1, "layer", 0]);
+    const c = randomFeatureAttention(q, k, v, { numFrequencies: 9 }, [1, "layer", 1]);
     expect(Array.from(b.output.data)).toEqual(Array.from(a.output.data));
     expect(Array.from(c.omega.data)).not.toEqual(Array.from(a.omega.data));
     expect(Array.from(c.output.data)).not.toEqual(Array.from(a.output.data));
-    const again = randomFeatureAttention(q, k, v, { numFeatures: 9, omega: a.omega }, [123]);
+    const again = randomFeatureAttention(q, k, v, { numFrequencies: 9, omega: a.omega }, [123]);
     expect(Array.from(again.output.data)).toEqual(Array.from(a.output.data));
   });
 

@@ -14,7 +14,7 @@ function caught(f: () => unknown): { name: string; argument: string; expected: s
 }
 
 describe("lowrank/ argument validation", () => {
-  const a = randomMatrix(20, 12, [1]);
+  const a = randomMatrix(20, 12, {}, [1]);
   it("rank outside [1, min(m, n)], negative oversampling / power iterations, unknown modes", () => {
     for (const f of [rangeFinder, qb, randomizedSvd]) {
       expect(caught(() => f(a, { rank: 13 }, [1]))).toMatchObject({
@@ -52,8 +52,8 @@ describe("lowrank/ argument validation", () => {
     expect(caught(() => exactSvd(a, 20))).toMatchObject({ argument: "rank", actual: "20" });
   });
   it("householderQr / luLowerFactor refuse wide matrices", () => {
-    expect(caught(() => householderQr(randomMatrix(3, 5, [2])))).toMatchObject({ name: "ShapeError", argument: "a", actual: "3×5" });
-    expect(caught(() => luLowerFactor(randomMatrix(3, 5, [2])))).toMatchObject({ name: "ShapeError", argument: "a" });
+    expect(caught(() => householderQr(randomMatrix(3, 5, {}, [2])))).toMatchObject({ name: "ShapeError", argument: "a", actual: "3×5" });
+    expect(caught(() => luLowerFactor(randomMatrix(3, 5, {}, [2])))).toMatchObject({ name: "ShapeError", argument: "a" });
   });
   it("blockedQb options", () => {
     expect(caught(() => blockedQb(a, { tolerance: 0 }, [1]))).toMatchObject({ argument: "options.tolerance", expected: "a number > 0" });

@@ -12,7 +12,7 @@ import { frobenius, oracleSingularValues, tailNorm } from "./spectra.js";
 
 describe("MHA/GQA → MLA", () => {
   const mha = initMultiHeadWeights({ dIn: 32, numHeads: 4, numKvHeads: 2, headDim: 6, valueDim: 5 }, [71]);
-  const x = randomMatrix(15, 32, [72]);
+  const x = randomMatrix(15, 32, {}, [72]);
 
   it("full rank (d_L = G(d_K + d_V) = 22): exact outputs, with causal mask and RoPE", () => {
     for (const method of ["randomized", "exact"] as const) {
@@ -32,11 +32,11 @@ describe("MHA/GQA → MLA", () => {
   });
 
   it("stacked weights of rank 7: exact at d_L = 7, saving cache floats", () => {
-    const basis = randomMatrix(32, 7, [74, "b"]);
+    const basis = randomMatrix(32, 7, {}, [74, "b"]);
     const low = {
       ...mha,
-      keys: mha.keys.map((_, g) => matmul(basis, randomMatrix(7, 6, [74, "k", g]))),
-      values: mha.values.map((_, g) => matmul(basis, randomMatrix(7, 5, [74, "v", g]))),
+      keys: mha.keys.map((_, g) => matmul(basis, randomMatrix(7, 6, {}, [74, "k", g]))),
+      values: mha.values.map((_, g) => matmul(basis, randomMatrix(7, 5, {}, [74, "v", g]))),
     };
     const { report } = multiHeadToMla(low, { latentDim: 7, calibration: { xQ: x, xKV: x } }, [75]);
     expect(report.outputRelativeError).toBeLessThan(1e-12);
@@ -58,7 +58,11 @@ describe("MHA/GQA → MLA", () => {
   it("bad latentDim / cross-attention widths", () => {
     expect(() => multiHeadToMla(mha, { latentDim: 23 }, [1])).toThrow(/options\.latentDim: expected an integer in \[1, 22\], got 23/);
     const cross = initMultiHeadWeights({ dIn: 8, numHeads: 2, headDim: 4 }, [2]);
-    const bad = { ...cross, keys: cross.keys.map(() => randomMatrix(5, 4, [3])), values: cross.values.map(() => randomMatrix(5, 4, [4])) };
+    const bad = {
+      ...cross,
+      keys: cross.keys.map(() => randomMatrix(5, 4, {}, [3])),
+      values: cross.values.map(() => randomMatrix(5, 4, {}, [4])),
+    };
     expect(() => multiHeadToMla(bad, { latentDim: 2 }, [1])).toThrow(/weights\.keys/);
   });
 });

@@ -25,8 +25,8 @@ const rel = (a: Matrix, b: Matrix) => maxAbsDiff(a, b) / maxAbs(b);
 describe("MLA latent compression", () => {
   const weights = initMlaWeights({ dIn: 24, numHeads: 3, latentDim: 10, queryLatentDim: 8, headDim: 6 }, [61]);
   const merged = mergeMla(weights);
-  const x = randomMatrix(30, 24, [62, "x"]);
-  const xQ = randomMatrix(7, 24, [62, "xq"]);
+  const x = randomMatrix(30, 24, {}, [62, "x"]);
+  const xQ = randomMatrix(7, 24, {}, [62, "xq"]);
 
   it("full rank reproduces exact attention (merged and unmerged, with a causal mask)", () => {
     for (const method of ["randomized", "exact"] as const) {
@@ -89,7 +89,7 @@ describe("MLA latent compression", () => {
   it("decoupled RoPE part is carried through the fold (full rank = exact)", () => {
     const w = initMlaWeights({ dIn: 16, numHeads: 2, latentDim: 6, queryLatentDim: 5, headDim: 4, ropeDim: 4 }, [67]);
     const m = mergeMla(w);
-    const xx = randomMatrix(12, 16, [68]);
+    const xx = randomMatrix(12, 16, {}, [68]);
     const res = compressedMlaAttention(xx, xx, m, { rank: 6 }, [69]);
     expect(rel(res.output, mergedMlaAttention(xx, xx, m))).toBeLessThan(1e-12);
     expect(res.cacheFloats).toEqual({ exact: 12 * 10, compressed: 12 * 10 });

@@ -15,7 +15,7 @@ const rel = (a: Matrix, b: Matrix) => maxAbsDiff(a, b) / maxAbs(b);
 
 describe("reduceLatentRank", () => {
   const merged = mergeMla(initMlaWeights({ dIn: 20, numHeads: 2, latentDim: 12, queryLatentDim: 9, headDim: 5 }, [81]));
-  const x = randomMatrix(25, 20, [82]);
+  const x = randomMatrix(25, 20, {}, [82]);
   const exact = mergedMlaAttention(x, x, merged, { mask: { kind: "causal" } });
 
   it("full ranks reproduce the attention", () => {
@@ -52,7 +52,9 @@ describe("reduceLatentRank", () => {
       /options\.latentRank: expected an integer in \[1, 12\], got 13/,
     );
     expect(() => reduceLatentRank(merged, { queryLatentRank: 0 }, [1])).toThrow(/options\.queryLatentRank/);
-    expect(() => reduceLatentRank(merged, { latentRank: 3, calibration: randomMatrix(4, 7, [1]) }, [1])).toThrow(/options\.calibration/);
+    expect(() => reduceLatentRank(merged, { latentRank: 3, calibration: randomMatrix(4, 7, {}, [1]) }, [1])).toThrow(
+      /options\.calibration/,
+    );
   });
 });
 

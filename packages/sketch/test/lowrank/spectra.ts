@@ -7,7 +7,7 @@ import { QrDecomposition, SVD } from "ml-matrix";
 
 /** n × k matrix with orthonormal columns (ml-matrix QR of a Gaussian n × k). */
 export function randomOrthonormal(n: number, k: number, seed: readonly [number, ...(string | number)[]]): Matrix {
-  const g = randomMatrix(n, k, seed).toMlMatrix();
+  const g = randomMatrix(n, k, {}, seed).toMlMatrix();
   const q = new QrDecomposition(g).orthogonalMatrix;
   return Matrix.from(n, k, (i, j) => q.get(i, j));
 }

@@ -18,9 +18,9 @@ describe.each(kinds)("$name: applying S equals multiplying by toMatrix()", ({ ma
     const op = createSketch(make(rows, cols), [11, "consistency", rows, cols]);
     const s = op.toMatrix();
     expect([s.rows, s.cols]).toEqual([rows, cols]);
-    const a = randomMatrix(cols, 6, [11, "A", rows, cols]);
+    const a = randomMatrix(cols, 6, {}, [11, "A", rows, cols]);
     expect(relDiff(op.sketchLeft(a), naiveMatmul(s, a))).toBeLessThanOrEqual(1e-12);
-    const b = randomMatrix(5, rows, [11, "B", rows, cols]);
+    const b = randomMatrix(5, rows, {}, [11, "B", rows, cols]);
     expect(relDiff(op.sketchRight(b), naiveMatmul(b, s))).toBeLessThanOrEqual(1e-12);
   });
 });

@@ -7,7 +7,7 @@ import { kinds } from "./kinds.js";
 describe.each(kinds)("$name: determinism", ({ name, make }) => {
   it("same seed → identical toMatrix and sketchLeft bytes, independent of other draws in between", () => {
     const dist = make(6, 20);
-    const a = randomMatrix(20, 3, [1, "A"]);
+    const a = randomMatrix(20, 3, {}, [1, "A"]);
     const first = createSketch(dist, [42, "det", name]);
     const left1 = first.sketchLeft(a);
     // Unrelated randomness and another operator in between must not matter.

@@ -57,7 +57,7 @@ describe("distribution constructors: defaults, validation", () => {
 });
 
 describe("data-dependent probabilities", () => {
-  const a = randomMatrix(30, 4, [8, "lev"]);
+  const a = randomMatrix(30, 4, {}, [8, "lev"]);
   for (let c = 0; c < 4; c++) a.data[c] *= 20; // a high-leverage first row
 
   it("squared-norm probabilities are ‖A_j‖²/‖A‖²_F (rows, or columns for side right)", () => {

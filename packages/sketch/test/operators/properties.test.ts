@@ -22,8 +22,8 @@ describe.each(kinds)("$name: properties over random shapes", ({ name, make }) =>
         const op = createSketch(make(rows, cols), [seed, name]);
         expect([op.rows, op.cols]).toEqual([rows, cols]);
         const s = op.toMatrix();
-        const a = randomMatrix(cols, other, [seed, "a"]);
-        const b = randomMatrix(cols, other, [seed, "b"]);
+        const a = randomMatrix(cols, other, {}, [seed, "a"]);
+        const b = randomMatrix(cols, other, {}, [seed, "b"]);
         const sa = op.sketchLeft(a);
         expect([sa.rows, sa.cols]).toEqual([rows, other]);
         expect(relDiff(sa, naiveMatmul(s, a))).toBeLessThanOrEqual(1e-12);
@@ -40,7 +40,7 @@ describe.each(kinds)("$name: properties over random shapes", ({ name, make }) =>
           sa.data.map((v, i) => alpha * v + sb.data[i]),
         );
         expect(relDiff(op.sketchLeft(comb), expected)).toBeLessThanOrEqual(1e-12);
-        const c = randomMatrix(other, rows, [seed, "c"]);
+        const c = randomMatrix(other, rows, {}, [seed, "c"]);
         expect(relDiff(op.sketchRight(c), naiveMatmul(c, s))).toBeLessThanOrEqual(1e-12);
         expect(createSketch(make(rows, cols), [seed, name]).toMatrix().data).toEqual(s.data);
         for (const side of ["left", "right"] as const) {

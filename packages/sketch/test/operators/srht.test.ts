@@ -15,7 +15,7 @@ function hadamard(n: number): Matrix {
 
 describe("fast Walsh–Hadamard transform", () => {
   it.each([1, 2, 8, 64])("n = %i: FWHT(x) = H x, H² = n I", (n) => {
-    const x = randomMatrix(n, 1, [3, "fwht", n]);
+    const x = randomMatrix(n, 1, {}, [3, "fwht", n]);
     const y = fwhtInPlace(x.data.slice());
     expect(relDiff(new Matrix(n, 1, y), naiveMatmul(hadamard(n), x))).toBeLessThanOrEqual(1e-13);
     const back = fwhtInPlace(y.slice()).map((v) => v / n);
@@ -23,7 +23,7 @@ describe("fast Walsh–Hadamard transform", () => {
   });
 
   it("the row-blocked form transforms every column", () => {
-    const x = randomMatrix(16, 5, [3, "rows"]);
+    const x = randomMatrix(16, 5, {}, [3, "rows"]);
     const y = fwhtRowsInPlace(x.data.slice(), 16, 5);
     expect(relDiff(new Matrix(16, 5, y), naiveMatmul(hadamard(16), x))).toBeLessThanOrEqual(1e-13);
   });

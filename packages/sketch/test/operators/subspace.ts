@@ -27,7 +27,7 @@ export function orthonormalize(a: Matrix): Matrix {
  * formulas that differ only in them are told apart.
  */
 export function testSubspace(n: number, k: number, key: string): Matrix {
-  const g = randomMatrix(n, k, [99, "subspace", key, n, k]);
+  const g = randomMatrix(n, k, {}, [99, "subspace", key, n, k]);
   for (let i = 0; i < k; i++) for (let c = 0; c < k; c++) g.data[i * k + c] *= 30;
   return orthonormalize(g);
 }

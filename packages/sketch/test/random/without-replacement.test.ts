@@ -12,7 +12,7 @@ describe("Efraimidis–Spirakis sampling without replacement", () => {
     const expected = new Float64Array(n * n);
     for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) if (i !== j) expected[i * n + j] = (p[i] * p[j]) / (1 - p[i]);
     for (let t = 0; t < trials; t++) {
-      const s = sampleWithoutReplacement(p, 2, [5, "es", t]);
+      const s = sampleWithoutReplacement(p, { count: 2 }, [5, "es", t]);
       expect(s[0]).not.toBe(s[1]);
       observed[s[0] * n + s[1]]++;
     }
@@ -22,8 +22,8 @@ describe("Efraimidis–Spirakis sampling without replacement", () => {
 
   it("never returns zero-probability indices and refuses count > support", () => {
     const q = [0.5, 0, 0.5];
-    for (let t = 0; t < 50; t++) expect(Array.from(sampleWithoutReplacement(q, 2, [1, t])).sort()).toEqual([0, 2]);
-    expect(() => sampleWithoutReplacement(q, 3, [1])).toThrow(/count: expected an integer in \[0, 2\], got 3/);
+    for (let t = 0; t < 50; t++) expect(Array.from(sampleWithoutReplacement(q, { count: 2 }, [1, t])).sort()).toEqual([0, 2]);
+    expect(() => sampleWithoutReplacement(q, { count: 3 }, [1])).toThrow(/count: expected an integer in \[0, 2\], got 3/);
   });
 });
 
@@ -48,7 +48,7 @@ describe("randomized systematic πps sampling", () => {
       const freq = new Float64Array(probs.length);
       const T = 5000;
       for (let t = 0; t < T; t++) {
-        const { indices } = systematicSample(probs, count, [9, "sys", t]);
+        const { indices } = systematicSample(probs, { count }, [9, "sys", t]);
         expect(new Set(indices).size).toBe(count);
         for (const j of indices) freq[j]++;
       }

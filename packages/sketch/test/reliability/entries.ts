@@ -118,7 +118,7 @@ export const sketchEntries: Entry[] = [
   // ---- random/ ----
   {
     family: "samplers",
-    name: "gaussianArray / rademacherArray / uniformArray(length, key, options)",
+    name: "gaussianArray / rademacherArray / uniformArray(length, options, seed)",
     args: fc.tuple(
       intArg(0, 8),
       seedArb,
@@ -128,10 +128,10 @@ export const sketchEntries: Entry[] = [
     ),
     call: (n, key, which, a, b) =>
       which === 0
-        ? gaussianArray(n, key, { mean: a, std: b })
+        ? gaussianArray(n, { mean: a, std: b }, key)
         : which === 1
-          ? rademacherArray(n, key, { magnitude: b })
-          : uniformArray(n, key, { low: a, high: (a as number) + (b as number) }),
+          ? rademacherArray(n, { magnitude: b }, key)
+          : uniformArray(n, { low: a, high: (a as number) + (b as number) }, key),
     check: (out, [n]) => lengthIs(out, n),
   },
   {
@@ -139,20 +139,20 @@ export const sketchEntries: Entry[] = [
     name: "uniformIntegers(length, upper, key) / uniformSubset(n, count, key) / randomPermutation(n, key)",
     args: fc.tuple(intArg(0, 8), intArg(0, 8), seedArb, fc.constantFrom(0, 1, 2)),
     call: (a, b, key, which) =>
-      which === 0 ? uniformIntegers(a, b, key) : which === 1 ? uniformSubset(a, b, key) : randomPermutation(a, key),
+      which === 0 ? uniformIntegers(a, { upper: b }, key) : which === 1 ? uniformSubset(a, { count: b }, key) : randomPermutation(a, key),
     check: (out, [a, b, , which]) => lengthIs(out, which === 1 ? b : a),
   },
   {
     family: "samplers",
-    name: "sampleWithReplacement / sampleWithoutReplacement / systematicSample / AliasTable(p, count, key)",
+    name: "sampleWithReplacement / sampleWithoutReplacement / systematicSample / AliasTable(p, { count }, seed)",
     args: fc
       .tuple(dimArb(6), intArg(0, 6), seedArb, fc.constantFrom(0, 1, 2, 3))
       .chain(([n, count, key, which]) => fc.tuple(probabilityArb(n), fc.constant(count), fc.constant(key), fc.constant(which))),
     call: ({ p }, count, key, which) => {
-      if (which === 0) return sampleWithReplacement(p, count, key);
-      if (which === 1) return sampleWithoutReplacement(p, count, key);
-      if (which === 2) return systematicSample(p, count, key).indices;
-      return AliasTable.fromProbabilities(p).sample(count, key);
+      if (which === 0) return sampleWithReplacement(p, { count }, key);
+      if (which === 1) return sampleWithoutReplacement(p, { count }, key);
+      if (which === 2) return systematicSample(p, { count }, key).indices;
+      return AliasTable.fromProbabilities(p).sample({ count }, key);
     },
     check: (out, [{ p }, count]) => {
       const bad = lengthIs(out, count);
@@ -301,7 +301,7 @@ export const sketchEntries: Entry[] = [
   // ---- sampling/ ----
   {
     family: "sampling",
-    name: "sampledMatmul(a, b, s, probabilities, seed, { design }) / dkmExpectedSquaredError / optimalMatmulProbabilities",
+    name: "sampledMatmul(a, b, { samples, probabilities, design }, seed) / dkmExpectedSquaredError / optimalMatmulProbabilities",
     args: fc
       .tuple(dimArb(4), dimArb(6), dimArb(4), intArg(0, 8))
       .chain(([m, n, p, s]) =>
@@ -319,7 +319,7 @@ export const sketchEntries: Entry[] = [
         ),
       ),
     call: (a, b, s, probs, seed, opts, which) => {
-      if (which === 0) return sampledMatmul(a, b, s, probs, seed, opts).output;
+      if (which === 0) return sampledMatmul(a, b, { ...opts, samples: s, probabilities: probs }, seed).output;
       if (which === 1) return dkmExpectedSquaredError(a, b, s, typeof probs === "string" ? optimalMatmulProbabilities(a, b) : probs);
       return optimalMatmulProbabilities(a, b);
     },
@@ -328,7 +328,7 @@ export const sketchEntries: Entry[] = [
   },
   {
     family: "sampling",
-    name: "sampledValueProduct(weights, values, s, seed, options) / valueSamplingProbabilities / topKValueProduct",
+    name: "sampledValueProduct(weights, values, { samples, … }, seed) / valueSamplingProbabilities / topKValueProduct",
     args: fc.tuple(dimArb(4), dimArb(6), dimArb(3), intArg(0, 7)).chain(([nQ, nKV, dV, s]) =>
       fc.tuple(
         // attention-like non-negative weights (|·| of a random matrix), sometimes raw (negative entries)
@@ -351,7 +351,7 @@ export const sketchEntries: Entry[] = [
       ),
     ),
     call: (w, v, s, seed, o, which) => {
-      if (which === 0) return sampledValueProduct(w, v, s, seed, o).output;
+      if (which === 0) return sampledValueProduct(w, v, { ...o, samples: s }, seed).output;
       if (which === 1) return valueSamplingProbabilities(o.scheme === "attention" || o.scheme === undefined ? "uniform" : o.scheme, v, w);
       return topKValueProduct(w, v, s, o).output;
     },
@@ -359,7 +359,7 @@ export const sketchEntries: Entry[] = [
   },
   {
     family: "sampling",
-    name: "sampledAttention / topKAttention(queries, keys, values, s, …)",
+    name: "sampledAttention(queries, keys, values, { samples, … }, seed) / topKAttention(queries, keys, values, k, …)",
     args: fc.tuple(dimArb(4), dimArb(6), dimArb(3), dimArb(3), intArg(0, 7), fc.boolean()).chain(([nQ, nKV, d, dV, s, topk]) =>
       fc.tuple(
         matArg(nQ, d),
@@ -381,12 +381,13 @@ export const sketchEntries: Entry[] = [
         fc.constant(topk),
       ),
     ),
-    call: (q, k, v, s, seed, o, topk) => (topk ? topKAttention(q, k, v, s, o).output : sampledAttention(q, k, v, s, seed, o).output),
+    call: (q, k, v, s, seed, o, topk) =>
+      topk ? topKAttention(q, k, v, s, o).output : sampledAttention(q, k, v, { ...o, samples: s }, seed).output,
     check: (out, [q, , v]) => shapeIs(out, q.rows, v.cols),
   },
   {
     family: "sampling",
-    name: "drawWeightedSample(p, s, seed, design)",
+    name: "drawWeightedSample(p, { samples, design }, seed)",
     args: fc
       .tuple(dimArb(6), intArg(0, 6), seedArb, modeArg(["with-replacement", "horvitz-thompson", "des-raj"], 1, false))
       .chain(([n, s, seed, design]) =>
@@ -397,7 +398,7 @@ export const sketchEntries: Entry[] = [
           fc.constant(design),
         ),
       ),
-    call: drawWeightedSample,
+    call: (p, s, seed, design) => drawWeightedSample(p, { samples: s, design }, seed),
     check: (out, [p, s]) => {
       const bad = lengthIs(out.indices, s, "indices");
       if (bad) return bad;
@@ -419,7 +420,7 @@ export const sketchEntries: Entry[] = [
             weight: 8,
             arbitrary: fc.record(
               {
-                numFeatures: intArg(1, 8),
+                numFrequencies: intArg(1, 8),
                 features: modeArg(["trig", "positive", "hyperbolic"]),
                 projection: modeArg(["iid", "orthogonal"]),
                 kernel: fc.oneof(
@@ -450,10 +451,10 @@ export const sketchEntries: Entry[] = [
                 blockSize: fc.oneof(fc.constant(undefined), intArg(1, 3)),
                 onNonPositiveNormalizer: modeArg(["error", "zero", "keep"]),
               },
-              { requiredKeys: ["numFeatures"] },
+              { requiredKeys: ["numFrequencies"] },
             ),
           },
-          { weight: 1, arbitrary: fc.constantFrom<unknown>(null, undefined, {}, { numFeatures: 0 }) },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>(null, undefined, {}, { numFrequencies: 0 }) },
         ),
         seedArb,
       ),
@@ -463,7 +464,7 @@ export const sketchEntries: Entry[] = [
   },
   {
     family: "features",
-    name: "drawProjection(numFeatures, dim, options, seed) → randomFeatures(x, omega, options) / featureDimension",
+    name: "drawProjection(numFrequencies, dim, options, seed) → randomFeatures(x, omega, options) / featureDimension",
     args: fc
       .tuple(intArg(1, 6), posDimArb(4), dimArb(4))
       .chain(([m, d, n]) =>

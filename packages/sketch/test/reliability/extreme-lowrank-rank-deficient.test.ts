@@ -15,8 +15,8 @@ function lowRank(rank: number, scale: number, key: string): { a: Matrix; sigma: 
   const sigma = Array.from({ length: rank }, (_, i) => scale * 2 ** -i);
   let a = new Matrix(m, n);
   for (let i = 0; i < rank; i++) {
-    const u = randomMatrix(m, 1, [11, key, "u", i]);
-    const v = randomMatrix(1, n, [11, key, "v", i]);
+    const u = randomMatrix(m, 1, {}, [11, key, "u", i]);
+    const v = randomMatrix(1, n, {}, [11, key, "v", i]);
     // Gram–Schmidt against the previous directions is not needed: exact rank is what matters;
     // the exact singular values come from the reference SVD below.
     a = new Matrix(

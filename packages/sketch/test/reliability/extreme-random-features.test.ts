@@ -12,7 +12,7 @@ const quarter = d ** 0.25;
 
 /** n × d rows of norm exactly r. */
 function rowsOfNorm(r: number, key: string): Matrix {
-  const m = randomMatrix(n, d, [9, "rf-extreme", key]);
+  const m = randomMatrix(n, d, {}, [9, "rf-extreme", key]);
   for (let i = 0; i < n; i++) {
     let s = 0;
     for (let j = 0; j < d; j++) s += m.data[i * d + j] ** 2;
@@ -23,7 +23,7 @@ function rowsOfNorm(r: number, key: string): Matrix {
 }
 
 const NORMS = [0.1, 1, 5, 10, 100, 1e50].map((c) => c * quarter);
-const v = randomMatrix(n, 3, [9, "rf-extreme", "v"]);
+const v = randomMatrix(n, 3, {}, [9, "rf-extreme", "v"]);
 const errors: string[] = [];
 
 describe("randomFeatureAttention for ‖q‖ = ‖k‖ up to 10·d^¼ (and beyond)", () => {
@@ -36,11 +36,13 @@ describe("randomFeatureAttention for ‖q‖ = ‖k‖ up to 10·d^¼ (and beyon
             const k = rowsOfNorm(r, "k");
             const mask = causal ? ({ kind: "causal" } as const) : undefined;
             // trig estimates of D can be ≤ 0 for real at large norms: keep those rows as zeros (reported)
-            const res = randomFeatureAttention(q, k, v, { numFeatures: 64, features, projection, mask, onNonPositiveNormalizer: "zero" }, [
-              9,
-              "rf",
-              features,
-            ]);
+            const res = randomFeatureAttention(
+              q,
+              k,
+              v,
+              { numFrequencies: 64, features, projection, mask, onNonPositiveNormalizer: "zero" },
+              [9, "rf", features],
+            );
             const where = `‖q‖ = ${r.toExponential(2)}`;
             for (const x of res.output.data) expect(Number.isFinite(x), where).toBe(true);
             for (const x of res.normalizer) expect(Number.isFinite(x), where).toBe(true);

@@ -24,9 +24,9 @@ const T = 3000;
 // Mostly positive entries, so the outer products A^(k)B_k add up rather than cancel: ‖AB‖²_F is then
 // a large part of the formula and a missing "− ‖AB‖²_F" term would be caught; uneven norms make the
 // distributions differ.
-const a = randomMatrix(m, n, [12, "A"]);
+const a = randomMatrix(m, n, {}, [12, "A"]);
 for (let k = 0; k < n; k++) for (let i = 0; i < m; i++) a.data[i * n + k] = (Math.abs(a.data[i * n + k]) + 0.3) * (1 + (k % 5));
-const b = randomMatrix(n, p, [12, "B"]);
+const b = randomMatrix(n, p, {}, [12, "B"]);
 for (let k = 0; k < n; k++) for (let c = 0; c < p; c++) b.data[k * p + c] = (b.data[k * p + c] + 0.8) * (0.2 + k / 10);
 const ab = product(a, b);
 
@@ -53,7 +53,8 @@ describe("sampledMatmul: DKM expected squared error", () => {
 
   it.each(distributions)("%s: Monte Carlo mean of ‖AB − CR‖²_F matches the formula", (name, q) => {
     const err = new Float64Array(T);
-    for (let t = 0; t < T; t++) err[t] = squaredFrobeniusDiff(sampledMatmul(a, b, s, q, [12, "dkm", name, t]).output, ab);
+    for (let t = 0; t < T; t++)
+      err[t] = squaredFrobeniusDiff(sampledMatmul(a, b, { samples: s, probabilities: q }, [12, "dkm", name, t]).output, ab);
     const check = checkMean(err, dkmExpectedSquaredError(a, b, s, q), { comparisons: distributions.length });
     expect(check.ok, JSON.stringify(check)).toBe(true);
   });
@@ -69,8 +70,8 @@ describe("sampledMatmul: DKM expected squared error", () => {
     let abF = 0;
     for (const v of ab.data) abF += v * v;
     expect(optimal).toBeCloseTo((sumNorms ** 2 - abF) / s, 8);
-    const r1 = sampledMatmul(a, b, s, "optimal", [1, "x"]);
-    const r2 = sampledMatmul(a, b, s, optimalMatmulProbabilities(a, b), [1, "x"]);
+    const r1 = sampledMatmul(a, b, { samples: s, probabilities: "optimal" }, [1, "x"]);
+    const r2 = sampledMatmul(a, b, { samples: s, probabilities: optimalMatmulProbabilities(a, b) }, [1, "x"]);
     expect(r1.output.data).toEqual(r2.output.data);
   });
 });
@@ -89,7 +90,7 @@ describe("row sampling of V: DKM expectation for every attention scheme", () => 
     const expectedErr = dkmExpectedSquaredError(weightsP, values, sV, probs);
     const err = new Float64Array(T);
     for (let t = 0; t < T; t++)
-      err[t] = squaredFrobeniusDiff(sampledValueProduct(weightsP, values, sV, [13, scheme, t], { scheme }).output, exact);
+      err[t] = squaredFrobeniusDiff(sampledValueProduct(weightsP, values, { samples: sV, scheme }, [13, scheme, t]).output, exact);
     const check = checkMean(err, expectedErr, { comparisons: schemes.length });
     expect(check.ok, JSON.stringify(check)).toBe(true);
   });

@@ -5,21 +5,27 @@ import { keys, queries, values, weightsP } from "./fixtures.js";
 
 describe("invalid parameters raise typed errors naming argument, expected and actual", () => {
   it("s = 0, s > N without replacement, non-integer s", () => {
-    expect(() => sampledValueProduct(weightsP, values, 0, [1])).toThrow(/s: expected an integer ≥ 1, got 0/);
-    expect(() => sampledValueProduct(weightsP, values, 25, [1], { design: "horvitz-thompson" })).toThrow(
+    expect(() => sampledValueProduct(weightsP, values, { samples: 0 }, [1])).toThrow(/s: expected an integer ≥ 1, got 0/);
+    expect(() => sampledValueProduct(weightsP, values, { samples: 25, design: "horvitz-thompson" }, [1])).toThrow(
       /s: expected an integer in \[1, 24\], got 25/,
     );
-    expect(() => sampledAttention(queries, keys, values, 30, [1], { design: "des-raj" })).toThrow(ValueError);
-    expect(() => sampledMatmul(weightsP, values, 2.5, "uniform", [1])).toThrow(/s: expected an integer ≥ 1, got 2.5/);
+    expect(() => sampledAttention(queries, keys, values, { samples: 30, design: "des-raj" }, [1])).toThrow(ValueError);
+    expect(() => sampledMatmul(weightsP, values, { samples: 2.5, probabilities: "uniform" }, [1])).toThrow(
+      /s: expected an integer ≥ 1, got 2.5/,
+    );
     // with replacement, s > N is fine
-    expect(sampledValueProduct(weightsP, values, 50, [1]).indices.length).toBe(50);
+    expect(sampledValueProduct(weightsP, values, { samples: 50 }, [1]).indices.length).toBe(50);
   });
 
   it("probabilities that do not sum to 1, of the wrong length, negative, or unknown names", () => {
     const bad = new Float64Array(24).fill(0.05);
-    expect(() => sampledMatmul(weightsP, values, 3, bad, [1])).toThrow(/probabilities: expected entries summing to 1.*got sum 1.2/);
-    expect(() => sampledMatmul(weightsP, values, 3, [0.5, 0.5], [1])).toThrow(/probabilities: expected length 24 \(a.cols\), got length 2/);
-    expect(() => sampledMatmul(weightsP, values, 3, "best" as "uniform", [1])).toThrow(ShapeError);
+    expect(() => sampledMatmul(weightsP, values, { samples: 3, probabilities: bad }, [1])).toThrow(
+      /probabilities: expected entries summing to 1.*got sum 1.2/,
+    );
+    expect(() => sampledMatmul(weightsP, values, { samples: 3, probabilities: [0.5, 0.5] }, [1])).toThrow(
+      /probabilities: expected length 24 \(a.cols\), got length 2/,
+    );
+    expect(() => sampledMatmul(weightsP, values, { samples: 3, probabilities: "best" as "uniform" }, [1])).toThrow(ShapeError);
     expect(() =>
       dkmExpectedSquaredError(
         weightsP,
@@ -31,28 +37,32 @@ describe("invalid parameters raise typed errors naming argument, expected and ac
   });
 
   it("mismatched shapes and non-finite inputs", () => {
-    expect(() => sampledMatmul(weightsP, new Matrix(23, 3), 3, "uniform", [1])).toThrow(/b: expected 24×\* \(rows = a.cols\), got 23×3/);
-    expect(() => sampledAttention(queries, new Matrix(24, 5), values, 3, [1])).toThrow(
+    expect(() => sampledMatmul(weightsP, new Matrix(23, 3), { samples: 3, probabilities: "uniform" }, [1])).toThrow(
+      /b: expected 24×\* \(rows = a.cols\), got 23×3/,
+    );
+    expect(() => sampledAttention(queries, new Matrix(24, 5), values, { samples: 3 }, [1])).toThrow(
       /keys: expected \*×4 \(cols = queries.cols = d_QK\), got 24×5/,
     );
-    expect(() => sampledAttention(queries, keys, new Matrix(20, 3), 3, [1])).toThrow(
+    expect(() => sampledAttention(queries, keys, new Matrix(20, 3), { samples: 3 }, [1])).toThrow(
       /values: expected 24×\* \(rows = keys.rows = N_KV\), got 20×3/,
     );
     const nan = values.clone();
     nan.data[4] = Number.NaN;
-    expect(() => sampledValueProduct(weightsP, nan, 3, [1])).toThrow(NonFiniteError);
-    expect(() => sampledValueProduct(weightsP, nan, 3, [1])).toThrow(/values: expected finite entries, got NaN at \[1, 1\]/);
+    expect(() => sampledValueProduct(weightsP, nan, { samples: 3 }, [1])).toThrow(NonFiniteError);
+    expect(() => sampledValueProduct(weightsP, nan, { samples: 3 }, [1])).toThrow(/values: expected finite entries, got NaN at \[1, 1\]/);
   });
 
   it("bad options and negative weights where weights must be ≥ 0", () => {
-    expect(() => sampledValueProduct(weightsP, values, 3, [1], { scheme: "lucky" as "uniform" })).toThrow(
+    expect(() => sampledValueProduct(weightsP, values, { samples: 3, scheme: "lucky" as "uniform" }, [1])).toThrow(
       /options.scheme: expected one of/,
     );
-    expect(() => sampledAttention(queries, keys, values, 3, [1], { normalizer: "maybe" as "exact" })).toThrow(/options.normalizer/);
-    expect(() => sampledAttention(queries, keys, values, 3, [1], { blockSize: 0 })).toThrow(/options.blockSize/);
+    expect(() => sampledAttention(queries, keys, values, { samples: 3, normalizer: "maybe" as "exact" }, [1])).toThrow(
+      /options.normalizer/,
+    );
+    expect(() => sampledAttention(queries, keys, values, { samples: 3, blockSize: 0 }, [1])).toThrow(/options.blockSize/);
     const neg = weightsP.clone();
     neg.data[2] = -0.1;
-    expect(() => sampledValueProduct(neg, values, 3, [1], { scheme: "attention" })).toThrow(
+    expect(() => sampledValueProduct(neg, values, { samples: 3, scheme: "attention" }, [1])).toThrow(
       /weights: expected non-negative entries.*got -0.1 at \[0, 2\]/,
     );
   });
@@ -66,8 +76,8 @@ describe("invalid parameters raise typed errors naming argument, expected and ac
       [2, 0, 0, 0],
     ]);
     const v = Matrix.fromArray([[1], [2]]);
-    expect(() => sampledAttention(q, k, v, 2, [1], { kernel: relu })).toThrow(NumericalError);
-    expect(() => sampledAttention(q, k, v, 2, [1], { kernel: relu, normalizer: "exact" })).toThrow(
+    expect(() => sampledAttention(q, k, v, { samples: 2, kernel: relu }, [1])).toThrow(NumericalError);
+    expect(() => sampledAttention(q, k, v, { samples: 2, kernel: relu, normalizer: "exact" }, [1])).toThrow(
       /keys: expected a key with κ > 0 for query 0, got Z = 0/,
     );
   });

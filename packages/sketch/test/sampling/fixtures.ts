@@ -6,11 +6,11 @@ export const nKV = 24;
 export const dQK = 4;
 export const dV = 3;
 
-export const queries = randomMatrix(nQ, dQK, [77, "Q"], { scale: 1.5 });
-export const keys = randomMatrix(nKV, dQK, [77, "K"], { scale: 1.5 });
+export const queries = randomMatrix(nQ, dQK, { scale: 1.5 }, [77, "Q"]);
+export const keys = randomMatrix(nKV, dQK, { scale: 1.5 }, [77, "K"]);
 /** V with row norms spread over two orders of magnitude. */
 export const values = (() => {
-  const v = randomMatrix(nKV, dV, [77, "V"]);
+  const v = randomMatrix(nKV, dV, {}, [77, "V"]);
   for (let j = 0; j < nKV; j++) for (let c = 0; c < dV; c++) v.data[j * dV + c] *= 0.1 + (3 * j) / nKV;
   return v;
 })();

@@ -12,8 +12,8 @@ describe("ratio estimator (normalizer 'estimated')", () => {
   it("uses only the sampled columns of A: same result as the ratio on the full A restricted to the sample", () => {
     const { scores } = attentionScores(queries, keys); // A up to a per-row factor, which cancels in the ratio
     for (const scheme of ["uniform", "value-norm"] as const) {
-      const r = sampledAttention(queries, keys, values, 7, [3, scheme], { scheme });
-      const ref = sampledValueProduct(scores, values, 7, [3, scheme], { scheme, normalize: "ratio" });
+      const r = sampledAttention(queries, keys, values, { samples: 7, scheme }, [3, scheme]);
+      const ref = sampledValueProduct(scores, values, { samples: 7, scheme, normalize: "ratio" }, [3, scheme]);
       expect(Array.from(r.indices)).toEqual(Array.from(ref.indices));
       expect(Math.sqrt(squaredFrobeniusDiff(r.output, ref.output))).toBeLessThanOrEqual(
         1e-12 * Math.sqrt(squaredFrobeniusDiff(ref.output, new Matrix(ref.output.rows, ref.output.cols))),
@@ -24,7 +24,9 @@ describe("ratio estimator (normalizer 'estimated')", () => {
   it("is consistent: mean squared error falls about 4× per 4× more samples", () => {
     const mse = (s: number) =>
       mean(
-        Array.from({ length: 300 }, (_, t) => squaredFrobeniusDiff(sampledAttention(queries, keys, values, s, [4, s, t]).output, exact)),
+        Array.from({ length: 300 }, (_, t) =>
+          squaredFrobeniusDiff(sampledAttention(queries, keys, values, { samples: s }, [4, s, t]).output, exact),
+        ),
       );
     const e4 = mse(4);
     const e16 = mse(16);
@@ -39,10 +41,10 @@ describe("ratio estimator (normalizer 'estimated')", () => {
 
   it("never forms an N_Q × N_KV matrix for the uniform / value-norm schemes (long sequence)", () => {
     const n = 4096;
-    const k = randomMatrix(n, 8, [5, "K"]);
-    const v = randomMatrix(n, 8, [5, "V"]);
-    const q = randomMatrix(4, 8, [5, "Q"]);
-    const r = sampledAttention(q, k, v, 64, [5], { scheme: "value-norm" });
+    const k = randomMatrix(n, 8, {}, [5, "K"]);
+    const v = randomMatrix(n, 8, {}, [5, "V"]);
+    const q = randomMatrix(4, 8, {}, [5, "Q"]);
+    const r = sampledAttention(q, k, v, { samples: 64, scheme: "value-norm" }, [5]);
     expect(r.cost.floatsStored).toBeLessThan(4 * n);
     expect(r.cost.flops).toBeLessThan(2 * 4 * n * 8); // below one exact QKᵀ
     expect(r.output.rows).toBe(4);
@@ -54,7 +56,9 @@ describe("exact-Z variant (normalizer 'exact')", () => {
     const T = 1500;
     const acc = new MomentAccumulator(exact.data.length);
     for (let t = 0; t < T; t++)
-      acc.add(sampledAttention(queries, keys, values, 6, [6, scheme, t], { scheme, normalizer: "exact", blockSize: 7 }).output.data);
+      acc.add(
+        sampledAttention(queries, keys, values, { samples: 6, scheme, normalizer: "exact", blockSize: 7 }, [6, scheme, t]).output.data,
+      );
     const m = acc.mean();
     const v = acc.variance();
     const z = bonferroniZ(1e-3, exact.data.length * 4);
@@ -64,9 +68,9 @@ describe("exact-Z variant (normalizer 'exact')", () => {
   });
 
   it("equals the estimate of P V with the same draws, streaming Z over blocks of any size", () => {
-    const ref = sampledValueProduct(weightsP, values, 9, [8], { scheme: "uniform" });
+    const ref = sampledValueProduct(weightsP, values, { samples: 9, scheme: "uniform" }, [8]);
     for (const blockSize of [1, 5, 256]) {
-      const r = sampledAttention(queries, keys, values, 9, [8], { normalizer: "exact", blockSize });
+      const r = sampledAttention(queries, keys, values, { samples: 9, normalizer: "exact", blockSize }, [8]);
       expect(Math.sqrt(squaredFrobeniusDiff(r.output, ref.output))).toBeLessThanOrEqual(1e-12);
     }
   });
@@ -87,8 +91,11 @@ describe("exact-Z variant (normalizer 'exact')", () => {
     const v = Matrix.fromArray([[1], [0], [0], [0], [0], [0], [0], [0]]);
     const y = attention(q, k, v).data[0];
     const T = 4000;
-    const ratio = mean(Array.from({ length: T }, (_, t) => sampledAttention(q, k, v, 2, [9, t]).output.data[0]));
-    const exactZ = Array.from({ length: T }, (_, t) => sampledAttention(q, k, v, 2, [9, t], { normalizer: "exact" }).output.data[0]);
+    const ratio = mean(Array.from({ length: T }, (_, t) => sampledAttention(q, k, v, { samples: 2 }, [9, t]).output.data[0]));
+    const exactZ = Array.from(
+      { length: T },
+      (_, t) => sampledAttention(q, k, v, { samples: 2, normalizer: "exact" }, [9, t]).output.data[0],
+    );
     const se = Math.sqrt(exactZ.reduce((s, x) => s + (x - mean(exactZ)) ** 2, 0) / (T - 1) / T);
     expect(Math.abs(mean(exactZ) - y)).toBeLessThanOrEqual(3.5 * se);
     expect(Math.abs(ratio - y)).toBeGreaterThan(10 * se);

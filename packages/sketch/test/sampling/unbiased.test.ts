@@ -28,7 +28,7 @@ const exact = product(weightsP, values);
 describe.each(SAMPLING_DESIGNS)("design %s: E[estimate of P V] = P V", (design) => {
   it.each(VALUE_SAMPLING_SCHEMES)("scheme %s", (scheme) => {
     const { worst, z } = worstDeviation(
-      (t) => sampledValueProduct(weightsP, values, 6, [21, design, scheme, t], { scheme, design }).output,
+      (t) => sampledValueProduct(weightsP, values, { samples: 6, scheme, design }, [21, design, scheme, t]).output,
       exact,
     );
     expect(worst).toBeLessThanOrEqual(z);
@@ -38,7 +38,7 @@ describe.each(SAMPLING_DESIGNS)("design %s: E[estimate of P V] = P V", (design) 
 // (Des Raj's mean of t_1…t_s is NOT exact at s = N — only its last term t_N is — so only HT here.)
 describe("Horvitz–Thompson at s = N uses every key once (π_j = 1) and is exact", () => {
   it.each(["horvitz-thompson"] as const)("%s", (design) => {
-    const r = sampledValueProduct(weightsP, values, weightsP.cols, [1, design], { design, scheme: "value-norm" });
+    const r = sampledValueProduct(weightsP, values, { samples: weightsP.cols, design, scheme: "value-norm" }, [1, design]);
     expect(new Set(r.indices).size).toBe(weightsP.cols);
     let err = 0;
     for (let q = 0; q < exact.data.length; q++) err = Math.max(err, Math.abs(r.output.data[q] - exact.data[q]));
@@ -49,7 +49,7 @@ describe("Horvitz–Thompson at s = N uses every key once (π_j = 1) and is exac
 describe("a biased estimator fails the same test (the check has power)", () => {
   it("dropping the 1/(s p_j) reweighting under value-norm sampling is detected", () => {
     const { worst, z } = worstDeviation((t) => {
-      const r = sampledValueProduct(weightsP, values, 6, [21, "biased", t], { scheme: "value-norm" });
+      const r = sampledValueProduct(weightsP, values, { samples: 6, scheme: "value-norm" }, [21, "biased", t]);
       // Re-estimate with uniform weights 1/(s·(1/N)) instead of 1/(s p_j): biased toward large-norm rows.
       const out = new Matrix(exact.rows, exact.cols);
       const n = weightsP.cols;
@@ -67,7 +67,10 @@ describe("a biased estimator fails the same test (the check has power)", () => {
 
 describe("sampledMatmul is unbiased for every design", () => {
   it.each(SAMPLING_DESIGNS)("%s", (design) => {
-    const { worst, z } = worstDeviation((t) => sampledMatmul(weightsP, values, 5, "optimal", [22, design, t], { design }).output, exact);
+    const { worst, z } = worstDeviation(
+      (t) => sampledMatmul(weightsP, values, { samples: 5, probabilities: "optimal", design }, [22, design, t]).output,
+      exact,
+    );
     expect(worst).toBeLessThanOrEqual(z);
   });
 });

@@ -277,7 +277,7 @@ export const linalgEntries: Entry[] = [
   },
   {
     family: "random",
-    name: "randomMatrix(rows, cols, key, options)",
+    name: "randomMatrix(rows, cols, options, seed)",
     args: fc.tuple(
       intArg(0, 6),
       intArg(0, 6),
@@ -297,19 +297,19 @@ export const linalgEntries: Entry[] = [
         { weight: 1, arbitrary: fc.constantFrom<unknown>(null, "gaussian", 3, []) },
       ),
     ),
-    call: randomMatrix,
+    call: (r, c, seed, options) => randomMatrix(r, c, options, seed),
     check: (out, [r, c]) => shapeIs(out, r, c),
   },
   {
     family: "random",
-    name: "initWeight(fanIn, fanOut, key, gain)",
+    name: "initWeight(fanIn, fanOut, { gain }, seed)",
     args: fc.tuple(
       intArg(1, 6),
       intArg(0, 6),
       seedArb,
       fc.oneof(fc.constant(undefined), numArg(fc.double({ min: 0.1, max: 3, noNaN: true }))),
     ),
-    call: initWeight,
+    call: (fanIn, fanOut, seed, gain) => initWeight(fanIn, fanOut, { gain }, seed),
     check: (out, [r, c]) => shapeIs(out, r, c),
   },
   {

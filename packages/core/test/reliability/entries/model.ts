@@ -285,7 +285,7 @@ export const modelEntries: Entry[] = [
         ),
       ),
     call: (v, d, key, ids, viaEmbed) => {
-      const e = initEmbedding(v, d, key);
+      const e = initEmbedding(v, d, {}, key);
       return viaEmbed ? embedTokens(ids, e) : e.lookup(ids);
     },
     check: (out, [, d, , ids]) => shapeIs(out, ids.length, d),
@@ -299,7 +299,7 @@ export const modelEntries: Entry[] = [
     call: (x, numPositions, dim, key, which) => {
       if (which === 0) return new Embedding(x).lookup([0]);
       if (which === 1) return addPositional(x, sinusoidalPositionalEncoding(numPositions, dim));
-      return addPositional(x, initLearnedPositionalEmbedding(numPositions, dim, key));
+      return addPositional(x, initLearnedPositionalEmbedding(numPositions, dim, {}, key));
     },
     check: (out, [x, , , , which]) => (which === 0 ? shapeIs(out, 1, x.cols) : shapeIs(out, x.rows, x.cols)),
   },

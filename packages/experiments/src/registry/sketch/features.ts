@@ -29,7 +29,7 @@ export const randomFeaturesMethod: MethodDefinition = {
     "Linear-time attention Ŷ = D⁻¹φ(Q)(φ(K)ᵀV) with m random frequencies per head (sketch `randomFeatureAttention`: trig / positive (FAVOR+) / hyperbolic × iid / orthogonal; causal prefix sums under a causal mask). Softmax kernel only.",
   family: "features",
   paramsSchema: paramsSchema({
-    numFeatures: intParam(1, 1 << 16, 64, "m, random frequencies (features: m positive, 2m trig/hyperbolic)"),
+    numFrequencies: intParam(1, 1 << 16, 64, "m, random frequencies (features: m positive, 2m trig/hyperbolic)"),
     features: enumParam(FEATURE_KINDS, "positive", "feature map"),
     projection: enumParam(PROJECTIONS, "orthogonal", "i.i.d. or block-orthogonal frequencies"),
     blockSize: intParam(1, 1 << 16, 64, "query block of the causal prefix-sum evaluation"),
@@ -39,7 +39,7 @@ export const randomFeaturesMethod: MethodDefinition = {
   extraMetrics: [
     { name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose estimated normalizer D_i ≤ 0" },
   ],
-  run(problem, params, seed) {
+  run(problem, params, _context, seed) {
     requireHeads(problem, "random-features");
     const scale = softmaxScale(problem, "random-features");
     const mask = problem.mask ? (problem.mask.offset === undefined ? { kind: "causal" as const } : { ...problem.mask }) : undefined;
@@ -49,7 +49,7 @@ export const randomFeaturesMethod: MethodDefinition = {
         h.keys,
         h.values,
         {
-          numFeatures: params.numFeatures as number,
+          numFrequencies: params.numFrequencies as number,
           features: params.features as FeatureKind,
           projection: params.projection as ProjectionKind,
           blockSize: params.blockSize as number,
@@ -103,7 +103,7 @@ export const kernelValue: MethodDefinition = {
     "Kernel estimate φ(q_i)ᵀφ(k_i) of κ = exp(scale·q_iᵀk_i) on a kernel-pairs problem (sketch `drawProjection` + `randomFeatures`, one Ω per trial); no attention output — the MSE columns and the Performer closed form are extra columns.",
   family: "kernel",
   paramsSchema: paramsSchema({
-    numFeatures: intParam(1, 1 << 16, 64, "m, random frequencies"),
+    numFrequencies: intParam(1, 1 << 16, 64, "m, random frequencies"),
     features: enumParam(FEATURE_KINDS, "positive", "feature map"),
     projection: enumParam(PROJECTIONS, "iid", "i.i.d. or block-orthogonal frequencies"),
   }),
@@ -114,13 +114,13 @@ export const kernelValue: MethodDefinition = {
     { name: "performer_mse", description: "Performer closed-form MSE (i.i.d. frequencies; empty for orthogonal), mean over pairs" },
     { name: "performer_rel_mse", description: "Performer closed-form MSE / κ², mean over pairs (i.i.d. only)" },
   ],
-  run(problem, params, seed) {
+  run(problem, params, _context, seed) {
     const pairs = problem.kernelPairs;
     if (!pairs) throw new ValueError("problem", 'the kernel-pairs problem for method "kernel-value"', "a problem without kernel pairs");
     const scale = softmaxScale(problem, "kernel-value") ?? 1 / Math.sqrt(pairs.queries.cols);
     const features = params.features as FeatureKind;
     const projection = params.projection as ProjectionKind;
-    const m = params.numFeatures as number;
+    const m = params.numFrequencies as number;
     const { rows: n, cols: d } = pairs.queries;
     const omega = drawProjection(m, d, { projection }, seed);
     const kernel = { kind: "softmax" as const, scale };

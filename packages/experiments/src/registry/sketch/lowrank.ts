@@ -156,7 +156,7 @@ function latentMethod(name: string, svd: SvdMethod): MethodDefinition {
         ? [{ name: "hmt_bound_rel_spectral_error", description: "HMT bound (Cor. 10.10 + σ_{k+1} for truncation) on E‖L − L̃‖₂, over σ_1" }]
         : []),
     ],
-    run(problem, params, seed) {
+    run(problem, params, _context, seed) {
       const latent = requireLatent(problem, name);
       const k = params.rank as number;
       const compressed = compressLatent(latent.latent, { rank: k, method: svd, ...(randomized ? rsvdOptions(params) : {}) }, seed);
@@ -212,7 +212,7 @@ export const mhaToMla: MethodDefinition = {
     { name: "cache_floats", description: "floats in the KV cache: N_KV·d_L (the GQA layer: N_KV·G·(d_QK + d_V))" },
     { name: "weight_rel_error", description: "‖[W_K, W_V] − W_L[W_LK, W_LV]‖_F/‖[W_K, W_V]‖_F" },
   ],
-  run(problem, params, seed) {
+  run(problem, params, _context, seed) {
     requireHeads(problem, "mha-to-mla");
     const mh = problem.multiHead;
     if (!mh)

@@ -120,18 +120,25 @@ export const rowSampling: MethodDefinition = {
         "√(E‖Ŷ−Y‖²_F)/‖Y‖_F by DKM: exact for normalizer exact, first order (delta method) for the ratio estimator; with replacement only",
     },
   ],
-  run(problem, params, seed) {
+  run(problem, params, _context, seed) {
     requireHeads(problem, "row-sampling");
     rejectMask(problem, "row-sampling");
     const kernel = coreKernel(problem);
     const results = problem.heads.map((h, i) =>
-      sampledAttention(h.queries, h.keys, h.values, params.samples as number, headSeed(seed, i), {
-        scheme: params.scheme as ValueSamplingScheme,
-        design: params.design as SamplingDesign,
-        normalizer: params.normalizer as "estimated" | "exact",
-        blockSize: params.blockSize as number,
-        kernel,
-      }),
+      sampledAttention(
+        h.queries,
+        h.keys,
+        h.values,
+        {
+          samples: params.samples as number,
+          scheme: params.scheme as ValueSamplingScheme,
+          design: params.design as SamplingDesign,
+          normalizer: params.normalizer as "estimated" | "exact",
+          blockSize: params.blockSize as number,
+          kernel,
+        },
+        headSeed(seed, i),
+      ),
     );
     return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
   },
