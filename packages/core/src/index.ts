@@ -1,6 +1,8 @@
 /**
- * @randattn/core — exact attention in every variant of Serret (2026) and the study notes.
+ * `@randattn/core` — exact attention in every variant of Serret (2026) and the study notes.
  * Folder layout = architecture (see docs/ARCHITECTURE.md).
+ *
+ * @module @randattn/core
  */
 export * from "./errors.js";
 export * from "./validate.js";
@@ -19,3 +21,5 @@ export * from "./tokens/index.js";
 export * from "./accounting/index.js";
 export * from "./io/index.js";
 export * from "./fast/index.js";
+export * from "./checkpoint/index.js";
+export * from "./pretrained/index.js";

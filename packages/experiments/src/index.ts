@@ -1,6 +1,8 @@
 /**
- * @randattn/experiments — seeded sweeps comparing exact attention with randomized sketches:
+ * `@randattn/experiments` — seeded sweeps comparing exact attention with randomized sketches:
  * configs, plans, the runner, CSV results, manifests, figures and reports (see README.md).
+ *
+ * @module @randattn/experiments
  */
 export * from "./base/canonical.js";
 export * from "./base/expr-eval.js";
@@ -16,6 +18,7 @@ export * from "./figures/data.js";
 export * from "./figures/report.js";
 export * from "./figures/svg.js";
 export * from "./figures/tables.js";
+export * from "./metrics/literature.js";
 export * from "./output/atomic.js";
 export * from "./output/manifest.js";
 export * from "./output/results.js";

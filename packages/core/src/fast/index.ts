@@ -1,8 +1,8 @@
 /**
  * fast/ — WebAssembly SIMD128 kernels behind the linalg signatures (issue #5): backend selection,
  * float32 products, the SIMD exp and the fused softmax-attention driver used by attention/,
- * float32/float64 exact attention on the fast kernels, and multi-head attention over worker
- * threads. The float64 `matmul*` functions of linalg/ dispatch here automatically.
+ * and float32/float64 exact attention on the fast kernels (multi-head attention over worker
+ * threads is in `@randattn/core/node`). The float64 `matmul*` functions of linalg/ dispatch here automatically.
  */
 export {
   AUTO_MIN_WORK,
@@ -35,12 +35,6 @@ export {
   streamingAttention32,
 } from "./attention32.js";
 export type { HeadWeights } from "./heads.js";
-export {
-  type ParallelMultiHeadOptions,
-  closeAttentionWorkers,
-  multiHeadAttentionFast,
-  parallelMultiHeadAttention,
-} from "./parallel.js";
 export { kernelWat } from "./wat.js";
 export {
   FUSED_MIN_WORK,

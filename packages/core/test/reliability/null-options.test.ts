@@ -23,7 +23,6 @@ import {
   dotKernel,
   embedTokens,
   encodeNpy,
-  encodeNpz,
   encodeSource,
   encoderDecoderStep,
   encoderLayer,
@@ -44,15 +43,14 @@ import {
   mlaAttention,
   modelKvCacheFloats,
   optionsObject,
-  parallelMultiHeadAttention,
   parseNpy,
-  parseNpz,
   randomMatrix,
   sinusoidalPositionalEncoding,
   streamingAttention32,
   table3Rows,
   addPositional,
 } from "@randattn/core";
+import { encodeNpz, parallelMultiHeadAttention, parseNpz } from "@randattn/core/node";
 import { describe, expect, it } from "vitest";
 
 const spec: AttentionSpec = { form: "gqa", dIn: 16, numHeads: 4, numKvHeads: 2, headDim: 4 };

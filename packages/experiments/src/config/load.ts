@@ -4,8 +4,6 @@
  * generator, methods and sweep targets exist, labels are unique, the kernel formula is in the
  * restricted language. Nothing runs before all of this passes; every problem found is reported.
  */
-import { readFileSync, statSync } from "node:fs";
-import { dirname, extname, resolve } from "node:path";
 import { describe, FormatError } from "@randattn/core";
 import { type ErrorObject, Ajv, type ValidateFunction } from "ajv";
 import { getMethod, listMethods } from "../registry/methods.js";
@@ -16,9 +14,10 @@ import { ConfigError, type ConfigIssue, formatPath } from "./errors.js";
 import { compileKernelFormula } from "./expressions.js";
 import { applyOverrides } from "./overrides.js";
 import { MAX_CONFIG_BYTES, parseConfigText } from "./parse.js";
+import { nodeFs, nodePath } from "../platform/node.js";
 
 export { MAX_CONFIG_BYTES, MAX_YAML_ALIASES, parseConfigText } from "./parse.js";
-import { CONFIG_SCHEMA, type ExperimentConfig, METRIC_NAMES, type MetricName } from "./schema.js";
+import { CONFIG_SCHEMA, type ConfigMetricName, type ExperimentConfig, METRIC_NAMES, type MetricName } from "./schema.js";
 
 /** A validated config with everything needed to plan it. */
 export interface LoadedConfig {
@@ -46,7 +45,7 @@ export interface LoadedConfig {
   readonly source: string;
   readonly kernel: KernelSpec;
   readonly mask: MaskSpec | null;
-  readonly metrics: readonly MetricName[];
+  readonly metrics: readonly ConfigMetricName[];
 }
 
 let ajvInstance: Ajv | undefined;
@@ -276,6 +275,24 @@ export function identityConfig(config: ExperimentConfig): Omit<ExperimentConfig,
  * Validates a parsed config completely (schema, semantics, kernel formula, data files).
  * @param baseDir folder for relative data paths.
  * @throws ConfigError listing every issue.
+ * @example
+ * ```ts
+ * import { expandPlan, loadConfigObject, planTasks } from "@randattn/experiments";
+ *
+ * const loaded = loadConfigObject(
+ *   {
+ *     experiment: "tiny",
+ *     seed: 1,
+ *     trials: 2,
+ *     problem: { generator: "gaussian", params: { n: 64, d: 8 } },
+ *     methods: [{ method: "exact" }, { method: "random-features", params: { features: "positive" } }],
+ *     sweep: { "random-features.numFrequencies": [8, 16, 32] },
+ *   },
+ *   process.cwd(),
+ * );
+ * const plan = expandPlan(loaded);
+ * console.log(plan.cells.length, planTasks(plan).length); // 4 cells, 8 tasks
+ * ```
  */
 export function loadConfigObject(raw: unknown, baseDir: string, source = "<inline>", overrides: readonly string[] = []): LoadedConfig {
   const config = validateConfigObject(raw, source);
@@ -342,6 +359,8 @@ export function loadConfigObject(raw: unknown, baseDir: string, source = "<inlin
  * @throws FormatError (unreadable / unparseable) or ConfigError (invalid), before anything runs.
  */
 export function loadConfigFile(path: string, overrides: readonly string[] = []): LoadedConfig {
+  const { readFileSync, statSync } = nodeFs("config");
+  const { dirname, extname, resolve } = nodePath("config");
   const abs = resolve(path);
   const ext = extname(abs).toLowerCase();
   if (![".yaml", ".yml", ".json"].includes(ext)) throw new FormatError("config", "a .yaml, .yml or .json file", path);

@@ -7,6 +7,10 @@
 import { METRIC_NAMES, type MetricName } from "../base/records.js";
 
 export { METRIC_NAMES, type MetricName } from "../base/records.js";
+import { LITERATURE_METRIC_NAMES, type LiteratureMetricName } from "../metrics/literature.js";
+
+/** What `metrics:` may list: the fixed columns, or the opt-in literature metrics (extra columns, metrics/literature.ts). */
+export type ConfigMetricName = MetricName | LiteratureMetricName;
 
 /** A literal parameter value. */
 export type ConfigValue = number | string | boolean;
@@ -84,7 +88,7 @@ export interface ExperimentConfig {
   methods: { method: string; label?: string; params?: Record<string, ConfigValue> }[];
   /** Axis name → values. Axis names: `problem.<param>` or `<method label>.<param>`. */
   sweep?: Record<string, SweepAxisConfig>;
-  metrics?: MetricName[];
+  metrics?: ConfigMetricName[];
   report?: { figures?: FigureConfig[]; tableMetric?: string };
 }
 
@@ -182,7 +186,12 @@ export const CONFIG_SCHEMA = {
         ],
       },
     },
-    metrics: { type: "array", minItems: 1, uniqueItems: true, items: { type: "string", enum: [...METRIC_NAMES] } },
+    metrics: {
+      type: "array",
+      minItems: 1,
+      uniqueItems: true,
+      items: { type: "string", enum: [...METRIC_NAMES, ...LITERATURE_METRIC_NAMES] },
+    },
     report: {
       type: "object",
       additionalProperties: false,

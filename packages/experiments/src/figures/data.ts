@@ -254,3 +254,23 @@ export function buildFigure(
     caption: parts.join(" "),
   };
 }
+
+/**
+ * The series of a figure as one panel (facets merged into the series names), for callers that
+ * draw a single chart (the playground). Prefer `buildFigure`, which facets by swept problem
+ * parameters and writes the caption.
+ */
+export function figureSeriesWithReferences(
+  plan: Plan,
+  tasks: readonly Task[],
+  records: ReadonlyMap<string, JournalRecord>,
+  fig: FigureConfig,
+): { series: Series[]; styles: StyleLegend[] } {
+  const data = buildFigure(plan, tasks, records, { ...fig, facet: fig.facet ?? [] });
+  return { series: data.panels.flatMap((p) => p.series), styles: data.styles };
+}
+
+/** The main series of a figure in one panel (see `figureSeriesWithReferences`). */
+export function figureSeries(plan: Plan, tasks: readonly Task[], records: ReadonlyMap<string, JournalRecord>, fig: FigureConfig): Series[] {
+  return figureSeriesWithReferences(plan, tasks, records, { ...fig, references: [] }).series;
+}

@@ -12,6 +12,15 @@ export {
   rangeFinder,
 } from "./rangefinder.js";
 export { type BlockedQbOptions, type BlockedQbResult, type QbResult, blockedQb, qb } from "./qb.js";
+export {
+  BITS_PER_UNIFORM,
+  type PsdColumns,
+  type RpCholeskyOptions,
+  type RpCholeskyResult,
+  type RpCholeskyVariant,
+  psdMatrixColumns,
+  rpCholesky,
+} from "./rpcholesky.js";
 export { type RandomizedSvdResult, type SvdFactors, exactSvd, randomizedSvd } from "./svd.js";
 export {
   type CompressedLatent,

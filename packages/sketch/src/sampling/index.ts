@@ -4,3 +4,4 @@ export * from "./matmul.js";
 export * from "./values.js";
 export * from "./attention.js";
 export * from "./topk.js";
+export * from "./defensive.js";

@@ -20,6 +20,8 @@ import type { MethodDefinition } from "../types.js";
 import { enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
+/** `random-features` also takes the closed-form optimal exponential features (sketch features/exponential.ts). */
+const ATTENTION_FEATURE_KINDS = [...FEATURE_KINDS, "oprf", "derf"] as const;
 const PROJECTIONS = ["iid", "orthogonal"] as const;
 
 /** `random-features`: sketch's `randomFeatureAttention` on every head (seed `derive(seed, "head", h)`). */
@@ -30,7 +32,11 @@ export const randomFeaturesMethod: MethodDefinition = {
   family: "features",
   paramsSchema: paramsSchema({
     numFrequencies: intParam(1, 1 << 16, 64, "m, random frequencies (features: m positive, 2m trig/hyperbolic)"),
-    features: enumParam(FEATURE_KINDS, "positive", "feature map"),
+    features: enumParam(
+      ATTENTION_FEATURE_KINDS,
+      "positive",
+      "feature map (oprf / derf: closed-form optimal positive / dense-exponential features)",
+    ),
     projection: enumParam(PROJECTIONS, "orthogonal", "i.i.d. or block-orthogonal frequencies"),
     blockSize: intParam(1, 1 << 16, 64, "query block of the causal prefix-sum evaluation"),
     onNonPositiveNormalizer: enumParam(["error", "zero", "keep"], "error", "rows whose estimated normalizer D_i ≤ 0 (trig features)"),
@@ -50,7 +56,7 @@ export const randomFeaturesMethod: MethodDefinition = {
         h.values,
         {
           numFrequencies: params.numFrequencies as number,
-          features: params.features as FeatureKind,
+          features: params.features as (typeof ATTENTION_FEATURE_KINDS)[number],
           projection: params.projection as ProjectionKind,
           blockSize: params.blockSize as number,
           onNonPositiveNormalizer: params.onNonPositiveNormalizer as NonPositiveNormalizerPolicy,

@@ -22,7 +22,9 @@ import {
   VALUE_SAMPLING_SCHEMES,
   type SamplingDesign,
   type ValueSamplingScheme,
+  defensiveMixture,
   dkmExpectedSquaredError,
+  resolveDefensiveWeight,
   sampledAttention,
   topKAttention,
   valueSamplingProbabilities,
@@ -67,7 +69,10 @@ export function dkmExpectedRelativeError(problem: ProblemInstance, params: Param
       const p = attentionWeights(h.queries, h.keys, { kernel });
       const y = matmul(p, h.values);
       norm2 += frobenius2(y);
-      const probs = scheme === "attention" ? p : valueSamplingProbabilities(scheme, h.values, p);
+      // The distribution sampledAttention draws from: with the defensive uniform share where the
+      // ratio estimator needs it (sketch sampling/defensive.ts; ε = 0, i.e. unchanged, elsewhere).
+      const eps = resolveDefensiveWeight(undefined, scheme, normalizer === "estimated");
+      const probs = scheme === "attention" ? p : defensiveMixture(valueSamplingProbabilities(scheme, h.values, p), eps);
       if (normalizer === "exact") expected += dkmExpectedSquaredError(p, h.values, 1, probs);
       else expected += ratioFirstOrderSquaredError(p, h.values, y, 1, probs);
     }

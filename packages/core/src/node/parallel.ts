@@ -7,8 +7,8 @@
  * bit-for-bit identical to `multiHeadAttentionFast` (same kernels, same order per head), whatever
  * the number of workers.
  *
- * Workers run the compiled `dist/fast/worker.js`, resolved next to this module; when this module
- * runs from `src/` (vitest), the build output `../../dist/fast/worker.js` is used instead (the test
+ * Workers run the compiled `dist/node/worker.js`, resolved next to this module; when this module
+ * runs from `src/` (vitest), the build output `../../dist/node/worker.js` is used instead (the test
  * command builds with `tsc -b` first). The pool persists between calls and does not keep the
  * process alive; `closeAttentionWorkers()` ends it.
  */
@@ -20,15 +20,15 @@ import { FormatError, NonFiniteError, NumericalError, type RandAttnError, ShapeE
 import { matmulInto } from "../linalg/matmul.js";
 import { Matrix } from "../linalg/matrix.js";
 import { assertInteger, assertOptions } from "../validate.js";
-import { type AttentionPlan, type FastAttentionFullOptions, attentionPlan } from "./attention32.js";
-import { getKernelBackend } from "./gemm.js";
-import { type HeadDims, type HeadWeights, checkMultiHead, computeHeads } from "./heads.js";
+import { type AttentionPlan, type FastAttentionFullOptions, attentionPlan } from "../fast/attention32.js";
+import { getKernelBackend } from "../fast/gemm.js";
+import { type HeadDims, type HeadWeights, checkMultiHead, computeHeads } from "../fast/heads.js";
 
 /** Options of `parallelMultiHeadAttention` (and `multiHeadAttentionFast`, which ignores the worker ones). */
 export interface ParallelMultiHeadOptions extends FastAttentionFullOptions {
   /** Worker threads (capped at numHeads). @default min(numHeads, os.availableParallelism()) */
   workers?: number;
-  /** The compiled worker script. @default dist/fast/worker.js next to this module */
+  /** The compiled worker script. @default dist/node/worker.js next to this module */
   workerUrl?: URL | string;
 }
 
@@ -100,7 +100,7 @@ export function resolveWorkerUrl(explicit?: URL | string): URL {
   if (explicit !== undefined) return explicit instanceof URL ? explicit : new URL(explicit, "file://");
   const here = new URL("./worker.js", import.meta.url);
   if (here.protocol !== "file:" || existsSync(fileURLToPath(here))) return here;
-  const dist = new URL("../../dist/fast/worker.js", import.meta.url);
+  const dist = new URL("../../dist/node/worker.js", import.meta.url);
   if (existsSync(fileURLToPath(dist))) return dist;
   throw new ValueError(
     "workerUrl",
@@ -185,6 +185,23 @@ function share(data: Float64Array): SharedArrayBuffer {
  * costs ≈ 30 ms to start the first time, then stays in a pool); options are those of
  * `fastAttention` (plain data only: custom kernel functions cannot cross threads).
  * @throws as `multiHeadAttentionFast`; ValueError for a bad `workers` or a missing worker script.
+ * @example
+ * ```ts
+ * import { randomMatrix } from "@randattn/core";
+ * import { closeAttentionWorkers, multiHeadAttentionFast, parallelMultiHeadAttention } from "@randattn/core/node";
+ *
+ * const w = (rows: number, cols: number, tag: string) => randomMatrix(rows, cols, { scale: 1 / Math.sqrt(rows) }, [7, tag]);
+ * const weights = {
+ *   queries: [0, 1].map((h) => w(16, 8, `q${h}`)),
+ *   keys: [0, 1].map((h) => w(16, 8, `k${h}`)),
+ *   values: [0, 1].map((h) => w(16, 8, `v${h}`)),
+ *   output: w(16, 16, "o"),
+ * };
+ * const x = randomMatrix(32, 16, {}, [7, "x"]);
+ * const y = await parallelMultiHeadAttention(x, x, weights, { workers: 2 }); // heads over 2 threads
+ * console.log(y.data.every((v, i) => v === multiHeadAttentionFast(x, x, weights).data[i])); // true: bit-identical
+ * await closeAttentionWorkers();
+ * ```
  */
 export async function parallelMultiHeadAttention(
   xQ: Matrix,

@@ -6,7 +6,7 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { ValueError } from "../errors.js";
 import { describe } from "../validate.js";
-import { type NpyArray, type NpyInput, type NpyReadOptions, type NpyWriteOptions, encodeNpy, parseNpy } from "./npy.js";
+import { type NpyArray, type NpyInput, type NpyReadOptions, type NpyWriteOptions, encodeNpy, parseNpy } from "../io/npy.js";
 import { type NpzWriteOptions, encodeNpz, parseNpz } from "./npz.js";
 
 function assertPath(path: unknown): asserts path is string {
@@ -24,7 +24,20 @@ function writeAtomic(path: string, bytes: Uint8Array): void {
   }
 }
 
-/** Reads a `.npy` file (see `parseNpy`; errors name the path). */
+/** Reads a `.npy` file (see `parseNpy`; errors name the path).
+ * @example
+ * ```ts
+ * import { mkdtempSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { npyToMatrix, randomMatrix } from "@randattn/core";
+ * import { readNpyFile, writeNpyFile } from "@randattn/core/node";
+ *
+ * const path = join(mkdtempSync(join(tmpdir(), "randattn-")), "q.npy");
+ * writeNpyFile(path, randomMatrix(8, 4, {}, [6])); // numpy.load(path) reads it
+ * console.log(npyToMatrix(readNpyFile(path)).shape); // "8×4"
+ * ```
+ */
 export function readNpyFile(path: string, options: NpyReadOptions = {}): NpyArray {
   assertPath(path);
   return parseNpy(readFileSync(path), options, path);

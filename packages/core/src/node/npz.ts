@@ -4,7 +4,7 @@
  */
 import { FormatError, ValueError } from "../errors.js";
 import { describe, assertOptions } from "../validate.js";
-import { type NpyArray, type NpyInput, type NpyReadOptions, type NpyWriteOptions, encodeNpy, parseNpy } from "./npy.js";
+import { type NpyArray, type NpyInput, type NpyReadOptions, type NpyWriteOptions, encodeNpy, parseNpy } from "../io/npy.js";
 import { readZip, writeZip } from "./zip.js";
 
 export interface NpzWriteOptions extends NpyWriteOptions {
