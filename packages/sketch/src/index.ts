@@ -14,3 +14,4 @@ export * from "./kdeformer/index.js";
 export * from "./scatterbrain/index.js";
 export * from "./nystrom/index.js";
 export * from "./coreset/index.js";
+export * from "./kvcache/index.js";

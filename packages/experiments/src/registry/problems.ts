@@ -22,6 +22,7 @@ import {
   ValueError,
   derive,
 } from "@randattn/core";
+import { syntheticDecoder } from "./decode.js";
 import { readNpyMatrices } from "./npy.js";
 import type { AttentionHead, KernelSpec, MaskSpec, Params, ParamsSchema, ProblemDefinition, ProblemInstance, RunContext } from "./types.js";
 import { sha256 } from "../base/canonical.js";
@@ -423,7 +424,8 @@ export function registerProblem(def: ProblemDefinition): void {
   PROBLEMS.set(def.name, def);
 }
 
-for (const def of [gaussian, lowRank, heavyTailed, clustered, llamaGqa, deepseekMla, kernelPairs, npy, modelPreset]) registerProblem(def);
+for (const def of [gaussian, lowRank, heavyTailed, clustered, llamaGqa, deepseekMla, kernelPairs, npy, modelPreset, syntheticDecoder])
+  registerProblem(def);
 
 /**
  * The generator registered as `name`.
