@@ -28,14 +28,14 @@
  *
  * @module @randattn/experiments/browser
  */
-export { canonicalJson, sha256 } from "./config/canonical.js";
+export { canonicalJson, sha256 } from "./base/canonical.js";
 export { ConfigError, type ConfigIssue } from "./config/errors.js";
 export { loadExpressionParser } from "./config/expressions.js";
 export { type LoadedConfig, loadConfigObject, parseConfigText, validateConfigObject } from "./config/load.js";
 export { CONFIG_SCHEMA, type ExperimentConfig, type FigureConfig, METRIC_NAMES, type MetricName } from "./config/schema.js";
-export { columnValue, defaultFigures, figureSeries, figureSeriesWithReferences } from "./figures/data.js";
-export { type ChartOptions, lineChartSvg, type Series } from "./figures/svg.js";
-export { formatNumber, parseNumber, toCsv } from "./output/format.js";
+export { buildFigure, columnValue, defaultFigures, type FigureData, figureSeries, figureSeriesWithReferences } from "./figures/data.js";
+export { type ChartOptions, lineChartSvg, type Panel, panelsSvg, type Series } from "./figures/svg.js";
+export { formatNumber, parseNumber, toCsv } from "./base/format.js";
 export { cellColumns, resultColumns, resultRow, resultsCsv } from "./output/results.js";
 export { type Cell, type Plan, type Task, expandPlan, planTasks } from "./plan/expand.js";
 export { getMethod, listMethods } from "./registry/methods.js";

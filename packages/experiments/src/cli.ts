@@ -3,11 +3,15 @@
  * `randattn` — run seeded attention-approximation sweeps from a config and get tidy CSV,
  * figures and a report. `randattn <command> --help` documents each command.
  *
- * Exit codes: 0 success · 1 some cells failed · 2 invalid config or arguments · 3 refused (folder
- * locked, results of another config, unfinished run) · 4 I/O error · 130 interrupted.
+ * Exit codes: 0 success · 1 some cells failed · 2 invalid config or arguments (unknown option,
+ * missing argument, bad override, unknown experiment) · 3 refused (folder locked, results of another
+ * config, unfinished run) · 4 I/O error · 130 interrupted.
  */
-import { Command, InvalidArgumentError } from "commander";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { RandAttnError } from "@randattn/core";
+import { Command, type CommanderError, InvalidArgumentError } from "commander";
 import { ConfigError } from "./config/errors.js";
 import { loadConfigFile } from "./config/load.js";
 import { DEFAULT_MAX_CELLS, expandPlan, planTasks } from "./plan/expand.js";
@@ -17,6 +21,7 @@ import { listProblems } from "./registry/problems.js";
 import { LockError } from "./run/lock.js";
 import { mergeShards } from "./run/merge.js";
 import { defaultWorkerCount } from "./run/pool.js";
+import { estimatePlan } from "./run/plan-report.js";
 import { regenerateOutputs } from "./run/regenerate.js";
 import { reproduceAll } from "./run/reproduce.js";
 import { RunRefusedError, runPlan } from "./run/runner.js";
@@ -26,6 +31,44 @@ import { addModelCommand } from "./cli/model.js";
 export const EXIT = { ok: 0, cellsFailed: 1, invalid: 2, refused: 3, io: 4, interrupted: 130 } as const;
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
+
+/** This package's folder (dist/.. or src/..), found from this file, whatever the working directory. */
+const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+/** Shipped configs. */
+export const SHIPPED_CONFIGS = join(PACKAGE_DIR, "configs");
+/** Committed results of a workspace checkout (packages/experiments/../../results), if there is one. */
+const WORKSPACE_RESULTS = resolve(PACKAGE_DIR, "..", "..", "results");
+/**
+ * Default results root of ad-hoc runs: a git-ignored scratch folder, so running a config never
+ * rewrites committed results (those are written only with an explicit `--out results` or
+ * `reproduce --update`).
+ */
+export const SCRATCH_OUT = join(".randattn", "results");
+
+/**
+ * The CLI as the user can type it, for suggestions in messages: `pnpm exec randattn` or
+ * `npx randattn` when run through a package manager, `randattn` for an installed bin, else
+ * `node <path to cli.js>` as it was invoked.
+ */
+export function commandName(env: NodeJS.ProcessEnv = process.env, argv1: string | undefined = process.argv[1]): string {
+  const agent = env.npm_config_user_agent ?? "";
+  if (agent.startsWith("pnpm")) return "pnpm exec randattn";
+  if (agent.startsWith("npm") || agent.startsWith("yarn")) return "npx randattn";
+  if (argv1 && basename(argv1) === "randattn") return "randattn";
+  if (argv1) {
+    const rel = relative(process.cwd(), argv1);
+    return `node ${rel.startsWith("..") || rel === "" ? argv1 : rel}`;
+  }
+  return "randattn";
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(PACKAGE_DIR, "package.json"), "utf8")) as { version: string }).version;
+  } catch {
+    return "unknown";
+  }
+}
 
 function intOption(name: string, min: number) {
   return (value: string) => {
@@ -54,7 +97,7 @@ function fail(e: unknown): never {
   }
   if (e instanceof RandAttnError) {
     err(`error: ${e.message}`);
-    process.exit(e.name === "FormatError" ? EXIT.invalid : EXIT.invalid);
+    process.exit(EXIT.invalid);
   }
   err(`error: ${(e as Error)?.stack ?? String(e)}`);
   process.exit(EXIT.io);
@@ -69,24 +112,43 @@ interface RunFlags {
   restart?: boolean;
   report: boolean;
   progress: "auto" | "bar" | "none";
+  progressInterval: number;
+  dryRun?: boolean;
 }
 
-async function runCommand(config: string, flags: RunFlags, mode: "run" | "resume"): Promise<void> {
+function loadPlan(config: string, overrides: readonly string[], maxCells: number) {
+  return expandPlan(loadConfigFile(config, overrides), { maxCells });
+}
+
+function printPlan(plan: ReturnType<typeof loadPlan>, out: string, workers: number, shard: RunFlags["shard"] | null): void {
+  const estimate = estimatePlan(plan, { outRoot: out, workers, shard: shard ?? null });
+  process.stdout.write(`${estimate.lines.join("\n")}\n`);
+}
+
+async function runCommand(config: string, overrides: string[], flags: RunFlags, mode: "run" | "resume"): Promise<void> {
   try {
-    const plan = expandPlan(loadConfigFile(config), { maxCells: flags.maxCells });
+    const plan = loadPlan(config, overrides, flags.maxCells);
+    const workers = flags.workers ?? defaultWorkerCount();
+    if (flags.dryRun) {
+      printPlan(plan, flags.out, workers, flags.shard ?? null);
+      process.exit(EXIT.ok);
+    }
     const result = await runPlan(plan, {
       outRoot: flags.out,
-      workers: flags.workers ?? defaultWorkerCount(),
+      workers,
       shard: flags.shard ?? null,
       failFast: flags.failFast ?? false,
       mode,
       restart: flags.restart ?? false,
       progress: flags.progress,
+      progressInterval: flags.progressInterval,
       report: flags.report,
+      command: commandName(),
+      summaryTable: !flags.shard,
     });
     if (result.failures.length > 0) {
       err(`${result.failures.length} failed task(s):`);
-      for (const f of result.failures.slice(0, 20)) err(`  ${f.key} [${f.label}] ${f.error}`);
+      for (const f of result.failures.slice(0, 20)) err(`  ${f.cell}: ${f.error}  [task ${f.key}]`);
       if (result.failures.length > 20) err(`  … and ${result.failures.length - 20} more (see results.csv, column error)`);
     }
     if (result.interrupted) process.exit(EXIT.interrupted);
@@ -97,54 +159,96 @@ async function runCommand(config: string, flags: RunFlags, mode: "run" | "resume
   }
 }
 
+const OVERRIDES_HELP = "key=value overrides, validated like the file (trials=10 problem.params.n=1024 'sweep.rf.numFeatures=[64,128]')";
+
 function addRunOptions(cmd: Command, restart: boolean): Command {
   cmd
     .option("-w, --workers <n>", "worker threads (0 = run in this thread)", intOption("--workers", 0))
     .option("--shard <i/n>", "run only shard i of n (0-based; task t belongs to shard t mod n)", shardOption)
-    .option("-o, --out <dir>", "results root", "results")
+    .option("-o, --out <dir>", "results root (committed results: --out results)", SCRATCH_OUT)
     .option("--max-cells <n>", "largest grid accepted", intOption("--max-cells", 1), DEFAULT_MAX_CELLS)
     .option("--fail-fast", "stop at the first failed task")
     .option("--no-report", "skip figures, tables and report.html")
-    .option("--progress <mode>", "auto | bar | none", "auto");
+    .option("--progress <mode>", "auto | bar | none", "auto")
+    .option("--progress-interval <s>", "seconds between progress lines when not on a terminal", intOption("--progress-interval", 1), 30)
+    .option("--dry-run", "print the plan (cells, tasks, reused, estimated flops and time) and run nothing");
   if (restart) cmd.option("--restart", "discard previous results of this experiment folder first");
   return cmd;
+}
+
+/** Where `report` looks by default: the scratch folder if it holds the experiment, else the committed results. */
+function defaultReportRoot(experiment: string): string {
+  if (existsSync(join(SCRATCH_OUT, experiment))) return SCRATCH_OUT;
+  if (existsSync(join("results", experiment))) return "results";
+  return existsSync(join(WORKSPACE_RESULTS, experiment)) ? WORKSPACE_RESULTS : SCRATCH_OUT;
 }
 
 /** Builds the commander program (exported for tests of --help). */
 export function buildProgram(): Command {
   const program = new Command("randattn")
     .description("Seeded sweeps comparing exact attention with randomized sketches: CSV results, figures, reports.")
-    .showHelpAfterError();
+    .version(packageVersion(), "-V, --version", "print the version of @randattn/experiments")
+    .showHelpAfterError()
+    // Bad arguments exit 2 (commander's default is 1, which this CLI reserves for failed cells).
+    // Set before the subcommands so each inherits it.
+    .exitOverride((e: CommanderError) => {
+      process.exit(e.exitCode === 0 ? EXIT.ok : EXIT.invalid);
+    });
 
   addRunOptions(
     program
       .command("run")
       .argument("<config>", "experiment config (.yaml, .yml or .json)")
-      .description("run a sweep into <out>/<experiment>/ (refuses a folder holding an unfinished or different run)"),
+      .argument("[overrides...]", OVERRIDES_HELP)
+      .description(
+        "run a sweep into <out>/<experiment>/; reuses finished tasks when the config only grew (more trials, sweep values or methods); refuses a folder holding an unfinished or different run",
+      ),
     true,
-  ).action((config: string, flags: RunFlags) => runCommand(config, flags, "run"));
+  ).action((config: string, overrides: string[], flags: RunFlags) => runCommand(config, overrides, flags, "run"));
 
   addRunOptions(
     program
       .command("resume")
       .argument("<config>", "the same config as the interrupted run")
+      .argument("[overrides...]", "the same overrides as the interrupted run")
       .description("continue an interrupted sweep (never repeats a finished task; retries failed ones; refuses if the config changed)"),
     false,
-  ).action((config: string, flags: RunFlags) => runCommand(config, flags, "resume"));
+  ).action((config: string, overrides: string[], flags: RunFlags) => runCommand(config, overrides, flags, "resume"));
+
+  program
+    .command("plan")
+    .argument("<config>", "experiment config")
+    .argument("[overrides...]", OVERRIDES_HELP)
+    .description("print what `run` would do: cells, task count, tasks reused from <out>, estimated flops and time (runs nothing)")
+    .option("-o, --out <dir>", "results root whose finished tasks would be reused", SCRATCH_OUT)
+    .option("-w, --workers <n>", "workers the time estimate assumes", intOption("--workers", 0))
+    .option("--shard <i/n>", "only shard i of n", shardOption)
+    .option("--max-cells <n>", "largest grid accepted", intOption("--max-cells", 1), DEFAULT_MAX_CELLS)
+    .action(
+      (config: string, overrides: string[], flags: { out: string; workers?: number; shard?: RunFlags["shard"]; maxCells: number }) => {
+        try {
+          printPlan(loadPlan(config, overrides, flags.maxCells), flags.out, flags.workers ?? defaultWorkerCount(), flags.shard ?? null);
+          process.exit(EXIT.ok);
+        } catch (e) {
+          fail(e);
+        }
+      },
+    );
 
   program
     .command("merge")
     .argument("<config>", "the config the shards ran")
+    .argument("[overrides...]", "the overrides the shards ran with")
     .description("combine shard folders (<out>/<experiment>/shards/*) into <out>/<experiment>/, checking they come from this config")
-    .option("-o, --out <dir>", "results root", "results")
+    .option("-o, --out <dir>", "results root", SCRATCH_OUT)
     .option("--from <dirs...>", "shard folders (default: every folder under <out>/<experiment>/shards/)")
     .option("--max-cells <n>", "largest grid accepted", intOption("--max-cells", 1), DEFAULT_MAX_CELLS)
     .option("--no-report", "skip figures, tables and report.html")
-    .action((config: string, flags: { out: string; from?: string[]; maxCells: number; report: boolean }) => {
+    .action((config: string, overrides: string[], flags: { out: string; from?: string[]; maxCells: number; report: boolean }) => {
       try {
-        const plan = expandPlan(loadConfigFile(config), { maxCells: flags.maxCells });
+        const plan = loadPlan(config, overrides, flags.maxCells);
         const m = mergeShards(plan, { outRoot: flags.out, from: flags.from, report: flags.report });
-        err(`merged ${m.task_count} tasks → ${flags.out}/${m.experiment} (results.csv sha256 ${m.results_sha256})`);
+        err(`merged ${m.task_count} tasks → ${join(flags.out, m.experiment)} (results.csv sha256 ${m.results_sha256})`);
         process.exit(m.status.failed > 0 ? EXIT.cellsFailed : EXIT.ok);
       } catch (e) {
         fail(e);
@@ -160,7 +264,7 @@ export function buildProgram(): Command {
       let bad = 0;
       for (const c of configs) {
         try {
-          const plan = expandPlan(loadConfigFile(c), { maxCells: flags.maxCells });
+          const plan = loadPlan(c, [], flags.maxCells);
           process.stdout.write(
             `ok ${c}: experiment ${plan.loaded.config.experiment}, ${plan.cells.length} cells × ${plan.trials} trials = ${planTasks(plan).length} tasks, config sha256 ${plan.loaded.hash}\n`,
           );
@@ -175,14 +279,19 @@ export function buildProgram(): Command {
   program
     .command("report")
     .alias("plot")
-    .argument("<config>", "the config of a finished run")
-    .description("rewrite results.csv, summary.csv, figures, tables and report.html from the journal (reruns nothing)")
-    .option("-o, --out <dir>", "results root", "results")
+    .argument("<config>", "the config of a finished run (description, figures and tables may have changed)")
+    .argument("[overrides...]", "the overrides the run used")
+    .description(
+      "redraw results.csv, summary.csv, figures, tables and report.html from the journal, or from the committed results.csv on a fresh clone (reruns nothing)",
+    )
+    .option("-o, --out <dir>", "results root (default: the scratch folder if it holds the experiment, else results/)")
     .option("--max-cells <n>", "largest grid accepted", intOption("--max-cells", 1), DEFAULT_MAX_CELLS)
-    .action((config: string, flags: { out: string; maxCells: number }) => {
+    .action((config: string, overrides: string[], flags: { out?: string; maxCells: number }) => {
       try {
-        const m = regenerateOutputs(expandPlan(loadConfigFile(config), { maxCells: flags.maxCells }), flags.out);
-        err(`report written to ${flags.out}/${m.experiment}/report.html`);
+        const plan = loadPlan(config, overrides, flags.maxCells);
+        const out = flags.out ?? defaultReportRoot(plan.loaded.config.experiment);
+        const m = regenerateOutputs(plan, out, commandName());
+        err(`report written to ${join(out, m.experiment, "report.html")}`);
         process.exit(EXIT.ok);
       } catch (e) {
         fail(e);
@@ -192,20 +301,24 @@ export function buildProgram(): Command {
   program
     .command("reproduce")
     .description("rerun every shipped experiment and check each results.csv sha256 against its committed manifest")
-    .option("--configs <dir>", "folder of configs", new URL("../configs", import.meta.url).pathname)
-    .option("--results <dir>", "folder of committed results", "results")
+    .option("--configs <dir>", "folder of configs", SHIPPED_CONFIGS)
+    .option("--results <dir>", "folder of committed results (default: the workspace's results/, else ./results)")
     .option("-w, --workers <n>", "worker threads", intOption("--workers", 0))
     .option("--only <names...>", "only these experiments")
-    .action(async (flags: { configs: string; results: string; workers?: number; only?: string[] }) => {
+    .option("--update", "rerun each into <results>/<experiment>/ (replacing it) and write new manifests, instead of checking")
+    .action(async (flags: { configs: string; results?: string; workers?: number; only?: string[]; update?: boolean }) => {
       try {
+        const results = flags.results ?? (existsSync(WORKSPACE_RESULTS) ? WORKSPACE_RESULTS : "results");
         const verdicts = await reproduceAll({
           configsDir: flags.configs,
-          resultsRoot: flags.results,
+          resultsRoot: results,
           workers: flags.workers ?? defaultWorkerCount(),
           only: flags.only,
+          update: flags.update ?? false,
         });
-        const bad = verdicts.filter((v) => v.status !== "match");
-        err(`${verdicts.length - bad.length}/${verdicts.length} experiments reproduced byte for byte`);
+        const bad = verdicts.filter((v) => v.status !== "match" && v.status !== "updated");
+        if (flags.update) err(`${verdicts.length - bad.length}/${verdicts.length} experiments written to ${results}`);
+        else err(`${verdicts.length - bad.length}/${verdicts.length} experiments reproduced byte for byte`);
         process.exit(bad.length > 0 ? EXIT.cellsFailed : EXIT.ok);
       } catch (e) {
         fail(e);
@@ -256,6 +369,14 @@ export function buildProgram(): Command {
   return program;
 }
 
-const isMain =
-  process.argv[1] !== undefined && new URL(import.meta.url).pathname === (await import("node:fs")).realpathSync(process.argv[1]);
+// Compare real paths of files (fileURLToPath decodes %20 and friends, so a checkout or install
+// under a path with a space still recognizes itself as the entry point).
+function isEntryPoint(): boolean {
+  try {
+    return process.argv[1] !== undefined && realpathSync(fileURLToPath(import.meta.url)) === realpathSync(process.argv[1]);
+  } catch {
+    return false;
+  }
+}
+const isMain = isEntryPoint();
 if (isMain) await buildProgram().parseAsync(process.argv);

@@ -4,11 +4,15 @@
  *
  * @module @randattn/experiments
  */
-export * from "./config/canonical.js";
+export * from "./base/canonical.js";
+export * from "./base/expr-eval.js";
+export * from "./base/format.js";
+export * from "./base/metrics.js";
+export * from "./base/stats.js";
 export * from "./config/errors.js";
-export * from "./config/expr-eval.js";
 export * from "./config/expressions.js";
 export * from "./config/load.js";
+export * from "./config/overrides.js";
 export * from "./config/schema.js";
 export * from "./figures/data.js";
 export * from "./figures/report.js";
@@ -16,12 +20,9 @@ export * from "./figures/svg.js";
 export * from "./figures/tables.js";
 export * from "./metrics/literature.js";
 export * from "./output/atomic.js";
-export * from "./output/format.js";
 export * from "./output/manifest.js";
 export * from "./output/results.js";
-export * from "./output/stats.js";
 export * from "./output/summary.js";
-export * from "./output/write.js";
 export * from "./plan/expand.js";
 export * from "./plan/seeds.js";
 export * from "./plan/shard.js";
@@ -34,7 +35,7 @@ export * from "./run/execute.js";
 export * from "./run/journal.js";
 export * from "./run/lock.js";
 export * from "./run/merge.js";
-export * from "./run/metrics.js";
+export * from "./run/outputs.js";
 export * from "./run/pool.js";
 export * from "./run/progress.js";
 export * from "./run/regenerate.js";

@@ -12,7 +12,7 @@
  *
  * Security (paper-independent; see README "Reliability"): mathjs is used ONLY as a parser. The
  * parse tree is checked against an allowlist of node types, operators, functions and names, then
- * converted to a plain tree (config/expr-eval.ts) that we evaluate ourselves. So `import`,
+ * converted to a plain tree (base/expr-eval.ts) that we evaluate ourselves. So `import`,
  * `createUnit`, `evaluate`/`parse`/`compile`, function definitions, assignments, property access
  * (`cos.constructor`), matrices, strings and units can never run. Text length, tree size, range
  * length and value magnitude are bounded, so no expression can hang or exhaust the runner.
@@ -28,7 +28,7 @@ import {
   FUNCTION_ARITY,
   type FunctionName,
   toFunction,
-} from "./expr-eval.js";
+} from "../base/expr-eval.js";
 
 /** Longest expression text accepted (characters). */
 export const MAX_EXPRESSION_LENGTH = 256;

@@ -6,28 +6,39 @@
  */
 import { describe, FormatError } from "@randattn/core";
 import { type ErrorObject, Ajv, type ValidateFunction } from "ajv";
-import { parseDocument } from "yaml";
 import { getMethod, listMethods } from "../registry/methods.js";
 import { fileSha256, getProblem, listProblems, resolveDataPath } from "../registry/problems.js";
 import type { KernelSpec, MaskSpec, ParamsSchema } from "../registry/types.js";
-import { canonicalJson, sha256 } from "./canonical.js";
+import { canonicalJson, sha256 } from "../base/canonical.js";
 import { ConfigError, type ConfigIssue, formatPath } from "./errors.js";
 import { compileKernelFormula } from "./expressions.js";
+import { applyOverrides } from "./overrides.js";
+import { MAX_CONFIG_BYTES, parseConfigText } from "./parse.js";
 import { nodeFs, nodePath } from "../platform/node.js";
-import { CONFIG_SCHEMA, type ConfigMetricName, type ExperimentConfig, METRIC_NAMES } from "./schema.js";
 
-/** Largest config file accepted (bytes). */
-export const MAX_CONFIG_BYTES = 256 * 1024;
-/** Most YAML alias expansions accepted (yaml's maxAliasCount; guards against "billion laughs"). */
-export const MAX_YAML_ALIASES = 64;
+export { MAX_CONFIG_BYTES, MAX_YAML_ALIASES, parseConfigText } from "./parse.js";
+import { CONFIG_SCHEMA, type ConfigMetricName, type ExperimentConfig, METRIC_NAMES, type MetricName } from "./schema.js";
 
 /** A validated config with everything needed to plan it. */
 export interface LoadedConfig {
   readonly config: ExperimentConfig;
-  /** Canonical JSON of the config (+ sha256 of referenced data files). */
+  /** Canonical JSON of the whole config (+ sha256 of referenced data files), presentation included. */
   readonly canonical: string;
-  /** sha256 of `canonical`: the config's identity for resume, shards and manifests. */
+  /**
+   * Canonical JSON of what the results depend on: the config without its presentation keys
+   * (PRESENTATION_KEYS: `description`, `report`), plus the sha256 of referenced data files.
+   */
+  readonly identity: string;
+  /**
+   * sha256 of `identity`: the config's identity for resume, growth, shards, merge and reproduce.
+   * Editing a description, a figure or a table changes `canonical` but not `hash`, so `randattn
+   * report` redraws without recomputing anything.
+   */
   readonly hash: string;
+  /** sha256 of each referenced data file, by the path written in the config. */
+  readonly dataFiles: Readonly<Record<string, string>>;
+  /** The `key=value` overrides applied on top of the file (in order), as typed. */
+  readonly overrides: readonly string[];
   /** Folder against which relative data paths resolve. */
   readonly baseDir: string;
   /** Where it was read from (for messages), or `<inline>`. */
@@ -138,6 +149,10 @@ export function ajvIssues(errors: readonly ErrorObject[], prefix: readonly (stri
         add(seg, "no repeated items", `items ${p.j} and ${p.i} equal`);
         break;
       case "anyOf":
+        if (seg[0] === "report") {
+          add(seg, "a column name or a list of column names (e.g. method_label or [method_label, problem_n])", describe(e.data));
+          break;
+        }
         add(
           seg,
           'a list of values, a range or expression string (e.g. "2^k for k in 6..9"), or {from, to, step | count}',
@@ -152,41 +167,6 @@ export function ajvIssues(errors: readonly ErrorObject[], prefix: readonly (stri
     }
   }
   return issues;
-}
-
-/**
- * Parses config text. YAML: one document, core schema (no custom tags such as `!!js/function`),
- * no `<<` merge keys, unique keys, at most MAX_YAML_ALIASES alias expansions.
- * @param format "yaml" or "json".
- * @throws FormatError for unparseable text, ConfigError for an alias bomb.
- */
-export function parseConfigText(text: string, format: "yaml" | "json", source = "<inline>"): unknown {
-  if (text.length > MAX_CONFIG_BYTES)
-    throw new FormatError(source, `a config of at most ${MAX_CONFIG_BYTES} bytes`, `${text.length} bytes`);
-  if (format === "json") {
-    try {
-      return JSON.parse(text);
-    } catch (e) {
-      throw new FormatError(source, "valid JSON", (e as Error).message);
-    }
-  }
-  const doc = parseDocument(text, { schema: "core", merge: false, uniqueKeys: true, prettyErrors: true, strict: true });
-  // Warnings are errors here: an unresolved tag such as `!!js/function` must not silently become a string.
-  const problems = [...doc.errors, ...doc.warnings];
-  if (problems.length > 0) {
-    throw new FormatError(source, "valid YAML", problems.map((e) => e.message.split("\n")[0]).join("; "));
-  }
-  try {
-    return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
-  } catch (e) {
-    const msg = (e as Error).message;
-    if (/alias/i.test(msg)) {
-      throw new ConfigError(source, [
-        { path: "config", expected: `at most ${MAX_YAML_ALIASES} YAML alias expansions (anchors/aliases are bounded)`, actual: msg },
-      ]);
-    }
-    throw new FormatError(source, "valid YAML", msg);
-  }
 }
 
 /** Validates a parsed config object; returns it typed, or throws ConfigError listing every issue. */
@@ -280,6 +260,18 @@ function kernelSpec(config: ExperimentConfig): KernelSpec {
 }
 
 /**
+ * Config keys that only change how results are presented (report text, figures, tables), never
+ * what a task computes: they are left out of the config's identity hash.
+ */
+export const PRESENTATION_KEYS = ["description", "report"] as const;
+
+/** The config without its presentation keys: what the results depend on. */
+export function identityConfig(config: ExperimentConfig): Omit<ExperimentConfig, (typeof PRESENTATION_KEYS)[number]> {
+  const { description: _d, report: _r, ...rest } = config;
+  return rest;
+}
+
+/**
  * Validates a parsed config completely (schema, semantics, kernel formula, data files).
  * @param baseDir folder for relative data paths.
  * @throws ConfigError listing every issue.
@@ -302,7 +294,7 @@ function kernelSpec(config: ExperimentConfig): KernelSpec {
  * console.log(plan.cells.length, planTasks(plan).length); // 4 cells, 8 tasks
  * ```
  */
-export function loadConfigObject(raw: unknown, baseDir: string, source = "<inline>"): LoadedConfig {
+export function loadConfigObject(raw: unknown, baseDir: string, source = "<inline>", overrides: readonly string[] = []): LoadedConfig {
   const config = validateConfigObject(raw, source);
   const issues = semanticIssues(config);
   if (issues.length > 0) throw new ConfigError(source, issues);
@@ -346,10 +338,14 @@ export function loadConfigObject(raw: unknown, baseDir: string, source = "<inlin
     }
   }
   const canonical = canonicalJson({ config, dataFiles });
+  const identity = canonicalJson({ config: identityConfig(config), dataFiles });
   return {
     config,
     canonical,
-    hash: sha256(canonical),
+    identity,
+    hash: sha256(identity),
+    dataFiles,
+    overrides,
     baseDir,
     source,
     kernel,
@@ -362,7 +358,7 @@ export function loadConfigObject(raw: unknown, baseDir: string, source = "<inlin
  * Reads, parses and validates a config file (`.yaml`, `.yml` or `.json`).
  * @throws FormatError (unreadable / unparseable) or ConfigError (invalid), before anything runs.
  */
-export function loadConfigFile(path: string): LoadedConfig {
+export function loadConfigFile(path: string, overrides: readonly string[] = []): LoadedConfig {
   const { readFileSync, statSync } = nodeFs("config");
   const { dirname, extname, resolve } = nodePath("config");
   const abs = resolve(path);
@@ -376,6 +372,6 @@ export function loadConfigFile(path: string): LoadedConfig {
   }
   if (size > MAX_CONFIG_BYTES) throw new FormatError(path, `a config of at most ${MAX_CONFIG_BYTES} bytes`, `${size} bytes`);
   const text = readFileSync(abs, "utf8");
-  const raw = parseConfigText(text, ext === ".json" ? "json" : "yaml", path);
-  return loadConfigObject(raw, dirname(abs), path);
+  const raw = applyOverrides(parseConfigText(text, ext === ".json" ? "json" : "yaml", path), overrides, path);
+  return loadConfigObject(raw, dirname(abs), path, overrides);
 }

@@ -4,12 +4,11 @@
  * schema of the registered method / generator (registry/), with the same error format.
  */
 
+import { METRIC_NAMES, type MetricName } from "../base/records.js";
+
+export { METRIC_NAMES, type MetricName } from "../base/records.js";
 import { LITERATURE_METRIC_NAMES, type LiteratureMetricName } from "../metrics/literature.js";
 
-/** Error metrics a config can ask for (all are computed when `metrics` is omitted). */
-export const METRIC_NAMES = ["rel_frobenius_error", "rel_spectral_error", "max_abs_error", "mean_kl_divergence"] as const;
-/** One error metric. */
-export type MetricName = (typeof METRIC_NAMES)[number];
 /** What `metrics:` may list: the fixed columns, or the opt-in literature metrics (extra columns, metrics/literature.ts). */
 export type ConfigMetricName = MetricName | LiteratureMetricName;
 
@@ -33,8 +32,28 @@ export interface FigureConfig {
   x?: string;
   /** Column on the y axis. @default "rel_frobenius_error" */
   y?: string;
-  /** Column whose values are the lines. @default "method_label" */
-  series?: string;
+  /**
+   * Column(s) whose values make the lines, e.g. `[method_label, problem_n]`.
+   * @default "method_label"
+   */
+  series?: string | string[];
+  /**
+   * Column(s) with one panel per value, e.g. `problem_n`; `[]` for a single panel.
+   * @default every swept problem parameter (`problem_*` column) not on x or in `series`
+   */
+  facet?: string | string[];
+  /**
+   * Swept columns to average over (named in the caption). Any other swept column is a facet, part
+   * of the series, or moves one-to-one with x along each line; never silently averaged.
+   * @default none
+   */
+  average?: string[];
+  /** The band around each point: "ci" (95 % Student-t CI of the mean), "minmax" over trials, or "none". @default "ci" */
+  band?: "ci" | "minmax" | "none";
+  /** Axis label in words with units. @default the column's label (base/labels.ts) */
+  xLabel?: string;
+  /** @default the column's label */
+  yLabel?: string;
   /** Logarithmic axes. @default true */
   logX?: boolean;
   /** @default true */
@@ -75,6 +94,8 @@ export interface ExperimentConfig {
 
 const NAME = "^[a-z0-9][a-z0-9-]{0,63}$";
 const PARAM_VALUE = { type: ["number", "string", "boolean"] };
+const COLUMN = { type: "string", pattern: "^[a-z][a-z0-9_]*$" } as const;
+const COLUMNS = { anyOf: [COLUMN, { type: "array", maxItems: 8, items: COLUMN }] } as const;
 
 /** The JSON schema of a config (draft-07, ajv strict mode). */
 export const CONFIG_SCHEMA = {
@@ -187,7 +208,12 @@ export const CONFIG_SCHEMA = {
               name: { type: "string", pattern: NAME },
               x: { type: "string", pattern: "^[a-z][a-z0-9_]*$" },
               y: { type: "string", pattern: "^[a-z][a-z0-9_]*$" },
-              series: { type: "string", pattern: "^[a-z][a-z0-9_]*$" },
+              series: COLUMNS,
+              facet: COLUMNS,
+              average: { type: "array", maxItems: 8, items: COLUMN },
+              band: { type: "string", enum: ["ci", "minmax", "none"] },
+              xLabel: { type: "string", maxLength: 120 },
+              yLabel: { type: "string", maxLength: 120 },
               logX: { type: "boolean" },
               logY: { type: "boolean" },
               title: { type: "string", maxLength: 200 },

@@ -9,14 +9,15 @@ import type { Plan, Task } from "../plan/expand.js";
 import { writeFileAtomic } from "../output/atomic.js";
 import type { Manifest } from "../output/manifest.js";
 import type { SummaryRow } from "../output/summary.js";
-import type { JournalRecord } from "../run/journal.js";
-import { defaultFigures, figureSeriesWithReferences } from "./data.js";
-import { lineChartSvg } from "./svg.js";
+import type { JournalRecord } from "../base/records.js";
+import { buildFigure, defaultFigures } from "./data.js";
+import { panelsSvg } from "./svg.js";
 import { htmlTable, latexTable, markdownTable, summaryTable } from "./tables.js";
 
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-const STYLE = `body{font-family:Helvetica,Arial,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}
+const STYLE = `body{font-family:Helvetica,Arial,sans-serif;max-width:1360px;margin:1.5em auto;padding:0 1em;color:#222}
+figure{margin:1em 0}figcaption{font-size:13px;color:#444;max-width:1100px;margin-top:4px}
 table{border-collapse:collapse;margin:1em 0;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th:first-child,td:first-child{text-align:left}caption{caption-side:bottom;font-style:italic;padding-top:4px}
 code{background:#f4f4f4;padding:1px 4px}img{max-width:100%;border:1px solid #eee}`;
@@ -37,20 +38,22 @@ export function writeReport(
   const figures = plan.loaded.config.report?.figures ?? defaultFigures(plan);
   const figureHtml: string[] = [];
   for (const fig of figures) {
-    const { series, styles } = figureSeriesWithReferences(plan, tasks, records, fig);
-    const svg = lineChartSvg(series, {
-      title: fig.title ?? `${fig.y ?? "rel_frobenius_error"} against ${fig.x ?? "flops"}`,
-      xLabel: fig.x ?? "flops",
-      yLabel: fig.y ?? "rel_frobenius_error",
+    const data = buildFigure(plan, tasks, records, fig);
+    const svg = panelsSvg(data.panels, {
+      title: fig.title ?? `${data.yLabel} against ${data.xLabel}`,
+      xLabel: data.xLabel,
+      yLabel: data.yLabel,
       logX: fig.logX ?? true,
       logY: fig.logY ?? true,
-      note: "line: mean over trials; band: min–max over trials",
-      styles,
+      note: fig.band === "minmax" ? "band: min–max over trials" : fig.band === "none" ? "" : "band: 95 % CI of the mean over trials",
+      styles: data.styles,
     });
     const rel = `figures/${fig.name}.svg`;
     writeFileAtomic(join(dir, rel), svg);
     written.push(rel);
-    figureHtml.push(`<figure><img src="${esc(rel)}" alt="${esc(fig.title ?? fig.name)}"/></figure>`);
+    figureHtml.push(
+      `<figure><img src="${esc(rel)}" alt="${esc(fig.title ?? fig.name)}"/><figcaption>${esc(data.caption)}</figcaption></figure>`,
+    );
   }
   const table = summaryTable(plan, summary);
   writeFileAtomic(join(dir, "tables/summary.md"), markdownTable(table));

@@ -1,11 +1,14 @@
 /**
- * Markdown and LaTeX tables from the summary: one row per cell with the swept columns, the table
- * metric as mean ± CI half-width (n), and mean flops and floats stored.
+ * The summary table (HTML, Markdown, LaTeX and the terminal): one row per cell with the method,
+ * the swept parameters (the config's sweep axes — never a method's unswept defaults), the table
+ * metric as mean ± 95 % CI half-width, n, and mean flops and floats stored. Few columns, the metric
+ * early, so it is readable at 1400 px without scrolling.
  */
-import type { Plan } from "../plan/expand.js";
-import { formatDisplay } from "../output/format.js";
-import { cellColumns, cellValues } from "../output/results.js";
+import { formatDisplay } from "../base/format.js";
+import { columnLabel } from "../base/labels.js";
+import { snakeCase } from "../output/results.js";
 import type { SummaryRow } from "../output/summary.js";
+import { cellAxes, type Plan, paramText } from "../plan/expand.js";
 
 /** A table: header and display rows. */
 export interface Table {
@@ -22,24 +25,36 @@ export function defaultTableMetric(plan: Plan): string {
   );
 }
 
+/** results.csv column of a sweep axis: `problem.n` → problem_n, `rf.numFeatures` → param_num_features. */
+export function axisColumn(axis: string): string {
+  const dot = axis.indexOf(".");
+  const param = snakeCase(axis.slice(dot + 1));
+  return axis.startsWith("problem.") ? `problem_${param}` : `param_${param}`;
+}
+
 /** Builds the summary table of a plan. */
 export function summaryTable(plan: Plan, rows: readonly SummaryRow[]): Table {
-  const cols = cellColumns(plan);
-  // Show only the identifying columns that vary across cells (plus the method label).
-  const values = plan.cells.map((c) => cellValues(plan, c.index));
-  const shown = cols
-    .map((name, i) => ({ name, i }))
-    .filter(
-      ({ name, i }) =>
-        name === "method_label" ||
-        (name !== "cell" && name !== "experiment" && name !== "method" && new Set(values.map((v) => v[i])).size > 1),
-    );
+  const columns: string[] = [];
+  for (const c of plan.cells)
+    for (const a of cellAxes(plan, c.index)) {
+      const col = axisColumn(a.axis);
+      if (!columns.includes(col)) columns.push(col);
+    }
+  // Problem parameters first (they group the rows), then method parameters, in name order.
+  columns.sort((a, b) => Number(b.startsWith("problem_")) - Number(a.startsWith("problem_")) || (a < b ? -1 : a > b ? 1 : 0));
   const metric = defaultTableMetric(plan);
-  const header = [...shown.map((s) => s.name), "n", `${metric} (mean ± 95% CI)`, "flops", "floats_stored"];
+  const header = [
+    "method",
+    ...columns.map(columnLabel),
+    `${columnLabel(metric).replace(/ ‖.*$/, "")}: mean ± 95% CI`,
+    "n",
+    "flops",
+    "floats stored",
+  ];
   const get = (cell: number, m: string) => rows.find((r) => r.cell === cell && r.metric === m);
   const out: string[][] = [];
   for (const c of plan.cells) {
-    const v = cellValues(plan, c.index);
+    const axes = new Map(cellAxes(plan, c.index).map((a) => [axisColumn(a.axis), paramText(a.value)]));
     const main = get(c.index, metric);
     const ci = main?.stats.ciHigh != null && main.stats.mean != null ? main.stats.ciHigh - main.stats.mean : null;
     const mainText =
@@ -49,14 +64,18 @@ export function summaryTable(plan: Plan, rows: readonly SummaryRow[]): Table {
           ? formatDisplay(main.stats.mean)
           : `${formatDisplay(main.stats.mean)} ± ${formatDisplay(ci)}`;
     out.push([
-      ...shown.map((s) => v[s.i]),
-      String(main?.stats.n ?? 0) + (main && main.nFailed > 0 ? ` (${main.nFailed} failed)` : ""),
+      c.method.label,
+      ...columns.map((col) => axes.get(col) ?? "–"),
       mainText,
+      String(main?.stats.n ?? 0) + (main && main.nFailed > 0 ? ` (${main.nFailed} failed)` : ""),
       formatDisplay(get(c.index, "flops")?.stats.mean ?? null),
       formatDisplay(get(c.index, "floats_stored")?.stats.mean ?? null),
     ]);
   }
-  return { header, rows: out, caption: `${plan.loaded.config.experiment}: ${metric} per cell (${plan.trials} trial(s) each)` };
+  const caption =
+    `${plan.loaded.config.experiment}: ${columnLabel(metric)} per cell, mean over ${plan.trials} trial(s) with the two-sided 95 % ` +
+    "Student-t confidence interval of the mean (none for one trial); flops and floats stored are means over trials; – : not swept for this method.";
+  return { header, rows: out, caption };
 }
 
 /** GitHub-flavoured Markdown. */
@@ -67,6 +86,16 @@ export function markdownTable(t: Table): string {
   return `${lines.join("\n")}\n\n*${esc(t.caption)}*\n`;
 }
 
+/** Plain text with aligned columns (the table printed at the end of `randattn run`). */
+export function textTable(t: Table, maxRows = 60): string {
+  const rows = t.rows.length > maxRows ? t.rows.slice(0, maxRows) : t.rows;
+  const width = t.header.map((h, i) => Math.max([...h].length, ...rows.map((r) => [...r[i]].length)));
+  const pad = (s: string, i: number) => (i === 0 ? s + " ".repeat(width[i] - [...s].length) : " ".repeat(width[i] - [...s].length) + s);
+  const lines = [t.header.map(pad).join("  "), width.map((w) => "─".repeat(w)).join("  "), ...rows.map((r) => r.map(pad).join("  "))];
+  if (t.rows.length > maxRows) lines.push(`… ${t.rows.length - maxRows} more row(s) in tables/summary.md`);
+  return lines.join("\n");
+}
+
 function latexEscape(s: string): string {
   return s
     .replace(/\\/g, "\\textbackslash{}")
@@ -75,6 +104,10 @@ function latexEscape(s: string): string {
     .replace(/\^/g, "\\textasciicircum{}")
     .replace(/±/g, "$\\pm$")
     .replace(/–/g, "--")
+    .replace(/−/g, "$-$")
+    .replace(/‖/g, "$\\|$")
+    .replace(/Ŷ/g, "$\\hat{Y}$")
+    .replace(/₂/g, "$_2$")
     .replace(/∞/g, "$\\infty$");
 }
 

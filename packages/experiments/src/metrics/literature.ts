@@ -14,7 +14,7 @@
 import { type Matrix, attentionWeights, sliceCols } from "@randattn/core";
 import { attentionOptions } from "../registry/kernel.js";
 import type { ProblemInstance } from "../registry/types.js";
-import { spectralNorm } from "../run/metrics.js";
+import { spectralNorm } from "../base/metrics.js";
 
 /** The literature metrics a config may list. */
 export const LITERATURE_METRIC_NAMES = ["normalized_spectral_error", "max_row_rel_error", "mean_cosine_similarity"] as const;

@@ -7,18 +7,26 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { arch, cpus, platform, totalmem } from "node:os";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Plan } from "../plan/expand.js";
 import type { Shard } from "../plan/shard.js";
 
 /** Version tag of the manifest format. */
-export const MANIFEST_SCHEMA = "randattn-manifest/1";
+export const MANIFEST_SCHEMA = "randattn-manifest/2";
 
 /** The parsed manifest (fields used by merge and reproduce). */
 export interface Manifest {
   schema: string;
   experiment: string;
+  /** sha256 of the config's identity (the config without presentation keys, plus data-file hashes). */
   config_sha256: string;
+  /** The identity config (what a grown run compares against, to name changed keys). */
+  identity?: unknown;
+  /** The whole config as run, presentation included. */
   config: unknown;
+  /** Command-line overrides applied to the config file. */
+  overrides?: string[];
   root_seed: number;
   trials: number;
   cell_count: number;
@@ -34,8 +42,16 @@ export interface Manifest {
   created_at: string;
 }
 
-/** Current git commit and dirty flag of the repository containing `dir`, or null outside git. */
-export function gitInfo(dir: string): { commit: string; dirty: boolean } | null {
+/** The folder of this module: the code that runs (the package, wherever the config lives). */
+export const CODE_DIR = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Git commit and dirty flag of the repository holding `dir` (default: the code that runs, not the
+ * config's folder), or null outside git. Dirty means a tracked file differs from the commit outside
+ * `results/` — the outputs being written are not code, so a run from a clean commit says
+ * `dirty: false` even while it writes its results.
+ */
+export function gitInfo(dir: string = CODE_DIR): { commit: string; dirty: boolean } | null {
   try {
     const opts = {
       cwd: dir,
@@ -44,8 +60,8 @@ export function gitInfo(dir: string): { commit: string; dirty: boolean } | null 
       stdio: ["ignore", "pipe", "ignore"] as ["ignore", "pipe", "ignore"],
     };
     const commit = execFileSync("git", ["rev-parse", "HEAD"], opts).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], opts).trim() !== "";
-    return { commit, dirty };
+    const status = execFileSync("git", ["status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)results"], opts);
+    return { commit, dirty: status.trim() !== "" };
   } catch {
     return null;
   }
@@ -98,7 +114,9 @@ export function buildManifest(
     experiment: loaded.config.experiment,
     description: loaded.config.description ?? "",
     config_sha256: loaded.hash,
+    identity: JSON.parse(loaded.identity),
     config: JSON.parse(loaded.canonical),
+    overrides: [...loaded.overrides],
     root_seed: loaded.config.seed,
     trials: loaded.config.trials,
     cell_count: plan.cells.length,
@@ -108,7 +126,7 @@ export function buildManifest(
     status: { ok: info.ok, failed: info.failed },
     results_sha256: info.files["results.csv"]?.sha256 ?? "",
     files: info.files,
-    git: gitInfo(loaded.baseDir),
+    git: gitInfo(),
     versions: versions(),
     machine: machine(),
     created_at: new Date().toISOString(),

@@ -6,8 +6,8 @@
  */
 import type { MetricName } from "../config/schema.js";
 import { type Plan, type Task, paramText } from "../plan/expand.js";
-import type { JournalRecord } from "../run/journal.js";
-import { formatNumber, toCsv } from "./format.js";
+import type { JournalRecord } from "../base/records.js";
+import { formatNumber, toCsv } from "../base/format.js";
 
 /** `nQueries` → `n_queries`. */
 export function snakeCase(name: string): string {

@@ -4,10 +4,10 @@
  * metric), rows in plan order, numbers formatted like results.csv.
  */
 import type { Plan, Task } from "../plan/expand.js";
-import type { JournalRecord } from "../run/journal.js";
-import { formatNumber, toCsv } from "./format.js";
+import type { JournalRecord } from "../base/records.js";
+import { formatNumber, toCsv } from "../base/format.js";
 import { cellColumns, cellValues, VALUE_COLUMNS } from "./results.js";
-import { type SampleSummary, summarize } from "./stats.js";
+import { type SampleSummary, summarize } from "../base/stats.js";
 
 /** One summary row in structured form (for tables and figures). */
 export interface SummaryRow {

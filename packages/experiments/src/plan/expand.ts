@@ -223,7 +223,22 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
       for (const mp of methodPoints[i]) {
         const problem = { generator: generator.name, params: pp };
         const method = { name: m.method, label: m.label ?? m.method, params: mp };
-        const id = cellSeed(config.seed, { problem, kernel, mask: config.problem.mask ?? null, method });
+        // A cell's identity is everything its tasks compute from, and nothing else: its own problem
+        // point and method point, the kernel and mask, the metrics asked for and the data files it
+        // reads. Not the rest of the grid, so adding sweep values, methods or trials leaves every
+        // existing cell's id (and its tasks' seeds, plan/seeds.ts) unchanged and its results reusable.
+        const data = Object.values(pp)
+          .filter((v): v is string => typeof v === "string" && Object.hasOwn(loaded.dataFiles, v))
+          .sort()
+          .map((path) => [path, loaded.dataFiles[path]]);
+        const id = cellSeed(config.seed, {
+          problem,
+          kernel,
+          mask: config.problem.mask ?? null,
+          method,
+          metrics: [...loaded.metrics].sort(),
+          ...(data.length > 0 ? { data } : {}),
+        });
         if (ids.has(id))
           throw new ConfigError(loaded.source, [{ path: "sweep", expected: "distinct cells", actual: `a repeated cell ${id}` }]);
         ids.add(id);
@@ -255,4 +270,25 @@ export function planTasks(plan: Plan): Task[] {
 /** A value of a params object as written in the CSV (booleans as true/false). */
 export function paramText(v: ParamValue | undefined): string {
   return v === undefined ? "" : String(v);
+}
+
+/** The swept axes of a plan that apply to a cell: `problem.<param>` and `<its label>.<param>`. */
+export function cellAxes(plan: Plan, cellIndex: number): { axis: string; param: string; value: ParamValue }[] {
+  const c = plan.cells[cellIndex];
+  const out: { axis: string; param: string; value: ParamValue }[] = [];
+  for (const axis of Object.keys(plan.loaded.config.sweep ?? {}).sort()) {
+    const dot = axis.indexOf(".");
+    const target = axis.slice(0, dot);
+    const param = axis.slice(dot + 1);
+    if (target === "problem") out.push({ axis, param, value: c.problem.params[param] });
+    else if (target === c.method.label) out.push({ axis, param, value: c.method.params[param] });
+  }
+  return out;
+}
+
+/** `label (problem.n=512, samples=64)`: a cell named by its method label and swept values. */
+export function cellDescription(plan: Plan, cellIndex: number): string {
+  const axes = cellAxes(plan, cellIndex).map((a) => `${a.axis.startsWith("problem.") ? a.axis : a.param}=${paramText(a.value)}`);
+  const label = plan.cells[cellIndex].method.label;
+  return axes.length > 0 ? `${label} (${axes.join(", ")})` : label;
 }

@@ -7,7 +7,7 @@
  * A cell's id is a hash of (root, cell identity), so it is stable across plans that share cells.
  */
 import { type SeedKey, seedString } from "@randattn/core";
-import { canonicalJson, sha256 } from "../config/canonical.js";
+import { canonicalJson, sha256 } from "../base/canonical.js";
 import type { Params } from "../registry/types.js";
 
 /** Key of the input draw of (generator, structural params, trial). */

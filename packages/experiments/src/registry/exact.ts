@@ -76,6 +76,7 @@ export const exact: MethodDefinition = {
   family: "exact",
   paramsSchema: { type: "object", properties: {}, additionalProperties: false },
   exposesWeights: true,
+  estimateCost: (problem) => exactCost(problem, true),
   run(problem, _params, context, _seed) {
     requireHeads(problem, "exact");
     return exactAttention(problem, context.wantWeights);
@@ -92,6 +93,7 @@ export const exactStreaming: MethodDefinition = {
     additionalProperties: false,
   },
   exposesWeights: false,
+  estimateCost: (problem, params) => exactCost(problem, false, params.blockSize as number),
   run(problem, params) {
     requireHeads(problem, "exact-streaming");
     const blockSize = params.blockSize as number;

@@ -1,5 +1,5 @@
 /** Config kernels and masks → core's attention options. */
-import { toUnaryFunction } from "../config/expr-eval.js";
+import { toUnaryFunction } from "../base/expr-eval.js";
 import type { AttentionOptions } from "@randattn/core";
 import type { KernelSpec, MaskSpec } from "./types.js";
 

@@ -27,7 +27,7 @@ import { syntheticDecoder } from "./decode.js";
 import { readNpyMatrices } from "./npy.js";
 import { modelProblem } from "./real.js";
 import type { AttentionHead, KernelSpec, MaskSpec, Params, ParamsSchema, ProblemDefinition, ProblemInstance, RunContext } from "./types.js";
-import { sha256 } from "../config/canonical.js";
+import { sha256 } from "../base/canonical.js";
 import { nodeFs, nodePath } from "../platform/node.js";
 
 /** Largest sequence length a generator accepts (keeps a typo from allocating terabytes). */

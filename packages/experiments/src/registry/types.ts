@@ -10,7 +10,7 @@
  * seed — never on which worker ran it or what ran before (byte-identical results.csv).
  */
 import type { Cost, Matrix, MultiHeadWeights, PretrainedModel, SeedKey } from "@randattn/core";
-import type { CompiledExpression } from "../config/expr-eval.js";
+import type { CompiledExpression } from "../base/expr-eval.js";
 
 /** A JSON schema (ajv draft-07 subset) for a params object. */
 export type ParamsSchema = {
@@ -155,6 +155,12 @@ export interface MethodDefinition {
    * @default none
    */
   readonly extraMetrics?: readonly ExtraMetric[];
+  /**
+   * The analytic cost `run` would report, without running it (`randattn plan` estimates a sweep's
+   * flops from it). Only for methods whose cost is a closed-form function of the shapes.
+   * @default none (plan falls back to flops recorded by an earlier run of the same cell)
+   */
+  estimateCost?(problem: ProblemInstance, params: Params): Cost;
   /** Computes the approximation. Must be a pure function of (problem, params, seed); the seed comes last (issue 9). */
   run(problem: ProblemInstance, params: Params, context: RunContext, seed: SeedKey): MethodResult;
   /**

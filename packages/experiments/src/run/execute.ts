@@ -4,7 +4,8 @@
  * so both give the same numbers. Never throws: a failure becomes `status: "failed"` with a message.
  */
 import { concatCols, type Matrix, streamingAttention } from "@randattn/core";
-import type { ConfigMetricName, MetricName } from "../config/schema.js";
+import type { MetricName, MetricValues, TaskOutcome } from "../base/records.js";
+import type { ConfigMetricName } from "../config/schema.js";
 import { literatureMetrics } from "../metrics/literature.js";
 import type { Plan, Task } from "../plan/expand.js";
 import { exactAttention } from "../registry/exact.js";
@@ -12,7 +13,7 @@ import { getMethod } from "../registry/methods.js";
 import { getProblem } from "../registry/problems.js";
 import type { KernelSpec, MaskSpec, Params, ProblemInstance } from "../registry/types.js";
 import { inputSeed, methodSeed } from "../plan/seeds.js";
-import { maxAbsError, meanKlDivergence, relativeFrobenius, relativeSpectral } from "./metrics.js";
+import { maxAbsError, meanKlDivergence, relativeFrobenius, relativeSpectral } from "../base/metrics.js";
 import { attentionOptions } from "../registry/kernel.js";
 
 /** Everything a worker needs to run one task (plain data: structured-cloneable). */
@@ -28,6 +29,8 @@ export interface TaskSpec {
   readonly metrics: readonly ConfigMetricName[];
   readonly baseDir: string;
 }
+
+export type { MetricValues, TaskOutcome } from "../base/records.js";
 
 /** The TaskSpec a worker receives for `task`. */
 export function taskSpec(plan: Plan, task: Task): TaskSpec {
@@ -45,31 +48,6 @@ export function taskSpec(plan: Plan, task: Task): TaskSpec {
     metrics: loaded.metrics,
     baseDir: loaded.baseDir,
   };
-}
-
-/** The error metrics of a task (null: not requested, or not defined for this method). */
-export type MetricValues = Record<MetricName, number | null>;
-
-/** What a task produced. Everything but the timings is a deterministic function of the TaskSpec. */
-export interface TaskOutcome {
-  readonly key: string;
-  readonly index: number;
-  /** "cancelled": stopped before finishing (interrupt, fail-fast); never journaled. */
-  readonly status: "ok" | "failed" | "cancelled";
-  /** `ErrorName: message` for a failed task, "" otherwise. */
-  readonly error: string;
-  readonly metrics: MetricValues;
-  readonly flops: number | null;
-  readonly floatsStored: number | null;
-  /**
-   * The method's extra columns (its declared `extraMetrics`; absent keys and non-finite values are
-   * null). Optional so journals written before extra columns existed still read.
-   */
-  readonly extras?: Readonly<Record<string, number | null>>;
-  /** Wall time of the method alone, ms (timings.csv only). */
-  readonly wallMs: number;
-  /** Wall time of input generation and the exact reference, ms (timings.csv only). */
-  readonly setupMs: number;
 }
 
 /** Largest N_Q·N_KV for which the reference is materialized (and KL available); beyond, streaming. */

@@ -1,8 +1,9 @@
 /**
  * The append-only journal of completed tasks: `journal.jsonl` in the results folder.
  *
- * Line 1 is a header (config hash, shard, task count); each further line is one finished task's
- * outcome, written with a single write() and fsynced before the task counts as done. A process
+ * Line 1 is a header (config identity hash, shard, task count); each further line is one finished
+ * task's outcome, or a new header when a later run grew the experiment (the last header is the
+ * folder's current config). A task line is written with a single write() and fsynced before the task counts as done. A process
  * killed at any instant leaves a prefix of complete lines plus at most one partial line (no final
  * newline), which `openJournal` cuts off. So resume never loses a finished task (its line is on
  * disk) and never repeats one (its key is in the journal).
@@ -10,33 +11,19 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { FormatError } from "@randattn/core";
-import type { TaskOutcome } from "./execute.js";
+import { writeFileAtomic } from "../output/atomic.js";
+import type { JournalHeader, JournalRecord } from "../base/records.js";
 
 /** File name of the journal inside a results folder. */
 export const JOURNAL_FILE = "journal.jsonl";
 
-/** The journal's first line. */
-export interface JournalHeader {
-  readonly type: "header";
-  readonly version: 1;
-  readonly experiment: string;
-  readonly configHash: string;
-  /** `"i-of-n"` or null for an unsharded run. */
-  readonly shard: string | null;
-  readonly taskCount: number;
-}
-
-/** A journal line for a finished task: the outcome plus where and when it ran. */
-export interface JournalRecord extends TaskOutcome {
-  readonly type: "task";
-  /** Id of the process session that ran it (timings.csv). */
-  readonly session: string;
-}
+export type { JournalHeader, JournalRecord } from "../base/records.js";
 
 /** An open journal. */
 export class Journal {
   readonly path: string;
-  readonly header: JournalHeader;
+  /** The latest header (the config the folder's records now belong to). */
+  header: JournalHeader;
   /** Latest record per task key. */
   readonly records: Map<string, JournalRecord>;
   private fd: number;
@@ -69,6 +56,12 @@ export class Journal {
     return j;
   }
 
+  /** Writes a new journal holding `header` and `records` (atomically: a kill leaves none or all). */
+  static create(dir: string, header: JournalHeader, records: readonly JournalRecord[]): void {
+    const lines = [header, ...records].map((v) => JSON.stringify(v));
+    writeFileAtomic(join(dir, JOURNAL_FILE), `${lines.join("\n")}\n`);
+  }
+
   private appendLine(value: JournalHeader | JournalRecord): void {
     const line = Buffer.from(`${JSON.stringify(value)}\n`, "utf8");
     if (process.env.RANDATTN_FAIL_JOURNAL_AFTER !== undefined && value.type === "task") {
@@ -84,6 +77,12 @@ export class Journal {
     let off = 0;
     while (off < line.length) off += writeSync(this.fd, line, off, line.length - off);
     fsyncSync(this.fd);
+  }
+
+  /** Records that the folder now holds a grown config (the old records stay valid: same task keys). */
+  appendHeader(header: JournalHeader): void {
+    this.appendLine(header);
+    this.header = header;
   }
 
   /** Records a finished task durably (write + fsync) before returning. */
@@ -127,7 +126,7 @@ export function readJournal(path: string): JournalContent {
     } catch {
       throw new FormatError(`${path}:${i + 1}`, "a JSON journal line", JSON.stringify(line.slice(0, 60)));
     }
-    if (v.type === "header" && i === 0) header = v as JournalHeader;
+    if (v.type === "header") header = v as JournalHeader;
     else if (v.type === "task" && typeof (v as JournalRecord).key === "string") records.set((v as JournalRecord).key, v as JournalRecord);
     else throw new FormatError(`${path}:${i + 1}`, i === 0 ? "a journal header" : "a task record", JSON.stringify(line.slice(0, 60)));
   });

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { type Plan, planTasks } from "../plan/expand.js";
 import { parseShard, type Shard } from "../plan/shard.js";
 import type { Manifest } from "../output/manifest.js";
-import { writeOutputs } from "../output/write.js";
+import { writeOutputs } from "./outputs.js";
 import { JOURNAL_FILE, type JournalHeader, type JournalRecord, readJournal } from "./journal.js";
 import { writeFileAtomic } from "../output/atomic.js";
 import { FolderLock } from "./lock.js";
@@ -86,9 +86,10 @@ export function mergeShards(plan: Plan, options: MergeOptions = {}): Manifest {
     // A combined journal, so `report` and `run` treat the merged folder like an unsharded run.
     const header: JournalHeader = {
       type: "header",
-      version: 1,
+      version: 2,
       experiment: plan.loaded.config.experiment,
       configHash: plan.loaded.hash,
+      identity: JSON.parse(plan.loaded.identity),
       shard: null,
       taskCount: tasks.length,
     };

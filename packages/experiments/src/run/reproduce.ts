@@ -5,6 +5,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
+import { ConfigError } from "../config/errors.js";
 import { loadConfigFile } from "../config/load.js";
 import { expandPlan } from "../plan/expand.js";
 import type { Manifest } from "../output/manifest.js";
@@ -14,7 +15,7 @@ import { runPlan } from "./runner.js";
 export interface ReproduceVerdict {
   experiment: string;
   config: string;
-  status: "match" | "mismatch" | "config-changed" | "no-manifest" | "failed";
+  status: "match" | "mismatch" | "config-changed" | "no-manifest" | "failed" | "updated";
   expected: string;
   actual: string;
   detail: string;
@@ -33,6 +34,12 @@ export interface ReproduceOptions {
   log?: (line: string) => void;
   /** Most cells per plan. */
   maxCells?: number;
+  /**
+   * Rerun each experiment into `<resultsRoot>/<experiment>/` (discarding what is there) and write
+   * its outputs and manifest, instead of checking: how the shipped results are regenerated.
+   * @default false
+   */
+  update?: boolean;
 }
 
 /** Reruns the shipped experiments and compares each results.csv sha256 with its manifest. */
@@ -42,13 +49,52 @@ export async function reproduceAll(options: ReproduceOptions): Promise<Reproduce
     .filter((f) => [".yaml", ".yml", ".json"].includes(extname(f)))
     .sort()
     .map((f) => join(options.configsDir, f));
+  const loadedAll = configs.map((path) => ({ path, loaded: loadConfigFile(path) }));
+  if (options.only) {
+    const names = loadedAll.map((c) => c.loaded.config.experiment);
+    const unknown = options.only.filter((n) => !names.includes(n));
+    if (unknown.length > 0)
+      throw new ConfigError("--only", [
+        {
+          path: "--only",
+          expected: `names of shipped experiments in ${options.configsDir}: ${names.join(", ")}`,
+          actual: unknown.map((n) => JSON.stringify(n)).join(", "),
+        },
+      ]);
+  }
   const verdicts: ReproduceVerdict[] = [];
   const scratch = mkdtempSync(join(tmpdir(), "randattn-reproduce-"));
   try {
-    for (const path of configs) {
-      const loaded = loadConfigFile(path);
+    for (const { path, loaded } of loadedAll) {
       const name = loaded.config.experiment;
       if (options.only && !options.only.includes(name)) continue;
+      if (options.update) {
+        const before = existsSync(join(options.resultsRoot, name, "manifest.json"))
+          ? (JSON.parse(readFileSync(join(options.resultsRoot, name, "manifest.json"), "utf8")) as Manifest).results_sha256
+          : "";
+        const t0 = Date.now();
+        const result = await runPlan(expandPlan(loaded, { maxCells: options.maxCells }), {
+          outRoot: options.resultsRoot,
+          workers: options.workers ?? 1,
+          progress: "none",
+          restart: true,
+          log: () => {},
+        });
+        const actual = result.manifest?.results_sha256 ?? "";
+        const ok = result.manifest !== null && result.failed === 0;
+        verdicts.push({
+          experiment: name,
+          config: path,
+          status: ok ? "updated" : "failed",
+          expected: before,
+          actual,
+          detail: result.ioError ?? "",
+        });
+        log(
+          `${ok ? "✓" : "✗"} ${name}: written in ${((Date.now() - t0) / 1000).toFixed(1)} s, results.csv sha256 ${actual.slice(0, 16)} (${actual === before ? "unchanged" : `was ${before.slice(0, 16) || "none"}`})${result.failed ? `, ${result.failed} failed task(s)` : ""}`,
+        );
+        continue;
+      }
       const manifestPath = join(options.resultsRoot, name, "manifest.json");
       const base = { experiment: name, config: path };
       if (!existsSync(manifestPath)) {

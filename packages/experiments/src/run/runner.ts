@@ -7,12 +7,15 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { RandAttnError } from "@randattn/core";
-import { type Plan, planTasks, type Task } from "../plan/expand.js";
+import { cellDescription, type Plan, planTasks, type Task } from "../plan/expand.js";
+import { summaryRows } from "../output/summary.js";
+import { summaryTable, textTable } from "../figures/tables.js";
 import { inShard, type Shard, shardName } from "../plan/shard.js";
 import type { Manifest } from "../output/manifest.js";
-import { writeOutputs } from "../output/write.js";
+import { writeOutputs } from "./outputs.js";
 import { executeTask, type TaskOutcome, type TaskSpec, taskSpec } from "./execute.js";
-
+import { jsonDiff } from "../base/diff.js";
+import { readCommittedResults } from "./committed.js";
 import { Journal, JOURNAL_FILE, type JournalHeader, type JournalRecord } from "./journal.js";
 import { FolderLock } from "./lock.js";
 import { WorkerPool } from "./pool.js";
@@ -41,6 +44,18 @@ export interface RunOptions {
   report?: boolean;
   /** Where status lines go. @default stderr */
   log?: (line: string) => void;
+  /**
+   * How the user invokes the CLI, for the commands suggested in messages (e.g. `pnpm exec randattn`).
+   * @default "randattn"
+   */
+  command?: string;
+  /**
+   * Print a result table (method × swept values → mean ± 95 % CI) and the report path at the end.
+   * @default false
+   */
+  summaryTable?: boolean;
+  /** Seconds between progress lines when stderr is not a terminal. @default 30 */
+  progressInterval?: number;
   /** Worker entry (tests). @default dist/run/worker.js */
   workerUrl?: URL;
 }
@@ -58,8 +73,8 @@ export interface RunResult {
   /** Message of the I/O error that stopped the run, or null. */
   readonly ioError: string | null;
   readonly manifest: Manifest | null;
-  /** Failed tasks: key, method label, error text. */
-  readonly failures: readonly { key: string; label: string; error: string }[];
+  /** Failed tasks: key, method label, the cell named by its swept values (and trial), error text. */
+  readonly failures: readonly { key: string; label: string; cell: string; error: string }[];
 }
 
 /** Output files a `--restart` removes. */
@@ -88,6 +103,46 @@ export function dispatchOrder(plan: Plan, tasks: readonly Task[]): Task[] {
 
 function sessionId(): string {
   return `${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}-${process.pid}`;
+}
+
+/**
+ * Whether the records already in a folder may be reused by `plan`. Same identity: yes. Another
+ * identity: only when the folder holds no finished task that `plan` lacks — the plan grew (more
+ * trials, sweep values or methods), and since a task's key is a hash of its own cell and trial,
+ * every finished task is one of the grown plan's tasks with the same inputs and seed. Anything
+ * else changed what finished tasks computed and is refused, naming the config keys that changed.
+ */
+function checkReuse(
+  plan: Plan,
+  old: JournalHeader,
+  now: JournalHeader,
+  records: ReadonlyMap<string, JournalRecord>,
+  planKeys: ReadonlySet<string>,
+  dir: string,
+  mode: "run" | "resume",
+  command: string,
+): { grown: boolean; reused: number } {
+  if (old.configHash === now.configHash && old.shard === now.shard) return { grown: false, reused: records.size };
+  const stale = [...records.keys()].filter((k) => !planKeys.has(k));
+  if (old.shard !== now.shard || old.shard !== null || stale.length > 0) {
+    const changed =
+      old.identity !== undefined
+        ? jsonDiff(old.identity, now.identity).map((l) => l.replace(/^config\./, ""))
+        : ["(the earlier config was not recorded)"];
+    const what =
+      old.shard !== now.shard
+        ? `shard ${old.shard ?? "none"}, not ${now.shard ?? "none"}`
+        : old.shard !== null
+          ? `a shard of another config (changed: ${changed.join("; ")})`
+          : `${stale.length} finished task(s) this config would compute differently or not at all; changed: ${changed.join("; ")}`;
+    throw new RunRefusedError(
+      dir,
+      "results of this config, or of a config it extends",
+      `results of another run (${what})`,
+      `${dir} holds results of a different run: ${what}. Refusing to ${mode}: finished tasks are reused only when a config grows (more trials, sweep values or methods). Use \`${command} run ${plan.loaded.source} --restart\` to discard them, or --out for another folder.`,
+    );
+  }
+  return { grown: true, reused: records.size };
 }
 
 /**
@@ -123,6 +178,8 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
   const shard = options.shard ?? null;
   const mode = options.mode ?? "run";
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const command = options.command ?? "randattn";
+  const resumeHint = `${command} resume ${plan.loaded.source}${options.outRoot !== undefined ? ` --out ${outRoot}` : ""}`;
   const dir = runDir(plan, outRoot, shard);
   const lock = FolderLock.acquire(dir, `randattn ${mode} ${plan.loaded.source}`);
   let journal: Journal | null = null;
@@ -131,35 +188,47 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
     const tasks = planTasks(plan).filter((t) => inShard(t.index, shard));
     const header: JournalHeader = {
       type: "header",
-      version: 1,
+      version: 2,
       experiment: plan.loaded.config.experiment,
       configHash: plan.loaded.hash,
+      identity: JSON.parse(plan.loaded.identity),
       shard: shard ? shardName(shard) : null,
       taskCount: tasks.length,
     };
-    const hadJournal = existsSync(join(dir, JOURNAL_FILE));
+    let hadJournal = existsSync(join(dir, JOURNAL_FILE));
+    // A fresh clone has no journal, but its committed results.csv (+ timings.csv, manifest.json)
+    // hold the same records: seed a journal from them so growing the experiment reuses them.
+    const committed = !hadJournal && !shard && !options.restart ? readCommittedResults(dir) : null;
+    if (committed) {
+      Journal.create(dir, committed.header, [...committed.records.values()]);
+      hadJournal = true;
+    }
     journal = Journal.open(dir, header);
     const h = journal.header;
-    if (h.configHash !== header.configHash || h.shard !== header.shard) {
-      const what =
-        h.configHash !== header.configHash
-          ? `config sha256 ${h.configHash.slice(0, 12)}…, not ${header.configHash.slice(0, 12)}…`
-          : `shard ${h.shard}, not ${header.shard}`;
-      throw new RunRefusedError(
-        dir,
-        "results of this config",
-        `results of another run (${what})`,
-        `${dir} holds results of a different run (${what}); refusing to ${mode}. The config changed since those results were made: use \`randattn run --restart\` to discard them, or --out for another folder.`,
+    const planKeys = new Set(tasks.map((t) => t.key));
+    const reuse = checkReuse(plan, h, header, journal.records, planKeys, dir, mode, command);
+    if (reuse.grown) {
+      if (mode === "run" && journal.records.size < h.taskCount) {
+        throw new RunRefusedError(
+          dir,
+          "a finished run to grow",
+          `an interrupted run (${journal.records.size} of ${h.taskCount} tasks done)`,
+          `${dir} holds an unfinished run (${journal.records.size}/${h.taskCount} tasks done) of an earlier version of this config: finish it with \`${resumeHint}\` first, or start over with \`${command} run ${plan.loaded.source} --restart\`.`,
+        );
+      }
+      journal.appendHeader(header);
+      log(
+        `${plan.loaded.config.experiment}: growing the experiment — ${reuse.reused} finished task(s) reused, ${tasks.length - reuse.reused} new`,
       );
     }
     const done = (t: Task) => journal!.records.get(t.key)?.status === "ok";
     const finished = (t: Task) => journal!.records.has(t.key);
-    if (mode === "run" && hadJournal && !tasks.every(finished)) {
+    if (mode === "run" && hadJournal && !reuse.grown && !tasks.every(finished)) {
       throw new RunRefusedError(
         dir,
         "no unfinished run",
         `an interrupted run (${tasks.filter(finished).length} of ${tasks.length} tasks done)`,
-        `${dir} holds an unfinished run of this config (${tasks.filter(finished).length}/${tasks.length} tasks done): continue it with \`randattn resume\`, or start over with \`randattn run --restart\`.`,
+        `${dir} holds an unfinished run of this config (${tasks.filter(finished).length}/${tasks.length} tasks done): continue it with \`${resumeHint}\`, or start over with \`${command} run ${plan.loaded.source} --restart\`.`,
       );
     }
     // "run" on a finished journal re-runs nothing; "resume" retries failed tasks.
@@ -170,7 +239,7 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
     const skipped = tasks.length - pending.length;
     const workers = Math.max(0, Math.min(options.workers ?? 1, pending.length));
     const label = `${plan.loaded.config.experiment}${shard ? ` [shard ${shardName(shard)}]` : ""}`;
-    const progress = new Progress(label, tasks.length, skipped, options.progress ?? "auto", log);
+    const progress = new Progress(label, tasks.length, skipped, options.progress ?? "auto", log, options.progressInterval ?? 30);
     const session = sessionId();
     const pool = workers > 0 ? new WorkerPool(workers, options.workerUrl) : null;
     let stopping = false;
@@ -181,7 +250,7 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
       if (interrupted) process.exit(130); // a second Ctrl-C: leave at once (the journal is consistent)
       interrupted = true;
       stopping = true;
-      log(`\n${signal}: stopping; finished tasks are kept — continue with \`randattn resume\``);
+      log(`\n${signal}: stopping; finished tasks are kept — continue with \`${resumeHint}\``);
       void pool?.destroy();
     };
     process.on("SIGINT", onSignal);
@@ -247,18 +316,24 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
     const failures = tasks
       .map((t) => ({ t, r: journal!.records.get(t.key) }))
       .filter(({ r }) => r?.status === "failed")
-      .map(({ t, r }) => ({ key: t.key, label: plan.cells[t.cell].method.label, error: r!.error }));
+      .map(({ t, r }) => ({
+        key: t.key,
+        label: plan.cells[t.cell].method.label,
+        cell: `${cellDescription(plan, t.cell)}, trial ${t.trial}`,
+        error: r!.error,
+      }));
     const ok = tasks.filter(done).length;
     progress.stop(
       `${label}: ${ran} run this session, ${skipped} skipped; ${ok}/${tasks.length} ok, ${failures.length} failed` +
-        (complete
-          ? manifest
-            ? ` → ${dir}`
-            : ""
-          : ` — incomplete${interrupted ? " (interrupted)" : ""}; continue with \`randattn resume\``),
+        (complete ? (manifest ? ` → ${dir}` : "") : ` — incomplete${interrupted ? " (interrupted)" : ""}; continue with \`${resumeHint}\``),
     );
+    if (manifest && options.summaryTable) {
+      const table = summaryTable(plan, summaryRows(tasks, journal.records, plan.extraColumns));
+      log(`\n${textTable(table)}`);
+      if (options.report ?? true) log(`report: ${join(dir, "report.html")}`);
+    }
     if (ioError)
-      log(`error: ${ioError}\n  completed tasks are kept in ${join(dir, JOURNAL_FILE)}; fix the cause and run \`randattn resume\``);
+      log(`error: ${ioError}\n  completed tasks are kept in ${join(dir, JOURNAL_FILE)}; fix the cause and run \`${resumeHint}\``);
     return { dir, total: tasks.length, skipped, ran, ok, failed: failures.length, complete, interrupted, ioError, manifest, failures };
   } finally {
     journal?.close();

@@ -8,7 +8,8 @@ describe("every CLI command has --help", () => {
     ["resume", "--workers <n>"],
     ["merge", "--from <dirs...>"],
     ["validate", "--max-cells <n>"],
-    ["report", "rewrite results.csv"],
+    ["report", "redraw results.csv"],
+    ["plan", "--workers <n>"],
     ["reproduce", "--configs <dir>"],
     ["list", "--json"],
   ])("%s --help", (cmd, fragment) => {

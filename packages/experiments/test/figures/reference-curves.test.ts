@@ -1,13 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  expandPlan,
-  figureSeriesWithReferences,
-  type JournalRecord,
-  lineChartSvg,
-  loadConfigObject,
-  planTasks,
-  resultsCsv,
-} from "@randattn/experiments";
+import { expandPlan, buildFigure, type JournalRecord, panelsSvg, loadConfigObject, planTasks, resultsCsv } from "@randattn/experiments";
 import { tinyConfig } from "../helpers.js";
 
 describe("reference curves: extra columns drawn dashed in their series' colour", () => {
@@ -51,7 +43,9 @@ describe("reference curves: extra columns drawn dashed in their series' colour",
 
   it("one dashed series per main series (same colour, no own legend entry) and one style legend", () => {
     const fig = { name: "f", x: "param_samples", references: [{ y: "dkm_expected_rel_error", label: "DKM" }] };
-    const { series, styles } = figureSeriesWithReferences(plan, tasks, records, fig);
+    const { panels, styles } = buildFigure(plan, tasks, records, fig);
+    expect(panels).toHaveLength(1);
+    const series = panels[0].series;
     expect(series.map((s) => [s.name, s.colorIndex, s.dash ?? "", s.inLegend ?? true])).toEqual([
       ["uniform", 0, "", true],
       ["attention", 1, "", true],
@@ -63,7 +57,7 @@ describe("reference curves: extra columns drawn dashed in their series' colour",
       [4, 0.5],
     ]);
     expect(styles).toEqual([{ label: "DKM", dash: "6 4" }]);
-    const svg = lineChartSvg(series, { title: "t", xLabel: "s", yLabel: "e", styles });
+    const svg = panelsSvg(panels, { title: "t", xLabel: "s", yLabel: "e", styles });
     expect(svg.match(/stroke-dasharray="6 4"/g)).toHaveLength(3); // two curves + the legend entry
     expect(svg).toContain(">DKM</text>");
     expect(svg.match(/<polygon/g)).toHaveLength(2); // bands only for the measured series

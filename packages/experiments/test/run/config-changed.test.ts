@@ -16,16 +16,27 @@ async function interrupted(out: string, k: number) {
 }
 
 describe("resume refuses when the config changed", () => {
-  it("resume of a changed config is refused naming both hashes; --restart starts over", async () => {
+  it("resume of a changed config is refused naming the changed keys; --restart starts over", async () => {
     const out = tempDir();
     expect((await interrupted(out, 2)).complete).toBe(false);
-    const changed = plan(tinyConfig({ trials: 3 }));
+    const changed = plan(tinyConfig({ seed: 12 }));
     const e = await runPlan(changed, { ...quiet, outRoot: out, mode: "resume" }).catch((x) => x);
     expect(e).toBeInstanceOf(RunRefusedError);
-    expect(e.message).toMatch(/holds results of a different run \(config sha256 [0-9a-f]{12}…, not [0-9a-f]{12}…\); refusing to resume/);
+    expect(e.message).toMatch(
+      /holds results of a different run: 2 finished task\(s\) this config would compute differently or not at all; changed: seed: 11 → 12\. Refusing to resume/,
+    );
     await expect(runPlan(changed, { ...quiet, outRoot: out })).rejects.toBeInstanceOf(RunRefusedError);
     const restarted = await runPlan(changed, { ...quiet, outRoot: out, restart: true });
-    expect([restarted.complete, restarted.ok, restarted.skipped]).toEqual([true, 12, 0]);
+    expect([restarted.complete, restarted.ok, restarted.skipped]).toEqual([true, 8, 0]);
+  });
+
+  it("an interrupted run may be resumed with a grown config (its finished tasks are kept), not run", async () => {
+    const out = tempDir();
+    await interrupted(out, 2);
+    const grown = plan(tinyConfig({ trials: 3 }));
+    await expect(runPlan(grown, { ...quiet, outRoot: out })).rejects.toThrow(/unfinished run \(2\/8 tasks done\) of an earlier version/);
+    const r = await runPlan(grown, { ...quiet, outRoot: out, mode: "resume" });
+    expect([r.complete, r.ran, r.skipped]).toEqual([true, 10, 2]);
   });
 
   it("run refuses an unfinished run of the same config and points to resume", async () => {
@@ -33,6 +44,6 @@ describe("resume refuses when the config changed", () => {
     await interrupted(out, 2);
     const e = await runPlan(plan(tinyConfig()), { ...quiet, outRoot: out }).catch((x) => x);
     expect(e).toBeInstanceOf(RunRefusedError);
-    expect(e.message).toContain("continue it with `randattn resume`");
+    expect(e.message).toContain(`continue it with \`randattn resume c.yaml --out ${out}\``);
   });
 });

@@ -32,6 +32,7 @@ describe("failing cells are recorded without stopping the others", () => {
       {
         key: expect.stringMatching(/\/0$/),
         label: "debug-fail",
+        cell: expect.stringMatching(/^debug-fail( \(.*\))?, trial 0$/),
         error: "NumericalError: debug-fail: expected no failure, got an injected failure",
       },
     ]);

@@ -14,7 +14,7 @@
  */
 import { type Matrix, ValueError, attention, concatCols, matmul } from "@randattn/core";
 import { type Orthonormalization, type SvdMethod, type TestMatrixKind, compressLatent, exactSvd, multiHeadToMla } from "@randattn/sketch";
-import { spectralNorm } from "../../run/metrics.js";
+import { spectralNorm } from "../../base/metrics.js";
 import { headAttentionFlops } from "../exact.js";
 import { attentionOptions } from "../kernel.js";
 import type { AttentionHead, Cost, LatentStructure, MethodDefinition, Params, ProblemInstance } from "../types.js";

@@ -3,15 +3,15 @@
  * summary.csv, manifest.json and (unless a shard) figures, tables, report.html and the index.
  */
 import { join } from "node:path";
-import { sha256 } from "../config/canonical.js";
+import { sha256 } from "../base/canonical.js";
 import { writeIndex, writeReport } from "../figures/report.js";
 import type { Plan, Task } from "../plan/expand.js";
 import type { Shard } from "../plan/shard.js";
-import type { JournalRecord } from "../run/journal.js";
-import { writeFileAtomic } from "./atomic.js";
-import { buildManifest, type Manifest } from "./manifest.js";
-import { resultsCsv, timingsCsv } from "./results.js";
-import { summaryCsv, summaryRows } from "./summary.js";
+import type { JournalRecord } from "../base/records.js";
+import { writeFileAtomic } from "../output/atomic.js";
+import { buildManifest, type Manifest } from "../output/manifest.js";
+import { resultsCsv, timingsCsv } from "../output/results.js";
+import { summaryCsv, summaryRows } from "../output/summary.js";
 
 /** Options of `writeOutputs`. */
 export interface WriteOptions {
