@@ -26,7 +26,7 @@ import {
   derive,
 } from "@randattn/core";
 import { readNpyMatrices } from "./npy.js";
-import type { AttentionHead, KernelSpec, MaskSpec, Params, ParamsSchema, ProblemDefinition, ProblemInstance, RunContext } from "./types.js";
+import type { AttentionHead, KernelSpec, MaskSpec, Params, ParamsSchema, ProblemDefinition, ProblemInstance } from "./types.js";
 
 /** Largest sequence length a generator accepts (keeps a typo from allocating terabytes). */
 export const MAX_SEQUENCE_LENGTH = 65_536;

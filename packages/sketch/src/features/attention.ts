@@ -53,7 +53,12 @@ export interface RandomFeatureAttentionOptions {
   numFrequencies: number;
   /** Feature family. @default "positive" */
   features?: FeatureKind;
-  /** i.i.d. or orthogonal frequencies. @default "orthogonal" (FAVOR+); "iid" for the laplacian kernel */
+  /**
+   * i.i.d. or orthogonal frequencies.
+   * @default "orthogonal" (FAVOR+; same variance-reduction argument as Performer §2.4) — but `"iid"`
+   * for the Laplacian kernel, whose Cauchy frequencies have no orthogonal form. `drawProjection`
+   * defaults to `"iid"` (see its option for why).
+   */
   projection?: ProjectionKind;
   /** Kernel approximated. @default { kind: "softmax", scale: 1/√d } */
   kernel?: FeatureKernel;
@@ -86,8 +91,11 @@ export interface RandomFeatureAttentionResult {
   nonPositiveRows: number[];
   /** The frequencies used (m × d). */
   omega: Matrix;
-  /** Number of features F. */
-  featureDim: number;
+  /**
+   * F, the number of features: m = `numFrequencies` for `"positive"`, 2m for `"trig"` and
+   * `"hyperbolic"`. Compare methods at equal F (the cost is linear in F, not in m).
+   */
+  featureCount: number;
 }
 
 /**
@@ -288,5 +296,5 @@ export function randomFeatureAttention(
   const kShift = nK > 0 ? phiK.logScale[0] : 0;
   const normalizerLogScale = new Float64Array(nQ);
   for (let i = 0; i < nQ; i++) normalizerLogScale[i] = phiQ.logScale[i] + kShift;
-  return { output, cost: { flops, floatsStored }, normalizer: den, normalizerLogScale, nonPositiveRows, omega, featureDim: F };
+  return { output, cost: { flops, floatsStored }, normalizer: den, normalizerLogScale, nonPositiveRows, omega, featureCount: F };
 }

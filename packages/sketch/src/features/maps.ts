@@ -34,6 +34,7 @@ import {
   matmulTransBInto,
   assertOptions,
 } from "@randattn/core";
+import type { Cost } from "../operators/types.js";
 
 /** The random-feature family (see module doc for the formulas). */
 export type FeatureKind = "trig" | "positive" | "hyperbolic";
@@ -68,6 +69,13 @@ export interface RandomFeaturesResult {
   features: Matrix;
   /** Per-row log scale (all equal for the global shift, all 0 for no shift). */
   logScale: Float64Array;
+  /**
+   * F, the number of features (columns of `features`): m for `"positive"`, 2m for `"trig"` and
+   * `"hyperbolic"` (a sin/cos or e^{±ωᵀx} pair per frequency) — the quantity cost comparisons use.
+   */
+  featureCount: number;
+  /** Flops of the map (X Ωᵀ, the norms, one exp/sin/cos and one multiply per feature) and floats held. */
+  cost: Cost;
 }
 
 /** Number of features F produced from m frequencies: m for "positive", 2m for "trig" and "hyperbolic". */
@@ -246,5 +254,6 @@ export function evaluateFeatures(
       }
     }
   }
-  return { features: out, logScale };
+  const cost: Cost = { flops: 2 * n * d * m + 2 * n * d + (s !== 1 ? n * m : 0) + 2 * n * width, floatsStored: n * m + n * width + 2 * n };
+  return { features: out, logScale, featureCount: width, cost };
 }

@@ -12,7 +12,7 @@ export {
   rangeFinder,
 } from "./rangefinder.js";
 export { type BlockedQbOptions, type BlockedQbResult, type QbResult, blockedQb, qb } from "./qb.js";
-export { type RandomizedSvdResult, type SvdFactors, exactSvd, randomizedSvd } from "./svd.js";
+export { type ExactSvdOptions, type ExactSvdResult, type RandomizedSvdResult, type SvdFactors, exactSvd, randomizedSvd } from "./svd.js";
 export {
   type CompressedLatent,
   type CompressedMlaAttentionOptions,

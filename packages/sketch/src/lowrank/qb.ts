@@ -82,7 +82,15 @@ export interface BlockedQbOptions {
   blockSize?: number;
   /** Largest rank allowed. @default min(m, n) */
   maxRank?: number;
-  /** Power iterations on the residual per block. @default 0 */
+  /**
+   * Power iterations on the residual per block.
+   * @default 0 — unlike `rangeFinder`/`qb`/`randomizedSvd` (2). Why: each block of the blocked QB
+   * is drawn from the current RESIDUAL A − QB, whose leading directions are the ones still missing,
+   * and the loop stops on the error indicator ‖A‖²_F − ‖B‖²_F ≤ ε²‖A‖²_F (Yu, Gu & Li 2018), so the
+   * tolerance is certified however the blocks were found; power steps only lower the rank reached
+   * on slowly decaying spectra, at 2 extra passes over A per step and per block. The fixed-rank
+   * drivers have no such certificate, so they default to 2 power steps.
+   */
   powerIterations?: number;
   /** Re-normalization between power steps. @default "qr" */
   orthonormalization?: Orthonormalization;

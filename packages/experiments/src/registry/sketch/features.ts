@@ -7,23 +7,14 @@
  *   with the closed-form MSE of i.i.d. features as a reference column.
  */
 import { ValueError, concatCols } from "@randattn/core";
-import {
-  type FeatureKind,
-  type NonPositiveNormalizerPolicy,
-  type ProjectionKind,
-  drawProjection,
-  featureDimension,
-  randomFeatureAttention,
-  randomFeatures,
-} from "@randattn/sketch";
-import type { MethodDefinition } from "../types.js";
-import { enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
+import { type FeatureKind, drawProjection, featureDimension, randomFeatureAttention, randomFeatures } from "@randattn/sketch";
+import { defineMethod, enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
 const PROJECTIONS = ["iid", "orthogonal"] as const;
 
 /** `random-features`: sketch's `randomFeatureAttention` on every head (seed `derive(seed, "head", h)`). */
-export const randomFeaturesMethod: MethodDefinition = {
+export const randomFeaturesMethod = defineMethod({
   name: "random-features",
   description:
     "Linear-time attention Ŷ = D⁻¹φ(Q)(φ(K)ᵀV) with m random frequencies per head (sketch `randomFeatureAttention`: trig / positive (FAVOR+) / hyperbolic × iid / orthogonal; causal prefix sums under a causal mask). Softmax kernel only.",
@@ -49,11 +40,11 @@ export const randomFeaturesMethod: MethodDefinition = {
         h.keys,
         h.values,
         {
-          numFrequencies: params.numFrequencies as number,
-          features: params.features as FeatureKind,
-          projection: params.projection as ProjectionKind,
-          blockSize: params.blockSize as number,
-          onNonPositiveNormalizer: params.onNonPositiveNormalizer as NonPositiveNormalizerPolicy,
+          numFrequencies: params.numFrequencies,
+          features: params.features,
+          projection: params.projection,
+          blockSize: params.blockSize,
+          onNonPositiveNormalizer: params.onNonPositiveNormalizer,
           ...(scale === undefined ? {} : { kernel: { kind: "softmax" as const, scale } }),
           ...(mask ? { mask } : {}),
         },
@@ -72,7 +63,7 @@ export const randomFeaturesMethod: MethodDefinition = {
       extras: { non_positive_row_fraction: bad / rows },
     };
   },
-};
+});
 
 /**
  * The Performer closed-form MSE of one pair for m i.i.d. frequencies (Lemma 2), with x, y the
@@ -97,7 +88,7 @@ export function performerMse(features: FeatureKind, m: number, x: Float64Array, 
 }
 
 /** `kernel-value`: φ(q)ᵀφ(k) against κ(q, k) on a `kernel-pairs` problem (one Ω per trial). */
-export const kernelValue: MethodDefinition = {
+export const kernelValue = defineMethod({
   name: "kernel-value",
   description:
     "Kernel estimate φ(q_i)ᵀφ(k_i) of κ = exp(scale·q_iᵀk_i) on a kernel-pairs problem (sketch `drawProjection` + `randomFeatures`, one Ω per trial); no attention output — the MSE columns and the Performer closed form are extra columns.",
@@ -118,9 +109,7 @@ export const kernelValue: MethodDefinition = {
     const pairs = problem.kernelPairs;
     if (!pairs) throw new ValueError("problem", 'the kernel-pairs problem for method "kernel-value"', "a problem without kernel pairs");
     const scale = softmaxScale(problem, "kernel-value") ?? 1 / Math.sqrt(pairs.queries.cols);
-    const features = params.features as FeatureKind;
-    const projection = params.projection as ProjectionKind;
-    const m = params.numFrequencies as number;
+    const { features, projection, numFrequencies: m } = params;
     const { rows: n, cols: d } = pairs.queries;
     const omega = drawProjection(m, d, { projection }, seed);
     const kernel = { kind: "softmax" as const, scale };
@@ -167,4 +156,4 @@ export const kernelValue: MethodDefinition = {
       },
     };
   },
-};
+});
