@@ -6,8 +6,8 @@
 import { Matrix, type SeedKey, assertInteger, assertOptions, matmulInto } from "@randattn/core";
 import { SVD } from "ml-matrix";
 import type { Cost } from "../operators/index.js";
-import { qb } from "./qb.js";
-import { type RangeFinderOptions, checkInputMatrix, safeScaled } from "./rangefinder.js";
+import { type QbOptions, qb } from "./qb.js";
+import { checkInputMatrix, safeScaled } from "./rangefinder.js";
 
 export interface SvdFactors {
   /** U (m × k), orthonormal columns. */
@@ -71,11 +71,12 @@ export function exactSvd(a: Matrix, options: ExactSvdOptions = {}): ExactSvdResu
 /**
  * Randomized SVD of rank k (HMT Alg. 5.1 on top of {@link qb}).
  * @param a A (m × n), finite.
- * @param options rank k, oversampling p (default 10), power iterations q (default 2), re-normalization, test matrix.
+ * @param options rank k, oversampling p (default 10), power iterations q (default 2), re-normalization,
+ *   test matrix, and the range-finder driver (`options.rangeFinder`, see {@link QbOptions}).
  * @param seed the test matrix's seed (the same stream as `qb` / `rangeFinder` with this seed).
  * @throws as {@link rangeFinder}.
  */
-export function randomizedSvd(a: Matrix, options: RangeFinderOptions, seed: SeedKey): RandomizedSvdResult {
+export function randomizedSvd(a: Matrix, options: QbOptions, seed: SeedKey): RandomizedSvdResult {
   const { Q, B, cost } = qb(a, options, seed);
   const k = options.rank;
   const l = Q.cols;
