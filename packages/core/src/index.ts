@@ -1,11 +1,11 @@
 /**
  * @randattn/core — exact attention in every variant of Serret (2026) and the study notes.
- * Folder layout = architecture (see docs/ARCHITECTURE.md).
+ * Folder layout = architecture (see docs/ARCHITECTURE.md). Validators, compiled masks and the raw
+ * flat-array/WebAssembly kernels are in `@randattn/core/internal` (not a stable API).
  */
 export * from "./errors.js";
-export * from "./validate.js";
 export * from "./linalg/matrix.js";
-export * from "./linalg/matmul.js";
+export { matmul, matmulTransA, matmulTransB, matvec } from "./linalg/matmul.js";
 export * from "./linalg/ops.js";
 export * from "./random/stream.js";
 export * from "./random/init.js";

@@ -5,24 +5,14 @@
  * threads. The float64 `matmul*` functions of linalg/ dispatch here automatically.
  */
 export {
-  AUTO_MIN_WORK,
-  type DenseArray,
-  type GemmPrecision,
-  type GemmProfile,
-  gemmProfile,
-  setGemmProfiling,
   KERNEL_BACKEND_ENV,
   type KernelBackend,
-  gemmWasm,
   getKernelBackend,
-  kernelBackendFor,
   setKernelBackend,
-  SMALL_M_ROWS,
-  wasmKernelBytes,
-  wasmMemoryBytes,
   wasmSimdAvailable,
+  withKernelBackend,
 } from "./gemm.js";
-export { matmul32, matmul32Into, matmulTransA32, matmulTransA32Into, matmulTransB32, matmulTransB32Into } from "./matmul32.js";
+export { matmul32, matmulTransA32, matmulTransB32 } from "./matmul32.js";
 export {
   type AttentionMode,
   type AttentionPrecision,
@@ -41,12 +31,3 @@ export {
   multiHeadAttentionFast,
   parallelMultiHeadAttention,
 } from "./parallel.js";
-export { kernelWat } from "./wat.js";
-export {
-  FUSED_MIN_WORK,
-  type FusedSoftmaxProfile,
-  fusedSoftmaxProfile,
-  setFusedSoftmaxProfiling,
-  simdExp,
-  useFusedSoftmax,
-} from "./softmaxWasm.js";

@@ -1,4 +1,5 @@
-import { kernelWat, wasmKernelBytes, wasmSimdAvailable } from "@randattn/core";
+import { wasmSimdAvailable } from "@randattn/core";
+import { kernelWat, wasmKernelBytes } from "@randattn/core/internal";
 import { describe, expect, it } from "vitest";
 import { assembleKernels } from "../../src/fast/assemble.js";
 

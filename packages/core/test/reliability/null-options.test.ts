@@ -11,7 +11,6 @@ import {
   ValueError,
   Vocabulary,
   WordTokenizer,
-  assertOptions,
   attention32,
   attentionWeightBreakdown,
   createDecoderState,
@@ -43,7 +42,6 @@ import {
   mergedMlaAttention,
   mlaAttention,
   modelKvCacheFloats,
-  optionsObject,
   parallelMultiHeadAttention,
   parseNpy,
   parseNpz,
@@ -53,6 +51,7 @@ import {
   table3Rows,
   addPositional,
 } from "@randattn/core";
+import { assertOptions, optionsObject } from "@randattn/core/internal";
 import { describe, expect, it } from "vitest";
 
 const spec: AttentionSpec = { form: "gqa", dIn: 16, numHeads: 4, numKvHeads: 2, headDim: 4 };

@@ -6,7 +6,8 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
-import { describe, FormatError } from "@randattn/core";
+import { FormatError } from "@randattn/core";
+import { describe } from "@randattn/core/internal";
 import { type ErrorObject, Ajv, type ValidateFunction } from "ajv";
 import { parseDocument } from "yaml";
 import { getMethod, listMethods } from "../registry/methods.js";

@@ -7,7 +7,7 @@ import {
   loadConfigObject,
   planTasks,
   resultsCsv,
-} from "@randattn/experiments";
+} from "@randattn/experiments/internal";
 import { tinyConfig } from "../helpers.js";
 
 describe("reference curves: extra columns drawn dashed in their series' colour", () => {

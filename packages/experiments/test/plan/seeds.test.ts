@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RandomStream, seedString } from "@randattn/core";
-import { cellSeed, expandPlan, inputSeed, loadConfigObject, methodSeed, parseConfigText, planTasks } from "@randattn/experiments";
+import { cellSeed, expandPlan, inputSeed, loadConfigObject, methodSeed, parseConfigText, planTasks } from "@randattn/experiments/internal";
 import { tinyConfig } from "../helpers.js";
 
 const plan = (c: unknown) => expandPlan(loadConfigObject(c, "/tmp", "c.yaml"));

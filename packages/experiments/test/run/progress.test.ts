@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { estimate } from "@randattn/experiments";
+import { estimate } from "@randattn/experiments/internal";
 
 describe("progress rate and ETA", () => {
   it("count only this session's tasks (skipped ones do not inflate the rate)", () => {

@@ -18,12 +18,8 @@
  * largest key's), trig features can give D ≤ 0 for real — those rows are reported in
  * `nonPositiveRows` and handled by `onNonPositiveNormalizer`, never turned into NaN.
  */
+import { Matrix, NumericalError, type SeedKey, ShapeError, ValueError } from "@randattn/core";
 import {
-  Matrix,
-  NumericalError,
-  type SeedKey,
-  ShapeError,
-  ValueError,
   assertFinite,
   assertInteger,
   assertMatrix,
@@ -33,7 +29,7 @@ import {
   matmulInto,
   matmulTransAInto,
   matmulTransBInto,
-} from "@randattn/core";
+} from "@randattn/core/internal";
 import type { Cost } from "../operators/index.js";
 import { type FeatureKernel, type FeatureKind, evaluateFeatures, resolveKernel } from "./maps.js";
 import { type ProjectionKind, drawProjection } from "./projection.js";

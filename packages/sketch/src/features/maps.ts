@@ -21,11 +21,8 @@
  * (a per-row or a global maximum of the exponents), returned as `logScale`; attention divides
  * numerator and normalizer by the same e^{s}, so the shift cancels exactly instead of adding an ε.
  */
+import { Matrix, NumericalError, ShapeError, ValueError } from "@randattn/core";
 import {
-  Matrix,
-  NumericalError,
-  ShapeError,
-  ValueError,
   assertFinite,
   assertMatrix,
   assertNonEmpty,
@@ -33,7 +30,7 @@ import {
   assertOneOf,
   matmulTransBInto,
   assertOptions,
-} from "@randattn/core";
+} from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 
 /** The random-feature family (see module doc for the formulas). */

@@ -11,17 +11,8 @@
  *   lowers the estimator's variance. When m is not a multiple of d the last block keeps its first
  *   m mod d rows.
  */
-import {
-  Matrix,
-  type SeedKey,
-  ValueError,
-  assertInteger,
-  assertOneOf,
-  derive,
-  optionsObject,
-  randomMatrix,
-  RandomStream,
-} from "@randattn/core";
+import { Matrix, type SeedKey, ValueError, derive, randomMatrix, RandomStream } from "@randattn/core";
+import { assertInteger, assertOneOf, optionsObject } from "@randattn/core/internal";
 import { householderQr } from "../lowrank/householder.js";
 
 /** How the frequencies ωᵢ are drawn: independently or in orthogonal blocks (see module doc). */

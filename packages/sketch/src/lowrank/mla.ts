@@ -28,13 +28,8 @@ import {
   type SeedKey,
   ShapeError,
   ValueError,
-  assertFinite,
-  assertInteger,
-  assertMatrix,
-  assertOneOf,
   concatCols,
   derive,
-  describe,
   kvHeadFor,
   matmul,
   matmulTransB,
@@ -45,6 +40,7 @@ import {
   multiHeadShape,
   relativeFrobeniusError,
 } from "@randattn/core";
+import { assertFinite, assertInteger, assertMatrix, assertOneOf, describe } from "@randattn/core/internal";
 import type { Cost } from "../operators/index.js";
 import { type RangeFinderOptions, checkInputMatrix } from "./rangefinder.js";
 import { type SvdFactors, exactSvd, randomizedSvd } from "./svd.js";

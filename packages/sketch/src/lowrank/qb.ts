@@ -12,22 +12,8 @@
  *   below ~1e3·ε·‖A‖_F² (and whenever it claims the tolerance is met); there the residual is
  *   recomputed exactly (2mnr flops) before the rank is fixed.
  */
-import {
-  Matrix,
-  type SeedKey,
-  ValueError,
-  assertInteger,
-  assertNumber,
-  assertOneOf,
-  concatCols,
-  concatRows,
-  derive,
-  describe,
-  matmulInto,
-  matmulTransAInto,
-  sliceCols,
-  sliceRows,
-} from "@randattn/core";
+import { Matrix, type SeedKey, ValueError, concatCols, concatRows, derive, sliceCols, sliceRows } from "@randattn/core";
+import { assertInteger, assertNumber, assertOneOf, describe, matmulInto, matmulTransAInto } from "@randattn/core/internal";
 import { type Cost, createSketch } from "../operators/index.js";
 import { householderQr } from "./householder.js";
 import {

@@ -11,21 +11,17 @@
  * The big products run on core's kernels (`matmulInto`, `matmulTransAInto`); orthonormalization of
  * the tall samples uses the Householder kernel in householder.ts.
  */
+import { Matrix, type SeedKey, ShapeError, ValueError, derive } from "@randattn/core";
 import {
-  Matrix,
-  type SeedKey,
-  ShapeError,
-  ValueError,
   assertFinite,
   assertInteger,
   assertMatrix,
   assertNonEmpty,
   assertOneOf,
-  derive,
   describe,
   matmulInto,
   matmulTransAInto,
-} from "@randattn/core";
+} from "@randattn/core/internal";
 import {
   type Cost,
   type SketchDistribution,

@@ -3,7 +3,8 @@
  * (ℓ × n, small), the SVD B = Ũ Σ Vᵀ by ml-matrix, U = Q Ũ, truncated to the target rank k.
  * ml-matrix handles only the small factor; the m-sized products use core's kernels.
  */
-import { Matrix, type SeedKey, assertInteger, assertOptions, matmulInto } from "@randattn/core";
+import { Matrix, type SeedKey } from "@randattn/core";
+import { assertInteger, assertOptions, matmulInto } from "@randattn/core/internal";
 import { SVD } from "ml-matrix";
 import type { Cost } from "../operators/index.js";
 import { type QbOptions, qb } from "./qb.js";

@@ -54,11 +54,11 @@ import {
   uniformIntegers,
   uniformRowSampler,
   uniformSubset,
-  validateDistribution,
   validateProbabilities,
   valueSamplingProbabilities,
   weightedRowSampler,
 } from "@randattn/sketch";
+import { validateDistribution } from "../../src/operators/distributions.js";
 import { type Entry, lengthIs, shapeIs } from "../../../core/test/reliability/harness.js";
 import {
   badIntArb,
