@@ -4,8 +4,10 @@
  * flat-array/WebAssembly kernels are in `@randattn/core/internal` (not a stable API).
  */
 export * from "./errors.js";
-export * from "./linalg/matrix.js";
+export * from "./matrix.js";
 export { matmul, matmulTransA, matmulTransB, matvec } from "./linalg/matmul.js";
+export { matmul32, matmulTransA32, matmulTransB32 } from "./linalg/matmul32.js";
+export * from "./kernels/index.js";
 export * from "./linalg/ops.js";
 export * from "./random/stream.js";
 export * from "./random/init.js";

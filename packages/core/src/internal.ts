@@ -33,9 +33,9 @@ export {
   setGemmProfiling,
   wasmKernelBytes,
   wasmMemoryBytes,
-} from "./fast/gemm.js";
-export { matmul32Into, matmulTransA32Into, matmulTransB32Into } from "./fast/matmul32.js";
-export { kernelWat } from "./fast/wat.js";
+} from "./kernels/gemm.js";
+export { matmul32Into, matmulTransA32Into, matmulTransB32Into } from "./linalg/matmul32.js";
+export { kernelWat } from "./kernels/wat.js";
 export {
   FUSED_MIN_WORK,
   type FusedSoftmaxProfile,
@@ -43,7 +43,7 @@ export {
   setFusedSoftmaxProfiling,
   simdExp,
   useFusedSoftmax,
-} from "./fast/softmaxWasm.js";
+} from "./kernels/softmaxWasm.js";
 export { assertNormParams } from "./layers/norm.js";
 export { assertFfnWeights } from "./layers/ffn.js";
 export { assertSublayerNorms } from "./layers/residual.js";

@@ -56,6 +56,18 @@ export {
   selfAttention,
 } from "./projection.js";
 export {
+  type AttentionMode,
+  type AttentionPrecision,
+  type FastAttentionFullOptions,
+  type FastAttentionOptions,
+  type PrefixMask,
+  attention32,
+  fastAttention,
+  float32AttentionErrorBound,
+  streamingAttention32,
+} from "./fast.js";
+export type { HeadWeights } from "./fast-heads.js";
+export {
   type MultiHeadInit,
   type MultiHeadOptions,
   type MultiHeadShape,

@@ -5,7 +5,7 @@
  * With G < H KV heads (GQA) only G blocks are stored — the memory the sharing saves.
  */
 import { ShapeError, ValueError } from "../errors.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { assertFinite, assertInteger, assertNonEmpty, assertShape, describe } from "../validate.js";
 import { RowBuffer } from "./buffer.js";
 

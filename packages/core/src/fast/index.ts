@@ -1,30 +1,8 @@
 /**
- * fast/ — WebAssembly SIMD128 kernels behind the linalg signatures (issue #5): backend selection,
- * float32 products, the SIMD exp and the fused softmax-attention driver used by attention/,
- * float32/float64 exact attention on the fast kernels, and multi-head attention over worker
- * threads. The float64 `matmul*` functions of linalg/ dispatch here automatically.
+ * fast/ — multi-head attention over worker threads (issue #5), the top layer of core: it drives
+ * the float32/float64 attention drivers of attention/fast.ts in a worker pool. (The kernels are in
+ * kernels/, the float32 products in linalg/matmul32.ts, the drivers in attention/fast.ts.)
  */
-export {
-  KERNEL_BACKEND_ENV,
-  type KernelBackend,
-  getKernelBackend,
-  setKernelBackend,
-  wasmSimdAvailable,
-  withKernelBackend,
-} from "./gemm.js";
-export { matmul32, matmulTransA32, matmulTransB32 } from "./matmul32.js";
-export {
-  type AttentionMode,
-  type AttentionPrecision,
-  type FastAttentionFullOptions,
-  type FastAttentionOptions,
-  type PrefixMask,
-  attention32,
-  fastAttention,
-  float32AttentionErrorBound,
-  streamingAttention32,
-} from "./attention32.js";
-export type { HeadWeights } from "./heads.js";
 export {
   type ParallelMultiHeadOptions,
   closeAttentionWorkers,

@@ -4,7 +4,7 @@
 import { type MultiHeadWeights, runAttention } from "../attention/index.js";
 import { ValueError } from "../errors.js";
 import { matmul } from "../linalg/matmul.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { concatCols } from "../linalg/ops.js";
 import { assertFinite, assertNonEmpty, assertShape, assertOptions } from "../validate.js";
 import { type MlaOptions, attentionOptionsOf, checkRope, mlaKernel, resolvePositions } from "./options.js";

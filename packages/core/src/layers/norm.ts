@@ -8,7 +8,7 @@
  *    (the remark at the end of §3.2: Llama, Gemma, DeepSeek use it).
  */
 import { ShapeError, ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import {
   assertFinite,
   assertInteger,

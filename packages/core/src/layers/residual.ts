@@ -10,7 +10,7 @@
  * at model level (model/stack.ts).
  */
 import { ShapeError, ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { assertFinite, assertMatrix, assertNonEmpty, assertOneOf, describe } from "../validate.js";
 import { type NormKind, type NormParams, applyNorm, assertNormParams, initNorm } from "./norm.js";
 

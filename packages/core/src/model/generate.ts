@@ -6,7 +6,7 @@
  * and logits (to rounding): the tests check it.
  */
 import { ShapeError, ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { assertInteger, describe } from "../validate.js";
 import { greedyToken } from "./head.js";
 import {

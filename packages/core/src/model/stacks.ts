@@ -17,7 +17,7 @@ import { ShapeError, ValueError } from "../errors.js";
 import { type DecoderLayer, createLayerCache, decoderLayer, decoderLayerStep, initDecoderLayer } from "../layers/decoder.js";
 import { type EncoderLayer, encoderLayer, initEncoderLayer } from "../layers/encoder.js";
 import { type NormParams, applyNorm, initNorm } from "../layers/norm.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { derive, type SeedKey } from "../random/stream.js";
 import { assertInteger, describe, assertOptions } from "../validate.js";
 import { type EncoderDecoderConfig, type ModelConfig, type ResolvedModelConfig, resolveModelConfig } from "./config.js";
