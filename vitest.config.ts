@@ -3,18 +3,20 @@ import { defineConfig } from "vitest/config";
 
 // Tests import the workspace packages from source, so `vitest` needs no build for the unit suites.
 // (Suites that spawn the CLI or worker threads use the built dist/, which `pnpm test` builds first.)
-const srcFile = (p: string, file: string) => fileURLToPath(new URL(`./packages/${p}/src/${file}.ts`, import.meta.url));
-const src = (p: string) => srcFile(p, "index");
+// Exact-match patterns, so `@randattn/core` does not also rewrite `@randattn/core/node`.
+const entry = (name: string, file: string) => ({ find: new RegExp(`^${name.replace("/", "\\/")}$`), replacement: file });
+const file = (p: string) => fileURLToPath(new URL(`./packages/${p}`, import.meta.url));
 
 export default defineConfig({
   resolve: {
-    // Order matters: the subpaths before their packages (an alias matches a prefix).
     alias: [
-      { find: "@randattn/core/internal", replacement: srcFile("core", "internal") },
-      { find: "@randattn/experiments/internal", replacement: srcFile("experiments", "internal") },
-      { find: /^@randattn\/core$/, replacement: src("core") },
-      { find: /^@randattn\/sketch$/, replacement: src("sketch") },
-      { find: /^@randattn\/experiments$/, replacement: src("experiments") },
+      entry("@randattn/core/node", file("core/src/node/index.ts")),
+      entry("@randattn/core/internal", file("core/src/internal.ts")),
+      entry("@randattn/core", file("core/src/index.ts")),
+      entry("@randattn/sketch", file("sketch/src/index.ts")),
+      entry("@randattn/experiments/browser", file("experiments/src/browser.ts")),
+      entry("@randattn/experiments/internal", file("experiments/src/internal.ts")),
+      entry("@randattn/experiments", file("experiments/src/index.ts")),
     ],
   },
   test: {

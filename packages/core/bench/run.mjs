@@ -14,6 +14,7 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as core from "../dist/index.js";
+import * as coreNode from "../dist/node/index.js";
 
 const args = new Set(process.argv.slice(2));
 const quick = args.has("--quick");
@@ -369,21 +370,21 @@ if (!args.has("--skip-large")) {
     await f();
     return (performance.now() - t0) / 1000;
   };
-  const one = () => core.parallelMultiHeadAttention(x, x, weights, { workers: 1 });
-  const two = () => core.parallelMultiHeadAttention(x, x, weights, { workers: 2 });
+  const one = () => coreNode.parallelMultiHeadAttention(x, x, weights, { workers: 1 });
+  const two = () => coreNode.parallelMultiHeadAttention(x, x, weights, { workers: 2 });
   await two(); // pool start-up (both workers) and JIT/WebAssembly tier-up: not timed
   await one();
-  const tIn = await timed(async () => core.multiHeadAttentionFast(x, x, weights));
+  const tIn = await timed(async () => coreNode.multiHeadAttentionFast(x, x, weights));
   const pairs = [];
   for (let r = 0; r < reps; r++) {
     const t1 = await timed(one);
     const t2 = await timed(two);
     pairs.push([t1, t2, t1 / t2]);
   }
-  const y1 = core.multiHeadAttentionFast(x, x, weights);
+  const y1 = coreNode.multiHeadAttentionFast(x, x, weights);
   const y2 = await two();
   const same = y1.data.every((v, i) => Object.is(v, y2.data[i]));
-  await core.closeAttentionWorkers();
+  await coreNode.closeAttentionWorkers();
   const ratios = pairs.map((p) => p[2]).sort((a, b) => a - b);
   const median = ratios[Math.floor(ratios.length / 2)];
   const bestRatio = ratios[ratios.length - 1];

@@ -1,7 +1,10 @@
 /**
- * @randattn/core — exact attention in every variant of Serret (2026) and the study notes.
+ * `@randattn/core` — exact attention in every variant of Serret (2026) and the study notes.
  * Folder layout = architecture (see docs/ARCHITECTURE.md). Validators, compiled masks and the raw
- * flat-array/WebAssembly kernels are in `@randattn/core/internal` (not a stable API).
+ * flat-array/WebAssembly kernels are in `@randattn/core/internal` (not a stable API); node-only code
+ * is in `@randattn/core/node`.
+ *
+ * @module @randattn/core
  */
 export * from "./errors.js";
 export * from "./matrix.js";
@@ -20,4 +23,5 @@ export * from "./model/index.js";
 export * from "./tokens/index.js";
 export * from "./accounting/index.js";
 export * from "./io/index.js";
-export * from "./fast/index.js";
+export * from "./checkpoint/index.js";
+export * from "./pretrained/index.js";

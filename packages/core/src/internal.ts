@@ -44,6 +44,6 @@ export {
   simdExp,
   useFusedSoftmax,
 } from "./kernels/softmaxWasm.js";
-export { assertNormParams } from "./layers/norm.js";
+export { assertNormParams } from "./norm.js";
 export { assertFfnWeights } from "./layers/ffn.js";
 export { assertSublayerNorms } from "./layers/residual.js";

@@ -21,6 +21,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["validate"],
   ["kernels"], // WebAssembly kernels (GEMM, SIMD exp, fused softmax), below linalg
   ["linalg"], // products (dispatching to kernels/), float32 products, row/column ops
+  ["norm"], // LayerNorm / RMSNorm (below latent/, whose MLA latent norm is an RMSNorm)
   ["random"],
   ["accounting"],
   ["attention"], // exact attention, incl. the float32/float64 fast drivers (attention/fast.ts)
@@ -31,7 +32,9 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["layers"],
   ["model"],
   ["io"],
-  ["fast"], // the worker pool over attention/fast.ts
+  ["checkpoint"], // safetensors, HF configs (bytes only)
+  ["pretrained"], // HF causal LMs built from the core's pieces
+  ["node"], // @randattn/core/node: everything that needs Node built-ins (files, zip, worker pool)
   ["index", "internal"], // the barrels
 ];
 

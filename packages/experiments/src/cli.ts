@@ -20,6 +20,7 @@ import { defaultWorkerCount } from "./run/pool.js";
 import { regenerateOutputs } from "./run/regenerate.js";
 import { reproduceAll } from "./run/reproduce.js";
 import { RunRefusedError, runPlan } from "./run/runner.js";
+import { addModelCommand } from "./cli/model.js";
 
 /** Exit codes of the CLI. */
 export const EXIT = { ok: 0, cellsFailed: 1, invalid: 2, refused: 3, io: 4, interrupted: 130 } as const;
@@ -251,6 +252,7 @@ export function buildProgram(): Command {
           );
       }
     });
+  addModelCommand(program);
   return program;
 }
 

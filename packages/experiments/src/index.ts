@@ -1,11 +1,13 @@
 /**
- * @randattn/experiments — seeded sweeps comparing exact attention with randomized sketches:
+ * `@randattn/experiments` — seeded sweeps comparing exact attention with randomized sketches:
  * configs, plans, the runner, CSV results, manifests, figures and reports (see README.md).
  *
  * The public API, by explicit name (issue 9): what a user needs to load and run a config, register
  * methods and problem generators, and read or plot results. Everything else (journal, locks, the
  * worker pool, CSV/atomic-write helpers, the expression interpreter…) is internal; the list is pinned
  * by test/public-surface.test.ts, so growing the surface is a deliberate, reviewed diff.
+ *
+ * @module @randattn/experiments
  */
 // configs
 export { ConfigError, type ConfigIssue } from "./config/errors.js";

@@ -13,6 +13,7 @@ export * from "./figures/data.js";
 export * from "./figures/report.js";
 export * from "./figures/svg.js";
 export * from "./figures/tables.js";
+export * from "./metrics/literature.js";
 export * from "./output/atomic.js";
 export * from "./output/format.js";
 export * from "./output/manifest.js";

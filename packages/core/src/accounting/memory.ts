@@ -111,7 +111,15 @@ export interface CacheAccountingOptions {
   includeRotaryKey?: boolean;
 }
 
-/** KV-cache floats per token per layer: MHA H·(d_QK + d_V), GQA G·(d_QK + d_V), MQA d_QK + d_V, MLA d_L (+ d_R). */
+/** KV-cache floats per token per layer: MHA H·(d_QK + d_V), GQA G·(d_QK + d_V), MQA d_QK + d_V, MLA d_L (+ d_R).
+ * @example
+ * ```ts
+ * import { DEEPSEEK_V2, LLAMA3_70B, kvCacheFloatsPerToken } from "@randattn/core";
+ *
+ * console.log(kvCacheFloatsPerToken(LLAMA3_70B.attention)); // 2048 = 2·8·128 (GQA)
+ * console.log(kvCacheFloatsPerToken(DEEPSEEK_V2.attention, { includeRotaryKey: false })); // 512 (the latent)
+ * ```
+ */
 export function kvCacheFloatsPerToken(spec: AttentionSpec, options: CacheAccountingOptions = {}): number {
   assertOptions(options, "options");
   const b = kvCacheBreakdown(spec);

@@ -130,6 +130,16 @@ export function attentionWeights(queries: Matrix, keys: Matrix, options?: Attent
  * @returns Y, N_Q×d_V.
  * @throws ShapeError / NonFiniteError on bad inputs; ValueError on bad options; NumericalError on a
  *   fully masked row (unless onEmptyRow "zero"), an invalid kernel value, or an overflow.
+ * @example
+ * ```ts
+ * import { attention, randomMatrix } from "@randattn/core";
+ *
+ * const queries = randomMatrix(4, 8, {}, [1, "q"]); // N_Q × d
+ * const keys = randomMatrix(6, 8, {}, [1, "k"]); // N_KV × d
+ * const values = randomMatrix(6, 3, {}, [1, "v"]); // N_KV × d_V
+ * const y = attention(queries, keys, values, { mask: { kind: "causal" } }); // softmax(QKᵀ/√d)V
+ * console.log(y.shape); // "4×3"
+ * ```
  */
 export function attention(queries: Matrix, keys: Matrix, values: Matrix, options?: AttentionOptions): Matrix {
   checkQueriesKeys(queries, keys);

@@ -155,6 +155,22 @@ function rotate(rope: PositionalRotation, x: Matrix, positions: ArrayLike<number
  * @returns Y, N_Q×d_out.
  * @throws ShapeError / ValueError on inconsistent weights, inputs or positions (G ∤ H is a
  *   ValueError), NonFiniteError on NaN/±Inf, and the errors of `attention`.
+ * @example
+ * ```ts
+ * import { multiHeadAttention, randomMatrix } from "@randattn/core";
+ *
+ * // GQA: 4 query heads share 2 key/value heads (d_in = 16, d_head = 4, d_out = 16).
+ * const w = (rows: number, cols: number, tag: string) => randomMatrix(rows, cols, { scale: 1 / Math.sqrt(rows) }, [3, tag]);
+ * const weights = {
+ *   queries: [0, 1, 2, 3].map((h) => w(16, 4, `q${h}`)),
+ *   keys: [0, 1].map((g) => w(16, 4, `k${g}`)),
+ *   values: [0, 1].map((g) => w(16, 4, `v${g}`)),
+ *   output: w(4 * 4, 16, "o"),
+ * };
+ * const x = randomMatrix(10, 16, {}, [3, "x"]); // 10 tokens
+ * const y = multiHeadAttention(x, x, weights, { mask: { kind: "causal" } });
+ * console.log(y.shape); // "10×16"
+ * ```
  */
 export function multiHeadAttention(xQ: Matrix, xKV: Matrix, weights: MultiHeadWeights, options: MultiHeadOptions = {}): Matrix {
   const shape = multiHeadShape(weights);

@@ -58,6 +58,17 @@ export interface StreamingAttentionOptions extends AttentionOptions {
  * @param values V, N_KV×d_V, finite.
  * @returns Y, N_Q×d_V.
  * @throws as `attention`, plus ValueError when a block size is not an integer ≥ 1.
+ * @example
+ * ```ts
+ * import { attention, maxAbsDiff, randomMatrix, streamingAttention } from "@randattn/core";
+ *
+ * const q = randomMatrix(64, 16, {}, [2, "q"]);
+ * const k = randomMatrix(512, 16, {}, [2, "k"]);
+ * const v = randomMatrix(512, 16, {}, [2, "v"]);
+ * // Online softmax over key blocks: never forms the 64 × 512 score matrix.
+ * const y = streamingAttention(q, k, v, { blockSize: 128 });
+ * console.log(maxAbsDiff(y, attention(q, k, v)) < 1e-12); // true
+ * ```
  */
 export function streamingAttention(queries: Matrix, keys: Matrix, values: Matrix, options?: StreamingAttentionOptions): Matrix {
   checkQueriesKeys(queries, keys);

@@ -37,6 +37,11 @@ export class RowBuffer {
     this.rows += m.rows;
   }
 
+  /** Drops the rows after the first `rows` (the rollback of a rejected step; rows ≤ length). */
+  truncate(rows: number): void {
+    if (rows < this.rows) this.rows = rows;
+  }
+
   /** The stored rows as a Matrix view (no copy); valid until the next append that grows the buffer. */
   view(): Matrix {
     return new Matrix(this.rows, this.width, this.data.subarray(0, this.rows * this.width));

@@ -6,13 +6,7 @@
  * queries are the newest tokens of a longer key/value sequence). The result equals the last t rows
  * of full causal attention over the whole sequence, at O(t·N·d) per step instead of O(N²d).
  */
-import {
-  type MultiHeadOptions,
-  type MultiHeadWeights,
-  type ProjectedAttentionOptions,
-  multiHeadShape,
-  runAttention,
-} from "../attention/index.js";
+import { type MultiHeadOptions, type MultiHeadWeights, multiHeadShape } from "../attention/index.js";
 import { NumericalError, ShapeError, ValueError } from "../errors.js";
 import { type MergedMla, attendMergedLatent, mergedMlaDimensions, naiveRopeError } from "../latent/merged.js";
 import { type MlaOptions, checkRope, resolvePositions } from "../latent/options.js";
@@ -21,15 +15,20 @@ import { matmul } from "../linalg/matmul.js";
 import type { Matrix } from "../matrix.js";
 import { concatCols } from "../linalg/ops.js";
 import { assertFinite, describe } from "../validate.js";
-import { KVCache } from "./kv-cache.js";
-import { LatentCache } from "./latent-cache.js";
+import {
+  type DecodeAttentionOptions,
+  type DecodeCache,
+  type LatentDecodeCache,
+  type PositionalFill,
+  rotationSignature,
+} from "./contract.js";
 
 /**
  * Checks the options a decoder refuses and returns the per-head attention options with the causal
  * mask at offset `prev`. `mask` is refused (decoding is causal by construction) and so is
  * `keyPositions` (cached keys were rotated at their positions when appended).
  */
-function decodeAttentionOptions(options: MultiHeadOptions | MlaOptions, prev: number): ProjectedAttentionOptions {
+function decodeAttentionOptions(options: MultiHeadOptions | MlaOptions): DecodeAttentionOptions {
   if (options === null || typeof options !== "object") throw new ValueError("options", "an options object", describe(options));
   if (options.mask !== undefined) {
     throw new ValueError(
@@ -42,7 +41,23 @@ function decodeAttentionOptions(options: MultiHeadOptions | MlaOptions, prev: nu
     throw new ValueError("options.keyPositions", "undefined (cached keys were rotated at their positions when appended)", "given");
   }
   const { rope: _r, queryPositions: _q, keyPositions: _k, ...rest } = options;
-  return { ...rest, mask: { kind: "causal", offset: prev } };
+  return rest;
+}
+
+/** Checks `cache` is a DecodeCache (duck-typed: any object with `step`, shape fields and `length`). */
+function checkDecodeCache(cache: unknown): asserts cache is DecodeCache {
+  const c = cache as DecodeCache | null;
+  if (c === null || typeof c !== "object" || typeof c.step !== "function" || typeof c.length !== "number") {
+    throw new ValueError("cache", "a DecodeCache (KVCache or a sketch kvcache)", describe(cache));
+  }
+}
+
+/** Checks `cache` is a LatentDecodeCache. */
+function checkLatentCache(cache: unknown): asserts cache is LatentDecodeCache {
+  const c = cache as LatentDecodeCache | null;
+  if (c === null || typeof c !== "object" || typeof c.append !== "function" || typeof c.latent !== "function") {
+    throw new ValueError("cache", "a LatentDecodeCache (LatentCache or a sketch latent cache)", describe(cache));
+  }
 }
 
 /**
@@ -82,7 +97,8 @@ function checkRotation(rope: unknown): void {
  * returns concat_col(Y_h) W_O (t×d_out) — the last t rows of full causal `multiHeadAttention`.
  * @param xNew t×d_in, the new tokens.
  * @param weights MHA/GQA weights (G = weights.keys.length KV heads; self-attention, so d_in^KV = d_in).
- * @param cache the layer's cache (numKvHeads = G, keyDim = d_QK, valueDim = d_V); appended to.
+ * @param cache the layer's {@link DecodeCache} (numKvHeads = G, keyDim = d_QK, valueDim = d_V): the
+ *   exact `KVCache` or any compressed cache; its `step` appends and attends.
  * @param options kernel, maskForm, onEmptyRow, algorithm ("materialized" | "streaming"), blockSize,
  *   rope, queryPositions = the new tokens' positions (default prev … prev + t − 1). `mask` and
  *   `keyPositions` are refused.
@@ -90,7 +106,7 @@ function checkRotation(rope: unknown): void {
  *   or a refused option; NonFiniteError on NaN/±Inf (weights named by their first bad entry);
  *   NumericalError when a projection overflows. Argument errors leave the cache unchanged.
  */
-export function multiHeadDecode(xNew: Matrix, weights: MultiHeadWeights, cache: KVCache, options: MultiHeadOptions = {}): Matrix {
+export function multiHeadDecode(xNew: Matrix, weights: MultiHeadWeights, cache: DecodeCache, options: MultiHeadOptions = {}): Matrix {
   const shape = multiHeadShape(weights);
   if (shape.dInKV !== shape.dIn) {
     throw new ShapeError(
@@ -99,7 +115,7 @@ export function multiHeadDecode(xNew: Matrix, weights: MultiHeadWeights, cache: 
       weights.keys[0].shape,
     );
   }
-  if (!(cache instanceof KVCache)) throw new ValueError("cache", "a KVCache", describe(cache));
+  checkDecodeCache(cache);
   if (cache.numKvHeads !== shape.numKvHeads || cache.keyDim !== shape.headDim || cache.valueDim !== shape.valueDim) {
     throw new ShapeError(
       "cache",
@@ -112,7 +128,7 @@ export function multiHeadDecode(xNew: Matrix, weights: MultiHeadWeights, cache: 
   // the cache; W_Q, W_K, W_V are checked through their products (projectFinite) before the append.
   assertFinite(weights.output, "weights.output");
   const prev = cache.length;
-  const base = decodeAttentionOptions(options, prev);
+  const base = decodeAttentionOptions(options);
   const { rope } = options;
   let positions: ArrayLike<number> | undefined;
   if (rope) {
@@ -120,18 +136,24 @@ export function multiHeadDecode(xNew: Matrix, weights: MultiHeadWeights, cache: 
     checkRope(rope, shape.headDim, "d_QK");
     positions = resolvePositions(options.queryPositions, xNew.rows, prev, "options.queryPositions");
   }
+  // The cache refuses a step whose rotation differs from the one it was filled with (issue 9).
+  const fill: PositionalFill = {
+    rotation: rotationSignature(rope),
+    positions:
+      positions ??
+      resolvePositions(
+        options.queryPositions,
+        xNew.rows,
+        cache.fill ? Math.floor(cache.fill.lastPosition) + 1 : prev,
+        "options.queryPositions",
+      ),
+  };
   const rotate = (m: Matrix) => (rope && positions ? rope.apply(m, positions) : m);
   const queries = weights.queries.map((w, h) => rotate(projectFinite(xNew, w, `weights.queries[${h}]`)));
   const newKeys = weights.keys.map((w, g) => rotate(projectFinite(xNew, w, `weights.keys[${g}]`)));
   const newValues = weights.values.map((w, g) => projectFinite(xNew, w, `weights.values[${g}]`));
-  cache.append(newKeys, newValues);
-  const groupSize = shape.numHeads / shape.numKvHeads;
-  const heads: Matrix[] = [];
-  for (let h = 0; h < shape.numHeads; h++) {
-    const g = Math.floor(h / groupSize); // kvHeadFor(h, H, G), §4.1 0-based contiguous groups
-    heads.push(runAttention(queries[h], cache.keys(g), cache.values(g), base));
-  }
-  return matmul(concatCols(heads), weights.output);
+  const { outputs } = cache.step({ queries, keys: newKeys, values: newValues, fill, attention: base });
+  return matmul(concatCols(outputs), weights.output);
 }
 
 /**
@@ -149,9 +171,9 @@ export function multiHeadDecode(xNew: Matrix, weights: MultiHeadWeights, cache: 
  * @throws ShapeError when weights, cache and xNew disagree; ValueError on naive RoPE or a refused
  *   option; NonFiniteError on NaN/±Inf. Argument errors leave the cache unchanged.
  */
-export function mlaDecode(xNew: Matrix, merged: MergedMla, cache: LatentCache, options: MlaOptions = {}): Matrix {
+export function mlaDecode(xNew: Matrix, merged: MergedMla, cache: LatentDecodeCache, options: MlaOptions = {}): Matrix {
   const dims = mergedMlaDimensions(merged);
-  if (!(cache instanceof LatentCache)) throw new ValueError("cache", "a LatentCache", describe(cache));
+  checkLatentCache(cache);
   if (cache.latentDim !== dims.latentDim || cache.ropeDim !== dims.ropeDim) {
     throw new ShapeError(
       "cache",
@@ -161,7 +183,7 @@ export function mlaDecode(xNew: Matrix, merged: MergedMla, cache: LatentCache, o
   }
   checkSequence(xNew, "xNew", dims.dIn, "cols = d_in = merged.queryDown.rows");
   const prev = cache.length;
-  const base = decodeAttentionOptions(options, prev);
+  const base = { ...decodeAttentionOptions(options), mask: { kind: "causal" as const, offset: prev } };
   const { rope } = options;
   if (rope && dims.ropeDim === 0) throw naiveRopeError();
   let positions: ArrayLike<number> | undefined;
@@ -174,7 +196,18 @@ export function mlaDecode(xNew: Matrix, merged: MergedMla, cache: LatentCache, o
     rotaryKeys = matmul(xNew, merged.keyRope);
     if (rope && positions) rotaryKeys = rope.apply(rotaryKeys, positions);
   }
-  cache.append(matmul(xNew, merged.latentDown), rotaryKeys);
+  const fill: PositionalFill = {
+    rotation: rotationSignature(rope),
+    positions:
+      positions ??
+      resolvePositions(
+        options.queryPositions,
+        xNew.rows,
+        cache.fill ? Math.floor(cache.fill.lastPosition) + 1 : prev,
+        "options.queryPositions",
+      ),
+  };
+  cache.append(matmul(xNew, merged.latentDown), rotaryKeys, fill);
   return attendMergedLatent(merged, dims, matmul(xNew, merged.queryDown), cache.latent(), cache.rotaryKeys(), positions, {
     ...base,
     rope,

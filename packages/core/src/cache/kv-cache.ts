@@ -4,10 +4,22 @@
  * row against the cached rows instead of recomputing all K/V (O(N²d) overall instead of O(N³d)).
  * With G < H KV heads (GQA) only G blocks are stored — the memory the sharing saves.
  */
-import { ShapeError, ValueError } from "../errors.js";
+import { runAttention } from "../attention/index.js";
+import { ValueError } from "../errors.js";
 import type { Matrix } from "../matrix.js";
-import { assertFinite, assertInteger, assertNonEmpty, assertShape, describe } from "../validate.js";
+import { assertInteger, describe } from "../validate.js";
 import { RowBuffer } from "./buffer.js";
+import {
+  type DecodeCache,
+  type DecodeStepInput,
+  type DecodeStepResult,
+  type FillRecord,
+  type PositionalFill,
+  checkAppendedKeysValues,
+  checkFill,
+  checkStepQueries,
+  exactAttentionFlops,
+} from "./contract.js";
 
 /** Options of {@link KVCache}. */
 export interface KVCacheOptions {
@@ -26,7 +38,9 @@ export interface KVCacheOptions {
  * Keys are stored as the attention uses them (already rotated when RoPE is on), so cached rows are
  * never touched again.
  */
-export class KVCache {
+export class KVCache implements DecodeCache {
+  /** The exact cache. */
+  readonly kind = "exact";
   /** G, the number of KV heads stored. */
   readonly numKvHeads: number;
   /** d_QK of each key row. */
@@ -35,6 +49,7 @@ export class KVCache {
   readonly valueDim: number;
   private readonly keyBlocks: RowBuffer[];
   private readonly valueBlocks: RowBuffer[];
+  private record: FillRecord | undefined = undefined;
 
   /**
    * @throws ValueError when a size is not a positive integer.
@@ -68,33 +83,70 @@ export class KVCache {
     return this.numKvHeads * (this.keyDim + this.valueDim);
   }
 
+  /** The rotation and last position the cache was filled with; undefined while empty. */
+  get fill(): FillRecord | undefined {
+    return this.record;
+  }
+
   /**
    * Appends t new tokens: `keys[g]` (t×keyDim) and `values[g]` (t×valueDim) for every KV head g.
    * All arguments are checked before anything is written, so a rejected append leaves the cache unchanged.
-   * @throws ShapeError on a wrong head count, shape or row count; NonFiniteError on NaN/±Inf.
+   * @param fill the rotation and positions of the new keys. @default the rotation remembered (or "none"), positions after the last
+   * @throws ShapeError on a wrong head count, shape or row count; NonFiniteError on NaN/±Inf;
+   *   ValueError when `fill` mixes rotations or repeats positions.
    */
-  append(keys: readonly Matrix[], values: readonly Matrix[]): void {
-    const g = this.numKvHeads;
-    for (const [list, name] of [
-      [keys, "keys"],
-      [values, "values"],
-    ] as const) {
-      if (!Array.isArray(list)) throw new ShapeError(name, `an array of ${g} matrices (one per KV head)`, describe(list));
-      if (list.length !== g) throw new ShapeError(name, `${g} matrices (one per KV head)`, `${list.length}`);
+  append(keys: readonly Matrix[], values: readonly Matrix[], fill?: PositionalFill): void {
+    const t = checkAppendedKeysValues(keys, values, this.numKvHeads, this.keyDim, this.valueDim);
+    const record = checkFill(this.record, fill ?? this.continuation(t), t);
+    for (let g = 0; g < this.numKvHeads; g++) {
+      this.keyBlocks[g].append(keys[g]);
+      this.valueBlocks[g].append(values[g]);
     }
-    assertShape(keys[0], "keys[0]", undefined, this.keyDim, "cols = keyDim");
-    assertNonEmpty(keys[0], "keys[0]");
-    const t = keys[0].rows;
-    for (let h = 0; h < g; h++) {
-      assertShape(keys[h], `keys[${h}]`, t, this.keyDim, "t×keyDim, t = keys[0].rows");
-      assertShape(values[h], `values[${h}]`, t, this.valueDim, "t×valueDim, t = keys[0].rows");
-      assertFinite(keys[h], `keys[${h}]`);
-      assertFinite(values[h], `values[${h}]`);
+    this.record = record;
+  }
+
+  private rollback(length: number, record: FillRecord | undefined): void {
+    for (let g = 0; g < this.numKvHeads; g++) {
+      this.keyBlocks[g].truncate(length);
+      this.valueBlocks[g].truncate(length);
     }
-    for (let h = 0; h < g; h++) {
-      this.keyBlocks[h].append(keys[h]);
-      this.valueBlocks[h].append(values[h]);
+    this.record = record;
+  }
+
+  private continuation(t: number): PositionalFill {
+    const start = this.record === undefined ? this.length : Math.max(this.length, Math.floor(this.record.lastPosition) + 1);
+    return { rotation: this.record?.rotation ?? "none", positions: Float64Array.from({ length: t }, (_, i) => start + i) };
+  }
+
+  /**
+   * Appends the step's keys and values, then attends each query head h to K_{g(h)}, V_{g(h)} under
+   * the causal mask with offset = previous length (exact: the last t rows of full causal attention).
+   * Checked before anything is written.
+   */
+  step(input: DecodeStepInput): DecodeStepResult {
+    if (input === null || typeof input !== "object") throw new ValueError("input", "a DecodeStepInput", describe(input));
+    const t = checkAppendedKeysValues(input.keys, input.values, this.numKvHeads, this.keyDim, this.valueDim);
+    const numHeads = checkStepQueries(input.queries, this.numKvHeads, this.keyDim, t);
+    const attention = input.attention ?? {};
+    if (attention === null || typeof attention !== "object") throw new ValueError("options", "an options object", describe(attention));
+    const prev = this.length;
+    const before = this.record;
+    this.append(input.keys, input.values, input.fill ?? this.continuation(t));
+    const groupSize = numHeads / this.numKvHeads;
+    const options = { ...attention, mask: { kind: "causal" as const, offset: prev } };
+    const outputs: Matrix[] = [];
+    try {
+      for (let h = 0; h < numHeads; h++) {
+        const g = Math.floor(h / groupSize); // kvHeadFor(h, H, G), §4.1
+        outputs.push(runAttention(input.queries[h], this.keys(g), this.values(g), options));
+      }
+    } catch (error) {
+      // A bad attention option (kernel, algorithm, …) is found only here: undo the append.
+      this.rollback(prev, before);
+      throw error;
     }
+    const flops = numHeads * exactAttentionFlops(t, prev + t, this.keyDim, this.valueDim);
+    return { outputs, flops, cost: { flops, floatsStored: this.floatsStored(), bitsStored: this.bitsStored() } };
   }
 
   /** K_g, the cached keys of KV head g (length×keyDim): a view, valid until the next append. */
@@ -112,5 +164,10 @@ export class KVCache {
   /** Floats held for the stored tokens: length·G·(d_QK + d_V) (Table 1's cache term, G heads). */
   floatsStored(): number {
     return this.length * this.floatsPerToken;
+  }
+
+  /** Bits held: 64 per stored float. */
+  bitsStored(): number {
+    return 64 * this.floatsStored();
   }
 }

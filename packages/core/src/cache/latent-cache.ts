@@ -8,6 +8,7 @@ import { ShapeError, ValueError } from "../errors.js";
 import type { Matrix } from "../matrix.js";
 import { assertFinite, assertInteger, assertNonEmpty, assertShape, describe } from "../validate.js";
 import { RowBuffer } from "./buffer.js";
+import { type FillRecord, type LatentDecodeCache, type PositionalFill, checkFill } from "./contract.js";
 
 /** Options of {@link LatentCache}. */
 export interface LatentCacheOptions {
@@ -20,13 +21,16 @@ export interface LatentCacheOptions {
 }
 
 /** Append-only cache of latent rows (and rotated shared rotary keys when `ropeDim > 0`). */
-export class LatentCache {
+export class LatentCache implements LatentDecodeCache {
+  /** The exact latent cache. */
+  readonly kind = "exact-latent";
   /** d_L */
   readonly latentDim: number;
   /** d_R (0 without a rotary part). */
   readonly ropeDim: number;
   private readonly latentRows: RowBuffer;
   private readonly rotaryRows: RowBuffer | undefined;
+  private record: FillRecord | undefined = undefined;
 
   /** @throws ValueError when a size is not a (non-negative for ropeDim) integer. */
   constructor(opts: LatentCacheOptions) {
@@ -60,9 +64,11 @@ export class LatentCache {
   /**
    * Appends t tokens: `latent` (t×d_L) and, when `ropeDim > 0`, `rotaryKeys` (t×d_R, already rotated).
    * Checked before anything is written.
-   * @throws ShapeError on a wrong shape, a missing or unexpected rotary block; NonFiniteError on NaN/±Inf.
+   * @param fill the rotation and positions of the rotary keys. @default the rotation remembered (or "none"), positions after the last
+   * @throws ShapeError on a wrong shape, a missing or unexpected rotary block; NonFiniteError on NaN/±Inf;
+   *   ValueError when `fill` mixes rotations or repeats positions.
    */
-  append(latent: Matrix, rotaryKeys?: Matrix): void {
+  append(latent: Matrix, rotaryKeys?: Matrix, fill?: PositionalFill): void {
     assertShape(latent, "latent", undefined, this.latentDim, "cols = latentDim");
     assertNonEmpty(latent, "latent");
     assertFinite(latent, "latent");
@@ -74,8 +80,21 @@ export class LatentCache {
     } else if (rotaryKeys !== undefined) {
       throw new ShapeError("rotaryKeys", "undefined (cache has ropeDim 0)", describe(rotaryKeys));
     }
+    const t = latent.rows;
+    const start = this.record === undefined ? this.length : Math.max(this.length, Math.floor(this.record.lastPosition) + 1);
+    const record = checkFill(
+      this.record,
+      fill ?? { rotation: this.record?.rotation ?? "none", positions: Float64Array.from({ length: t }, (_, i) => start + i) },
+      t,
+    );
     this.latentRows.append(latent);
     if (this.rotaryRows && rotaryKeys) this.rotaryRows.append(rotaryKeys);
+    this.record = record;
+  }
+
+  /** The rotation and last position the cache was filled with; undefined while empty. */
+  get fill(): FillRecord | undefined {
+    return this.record;
   }
 
   /** L, the cached latent rows (length×d_L): a view, valid until the next append. */
@@ -91,5 +110,10 @@ export class LatentCache {
   /** Floats held for the stored tokens: length·(d_L + d_R). */
   floatsStored(): number {
     return this.length * this.floatsPerToken;
+  }
+
+  /** Bits held: 64 per stored float. */
+  bitsStored(): number {
+    return 64 * this.floatsStored();
   }
 }

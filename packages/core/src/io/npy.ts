@@ -142,6 +142,15 @@ function fortranToC(src: Float64Array, shape: readonly number[]): Float64Array {
  * Parses a `.npy` file held in memory. `label` names the source in error messages.
  * @throws FormatError for any malformed or unsupported content (see the module comment);
  *   NonFiniteError for NaN/±Inf values unless `allowNonFinite`.
+ * @example
+ * ```ts
+ * import { encodeNpy, npyToMatrix, parseNpy, randomMatrix } from "@randattn/core";
+ *
+ * const m = randomMatrix(3, 4, {}, [5]);
+ * const bytes = encodeNpy(m, { dtype: "<f8" }); // what numpy.save writes
+ * const back = npyToMatrix(parseNpy(bytes));
+ * console.log(back.shape, back.data[0] === m.data[0]); // "3×4" true
+ * ```
  */
 export function parseNpy(bytes: Uint8Array, options: NpyReadOptions = {}, label = "bytes"): NpyArray {
   assertOptions(options, "options");

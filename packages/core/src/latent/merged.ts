@@ -61,6 +61,13 @@ export interface MergedMlaDimensions {
  */
 export function mergeMla(weights: MlaWeights): MergedMla {
   const dims = mlaDimensions(weights);
+  if (weights.queryNorm || weights.latentNorm) {
+    throw new ValueError(
+      weights.latentNorm ? "weights.latentNorm" : "weights.queryNorm",
+      "no latent RMSNorm (the merged forms and mlaDecode compute L = X W_L without it; use mlaAttention)",
+      "present",
+    );
+  }
   const { numHeads, latentDim, valueDim, dOut } = dims;
   const queryKey = weights.queryUp.map((wq, h) => matmulTransB(wq, weights.keyUp[h]));
   const latentOutput = new Matrix(numHeads * latentDim, dOut);

@@ -1,7 +1,8 @@
 /**
  * MLA in its unmerged (factorized) form, and its equivalent low-rank multi-head attention (§4.2).
  */
-import { type MultiHeadWeights, runAttention } from "../attention/index.js";
+import { type MultiHeadWeights, type PositionalRotation, runAttention } from "../attention/index.js";
+import { rmsNorm } from "../norm.js";
 import { ValueError } from "../errors.js";
 import { matmul } from "../linalg/matmul.js";
 import type { Matrix } from "../matrix.js";
@@ -49,35 +50,83 @@ export function mlaAttention(xQ: Matrix, xKV: Matrix, weights: MlaWeights, optio
   const nKV = xKV.rows;
   const qPos = rope ? resolvePositions(options.queryPositions, nQ, nKV - nQ, "options.queryPositions") : undefined;
   const kPos = rope ? resolvePositions(options.keyPositions, nKV, 0, "options.keyPositions") : undefined;
-  const latentQ = matmul(xQ, weights.queryDown);
-  const latent = matmul(xKV, weights.latentDown);
-  let rotaryKey: Matrix | undefined;
-  if (weights.keyRope) {
-    rotaryKey = matmul(xKV, weights.keyRope);
-    if (rope && kPos) {
-      checkRope(rope, dims.ropeDim, "the decoupled rotary width d_R = weights.keyRope.cols");
-      rotaryKey = rope.apply(rotaryKey, kPos);
-    }
-  } else if (rope) {
-    checkRope(rope, dims.headDim, "naive RoPE rotates the full d_head-wide Q_h and K_h");
-  }
+  if (rope)
+    checkRope(
+      rope,
+      dims.ropeDim > 0 ? dims.ropeDim : dims.headDim,
+      dims.ropeDim > 0 ? "the decoupled rotary width d_R = weights.keyRope.cols" : "naive RoPE rotates the full d_head-wide Q_h and K_h",
+    );
+  const rotaryKey = weights.keyRope ? mlaRotaryKey(xKV, weights, rope, kPos).rotated : undefined;
+  const queries = mlaQueries(mlaQueryLatent(xQ, weights), weights, rope, qPos).rotated;
+  const { keys, values } = mlaKeysValues(mlaKeyLatent(xKV, weights), rotaryKey, weights);
   const heads: Matrix[] = [];
   for (let h = 0; h < dims.numHeads; h++) {
-    let q = matmul(latentQ, weights.queryUp[h]);
-    let k = matmul(latent, weights.keyUp[h]);
-    const v = matmul(latent, weights.valueUp[h]);
-    if (rotaryKey && weights.queryRope) {
-      let qR = matmul(latentQ, weights.queryRope[h]);
-      if (rope && qPos) qR = rope.apply(qR, qPos);
-      q = concatCols([q, qR]);
-      k = concatCols([k, rotaryKey]);
-    } else if (rope && qPos && kPos) {
-      q = rope.apply(q, qPos);
-      k = rope.apply(k, kPos);
-    }
-    heads.push(runAttention(q, k, v, base));
+    // No rotary part but a rope: the naive form of §4.2 rotates the full Q_h and K_h.
+    const q = !weights.keyRope && rope && qPos ? rope.apply(queries[h], qPos) : queries[h];
+    const k = !weights.keyRope && rope && kPos ? rope.apply(keys[h], kPos) : keys[h];
+    heads.push(runAttention(q, k, values[h], base));
   }
   return matmul(concatCols(heads), weights.output);
+}
+
+/** L_Q = X_Q W_LQ, RMS-normalized when the weights carry `queryNorm` (DeepSeek-V2's q_a_layernorm). */
+export function mlaQueryLatent(xQ: Matrix, weights: MlaWeights): Matrix {
+  const l = matmul(xQ, weights.queryDown);
+  return weights.queryNorm ? rmsNorm(l, weights.queryNorm) : l;
+}
+
+/** The cached latent L = X W_L, RMS-normalized when the weights carry `latentNorm` (kv_a_layernorm). */
+export function mlaKeyLatent(xKV: Matrix, weights: MlaWeights): Matrix {
+  const l = matmul(xKV, weights.latentDown);
+  return weights.latentNorm ? rmsNorm(l, weights.latentNorm) : l;
+}
+
+/** The shared rotary key k_R = X W_KR before and after rotation by `rope` at `positions` (DeepSeek-V2 §2.1.3). */
+export function mlaRotaryKey(
+  xKV: Matrix,
+  weights: MlaWeights,
+  rope?: PositionalRotation,
+  positions?: ArrayLike<number>,
+): { pre: Matrix; rotated: Matrix } {
+  if (!weights.keyRope) throw new ValueError("weights.keyRope", "a decoupled rotary part", "undefined");
+  const pre = matmul(xKV, weights.keyRope);
+  return { pre, rotated: rope && positions ? rope.apply(pre, positions) : pre };
+}
+
+/**
+ * Per-head queries from the query latent: Q_h = L_Q W_LQQ^h, with a decoupled rotary part
+ * [Q_h | q_R,h R] where q_R,h = L_Q W_QR^h is rotated by `rope` (`pre` holds the unrotated rows).
+ * Without a rotary part both lists hold Q_h.
+ */
+export function mlaQueries(
+  latentQ: Matrix,
+  weights: MlaWeights,
+  rope?: PositionalRotation,
+  positions?: ArrayLike<number>,
+): { pre: Matrix[]; rotated: Matrix[] } {
+  const pre: Matrix[] = [];
+  const rotated: Matrix[] = [];
+  for (let h = 0; h < weights.queryUp.length; h++) {
+    const q = matmul(latentQ, weights.queryUp[h]);
+    if (weights.queryRope) {
+      const qR = matmul(latentQ, weights.queryRope[h]);
+      pre.push(concatCols([q, qR]));
+      rotated.push(concatCols([q, rope && positions ? rope.apply(qR, positions) : qR]));
+    } else {
+      pre.push(q);
+      rotated.push(q);
+    }
+  }
+  return { pre, rotated };
+}
+
+/** Per-head keys K_h = L W_LK^h (with the shared rotated rotary key appended: [K_h | k_R R]) and values V_h = L W_LV^h. */
+export function mlaKeysValues(latent: Matrix, rotaryKey: Matrix | undefined, weights: MlaWeights): { keys: Matrix[]; values: Matrix[] } {
+  const keys = weights.keyUp.map((w) => {
+    const k = matmul(latent, w);
+    return rotaryKey ? concatCols([k, rotaryKey]) : k;
+  });
+  return { keys, values: weights.valueUp.map((w) => matmul(latent, w)) };
 }
 
 /**
@@ -90,6 +139,13 @@ export function mlaAttention(xQ: Matrix, xKV: Matrix, weights: MlaWeights, optio
  */
 export function mlaToMultiHead(weights: MlaWeights): MultiHeadWeights {
   const dims = mlaDimensions(weights);
+  if (weights.queryNorm || weights.latentNorm) {
+    throw new ValueError(
+      weights.latentNorm ? "weights.latentNorm" : "weights.queryNorm",
+      "no latent RMSNorm (W_L W_LK^h cannot absorb a row-wise norm of X W_L)",
+      "present",
+    );
+  }
   if (dims.ropeDim > 0) {
     throw new ValueError(
       "weights.keyRope",

@@ -9,6 +9,7 @@
  * q_R,h = L_Q W_QR^h (d_LQ×d_R each) and one rotary key k_R = X W_KR (d_in×d_R) shared by all heads.
  */
 import { ShapeError, ValueError } from "../errors.js";
+import { type RMSNormParams, assertNormParams } from "../norm.js";
 import type { Matrix } from "../matrix.js";
 import { initWeight } from "../random/init.js";
 import { type SeedKey, derive } from "../random/stream.js";
@@ -32,6 +33,17 @@ export interface MlaWeights {
   queryRope?: Matrix[];
   /** Decoupled RoPE: W_KR ∈ R^{d_in×d_R}, the rotary key k_R = X W_KR shared by all heads. */
   keyRope?: Matrix;
+  /**
+   * RMSNorm on the query latent, L_Q = RMSNorm(X_Q W_LQ) — DeepSeek-V2's `q_a_layernorm`, which
+   * §4.2 leaves out (a documented extension; it acts row-wise on L_Q, so merging stays exact).
+   * @default undefined (none)
+   */
+  queryNorm?: RMSNormParams;
+  /**
+   * RMSNorm on the key/value latent, L = RMSNorm(X W_L) — DeepSeek-V2's `kv_a_layernorm` (a
+   * documented extension of §4.2; the cache stores the normalized L). @default undefined (none)
+   */
+  latentNorm?: RMSNormParams;
 }
 
 /** Sizes of an MLA, read off (and checked against) its weights. */
@@ -158,6 +170,8 @@ export function mlaDimensions(weights: MlaWeights, argument = "weights"): MlaDim
   assertNonEmpty(weights.output, `${argument}.output`);
   assertFinite(weights.output, `${argument}.output`);
   const ropeDim = checkRopePart(weights.queryRope, weights.keyRope, argument, numHeads, queryLatentDim, dIn);
+  if (weights.queryNorm !== undefined) assertNormParams(weights.queryNorm, `${argument}.queryNorm`, queryLatentDim);
+  if (weights.latentNorm !== undefined) assertNormParams(weights.latentNorm, `${argument}.latentNorm`, latentDim);
   if (headDim === 0 || valueDim === 0) {
     throw new ShapeError(`${argument}.queryUp/valueUp`, "d_head ≥ 1 and d_V ≥ 1", `d_head = ${headDim}, d_V = ${valueDim}`);
   }

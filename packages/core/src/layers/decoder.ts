@@ -12,7 +12,7 @@
  *    out exactly as the last t rows of the full pass.
  */
 import { type Mask, type MultiHeadWeights, initMultiHeadWeights, multiHeadAttention } from "../attention/index.js";
-import { KVCache, multiHeadDecode } from "../cache/index.js";
+import { type DecodeCache, type DecodeCacheFactory, KVCache, multiHeadDecode } from "../cache/index.js";
 import { ShapeError, ValueError } from "../errors.js";
 import type { Matrix } from "../matrix.js";
 import { Rope } from "../position/index.js";
@@ -128,11 +128,29 @@ export function decoderLayer(x: Matrix, layer: DecoderLayer, memory?: Matrix, op
   return crossAndFfn(h, layer, mem, options);
 }
 
-/** An empty KV cache shaped for the layer's self-attention (G key/value heads of width d_head). */
-export function createLayerCache(layer: DecoderLayer): KVCache {
+/**
+ * An empty cache shaped for the layer's self-attention (G key/value heads of width d_head): the
+ * exact `KVCache`, or what `factory` builds for `{ layer: index, numKvHeads, keyDim, valueDim }`
+ * (checked to have that shape and to be empty).
+ */
+export function createLayerCache(layer: DecoderLayer, factory?: DecodeCacheFactory, index = 0): DecodeCache {
   checkDecoderLayer(layer, "layer");
   const c = layer.config;
-  return new KVCache({ numKvHeads: c.numKvHeads, keyDim: c.headDim, valueDim: c.headDim });
+  const spec = { layer: index, numKvHeads: c.numKvHeads, keyDim: c.headDim, valueDim: c.headDim };
+  if (factory === undefined) return new KVCache(spec);
+  if (typeof factory !== "function") throw new ValueError("options.cacheFactory", "a function (spec) => DecodeCache", describe(factory));
+  const cache = factory(spec);
+  if (cache === null || typeof cache !== "object" || typeof (cache as DecodeCache).step !== "function") {
+    throw new ValueError("options.cacheFactory", "a factory returning a DecodeCache", describe(cache));
+  }
+  if (cache.numKvHeads !== spec.numKvHeads || cache.keyDim !== spec.keyDim || cache.valueDim !== spec.valueDim || cache.length !== 0) {
+    throw new ShapeError(
+      "options.cacheFactory",
+      `an empty cache with numKvHeads ${spec.numKvHeads}, keyDim ${spec.keyDim}, valueDim ${spec.valueDim} (layer ${index})`,
+      `numKvHeads ${cache.numKvHeads}, keyDim ${cache.keyDim}, valueDim ${cache.valueDim}, length ${cache.length}`,
+    );
+  }
+  return cache;
 }
 
 /**
@@ -145,14 +163,15 @@ export function createLayerCache(layer: DecoderLayer): KVCache {
 export function decoderLayerStep(
   xNew: Matrix,
   layer: DecoderLayer,
-  cache: KVCache,
+  cache: DecodeCache,
   memory?: Matrix,
   options: DecoderLayerOptions = {},
 ): Matrix {
   assertOptions(options, "options");
   checkDecoderLayer(layer, "layer");
   checkLayerInput(xNew, layer.config.dModel, "xNew");
-  if (!(cache instanceof KVCache)) throw new ValueError("cache", "a KVCache (createLayerCache)", describe(cache));
+  if (cache === null || typeof cache !== "object" || typeof cache.step !== "function")
+    throw new ValueError("cache", "a DecodeCache (createLayerCache)", describe(cache));
   const mem = checkMemory(layer, memory);
   const offset = cache.length;
   // multiHeadDecode places the new queries at offset … offset + t − 1 and rotates the new keys there

@@ -26,7 +26,7 @@ export {
   initRMSNorm,
   layerNorm,
   rmsNorm,
-} from "./norm.js";
+} from "../norm.js";
 export { FFN_KINDS, type FfnConfig, type FfnKind, type FfnWeights, feedForward, ffnActivation, initFfn, isGatedFfn } from "./ffn.js";
 export { NORM_PLACEMENTS, type NormPlacement, type SublayerNorms, initSublayerNorms, normsUsed, residualBlock } from "./residual.js";
 export { type LayerConfig, type ResolvedLayerConfig, resolveLayerConfig } from "./config.js";

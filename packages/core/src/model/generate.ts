@@ -5,6 +5,7 @@
  * of each layer; without it, the whole sequence is recomputed each step. Both give the same tokens
  * and logits (to rounding): the tests check it.
  */
+import type { DecodeCacheFactory } from "../cache/index.js";
 import { ShapeError, ValueError } from "../errors.js";
 import { Matrix } from "../matrix.js";
 import { assertInteger, describe } from "../validate.js";
@@ -29,6 +30,8 @@ export interface GreedyOptions {
   stopToken?: number;
   /** Use one KV cache per layer (prefill, then one token per step); false recomputes the full causal pass each step. @default true */
   cache?: boolean;
+  /** Builds each layer's cache (with `cache: true`), e.g. a compressed cache from `@randattn/sketch`'s `kvCacheFactory`. @default the exact KVCache */
+  cacheFactory?: DecodeCacheFactory;
 }
 
 /** Result of greedy generation. */
@@ -103,7 +106,7 @@ export function greedyGenerate(model: DecoderOnlyModel, prompt: ArrayLike<number
   const ids = checkIds(prompt, "prompt");
   checkLength(model, ids.length, opts.maxNewTokens, "prompt");
   if (!opts.cache) return greedyLoop(ids, opts, model.config.vocabSize, (seq) => decoderOnlyForward(model, seq));
-  const state = createDecoderState(model);
+  const state = createDecoderState(model, options.cacheFactory === undefined ? {} : { cacheFactory: options.cacheFactory });
   // step 0: prefill with the whole prompt; afterwards only the token produced last.
   return greedyLoop(ids, opts, model.config.vocabSize, (seq, step) =>
     decoderOnlyStep(model, state, step === 0 ? seq : [seq[seq.length - 1]]),
@@ -131,7 +134,7 @@ export function greedyGenerateSeq2Seq(model: EncoderDecoderModel, source: ArrayL
   const memory = encodeSource(model, source, encodeOptions);
   const start = [options.startToken];
   if (!opts.cache) return greedyLoop(start, opts, model.config.vocabSize, (seq) => decodeTarget(model, memory, seq, encodeOptions));
-  const state = createDecoderState(model);
+  const state = createDecoderState(model, options.cacheFactory === undefined ? {} : { cacheFactory: options.cacheFactory });
   return greedyLoop(start, opts, model.config.vocabSize, (seq, step) =>
     encoderDecoderStep(model, state, memory, step === 0 ? seq : [seq[seq.length - 1]], encodeOptions),
   );

@@ -12,11 +12,11 @@
  * The decoder stacks also run incrementally with one KV cache per layer (§4): a prefill call feeds
  * the prompt, then each call feeds only the newest token(s).
  */
-import type { KVCache } from "../cache/index.js";
+import type { DecodeCache, DecodeCacheFactory } from "../cache/index.js";
 import { ShapeError, ValueError } from "../errors.js";
 import { type DecoderLayer, createLayerCache, decoderLayer, decoderLayerStep, initDecoderLayer } from "../layers/decoder.js";
 import { type EncoderLayer, encoderLayer, initEncoderLayer } from "../layers/encoder.js";
-import { type NormParams, applyNorm, initNorm } from "../layers/norm.js";
+import { type NormParams, applyNorm, initNorm } from "../norm.js";
 import type { Matrix } from "../matrix.js";
 import { derive, type SeedKey } from "../random/stream.js";
 import { assertInteger, describe, assertOptions } from "../validate.js";
@@ -160,17 +160,28 @@ export function decoderOnlyForward(model: DecoderOnlyModel, ids: ArrayLike<numbe
 
 /** Per-layer KV caches of a decoder stack; `length` = tokens processed so far. */
 export interface DecoderState {
-  readonly caches: readonly KVCache[];
+  readonly caches: readonly DecodeCache[];
   readonly length: number;
 }
 
-/** Empty caches, one per decoder layer. */
-export function createDecoderState(model: DecoderOnlyModel | EncoderDecoderModel): DecoderState {
+/** Options of {@link createDecoderState}. */
+export interface DecoderStateOptions {
+  /**
+   * Builds each layer's self-attention cache from `{ layer, numKvHeads, keyDim, valueDim }` (e.g. a
+   * compressed cache of `@randattn/sketch`'s `kvCacheFactory`, seeded per layer).
+   * @default the exact KVCache
+   */
+  cacheFactory?: DecodeCacheFactory;
+}
+
+/** Empty caches, one per decoder layer (exact, or built by `options.cacheFactory`). */
+export function createDecoderState(model: DecoderOnlyModel | EncoderDecoderModel, options: DecoderStateOptions = {}): DecoderState {
+  assertOptions(options, "options");
   if (model?.kind !== "decoder-only" && model?.kind !== "encoder-decoder") {
     throw new ValueError("model", "a decoder-only or encoder-decoder model", describe((model as { kind?: unknown } | null)?.kind ?? model));
   }
   const layers = model.kind === "decoder-only" ? model.layers : model.decoderLayers;
-  const caches = layers.map((l) => createLayerCache(l));
+  const caches = layers.map((l, i) => createLayerCache(l, options.cacheFactory, i));
   return {
     caches,
     get length() {

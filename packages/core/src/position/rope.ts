@@ -28,6 +28,17 @@ export interface RopeOptions {
   base?: number;
   /** Coordinate pairing: RoFormer's interleaved (2p, 2p+1) or GPT-NeoX/HF's half split (p, p+d/2). @default "interleaved" */
   pairing?: RopePairing;
+  /**
+   * Explicit inverse frequencies θ_p (d/2 positive numbers), replacing base^(−2p/d): the scaled
+   * RoPE variants of real checkpoints (Llama 3.1 `llama3`, linear, YaRN) only change θ_p.
+   * @default undefined (θ_p = base^(−2p/d))
+   */
+  frequencies?: ArrayLike<number>;
+  /**
+   * Factor on cos and sin (HF's "attention_factor", YaRN's mscale ratio); 1 keeps R_m a rotation.
+   * @default 1
+   */
+  magnitude?: number;
 }
 
 /**
@@ -69,6 +80,8 @@ export class Rope implements PositionalRotation {
   readonly pairing: RopePairing;
   /** θ_p = base^(−2p/d), p = 0 … d/2 − 1. */
   readonly frequencies: Float64Array;
+  /** Factor on cos and sin (1 for a pure rotation). */
+  readonly magnitude: number;
   // Row m of each table holds cos(m θ_p) / sin(m θ_p), p = 0 … d/2 − 1; `tableSize` rows are valid.
   private cosTable = new Float64Array(0);
   private sinTable = new Float64Array(0);
@@ -89,7 +102,19 @@ export class Rope implements PositionalRotation {
     this.dim = dim;
     this.base = base;
     this.pairing = pairing;
-    this.frequencies = ropeFrequencies(dim, base);
+    const magnitude = options.magnitude ?? 1;
+    assertNumber(magnitude, "options.magnitude", { positive: true });
+    this.magnitude = magnitude;
+    if (options.frequencies !== undefined) {
+      const f = options.frequencies;
+      if (f === null || typeof f !== "object" || f.length !== dim / 2) {
+        throw new ShapeError("options.frequencies", `${dim / 2} inverse frequencies (dim / 2)`, String(f?.length ?? f));
+      }
+      for (let p = 0; p < f.length; p++) assertNumber(f[p], `options.frequencies[${p}]`, { positive: true });
+      this.frequencies = Float64Array.from(f);
+    } else {
+      this.frequencies = ropeFrequencies(dim, base);
+    }
   }
 
   /** Makes rows 0 … n−1 of the cos/sin tables valid (capacity doubles so appends stay amortized O(1)). */
@@ -112,8 +137,8 @@ export class Rope implements PositionalRotation {
       const o = m * half;
       for (let p = 0; p < half; p++) {
         const angle = m * theta[p];
-        this.cosTable[o + p] = Math.cos(angle);
-        this.sinTable[o + p] = Math.sin(angle);
+        this.cosTable[o + p] = this.magnitude * Math.cos(angle);
+        this.sinTable[o + p] = this.magnitude * Math.sin(angle);
       }
     }
     this.tableSize = capacity;
@@ -134,8 +159,8 @@ export class Rope implements PositionalRotation {
     } else {
       for (let p = 0; p < half; p++) {
         const angle = position * this.frequencies[p];
-        cos[p] = Math.cos(angle);
-        sin[p] = Math.sin(angle);
+        cos[p] = this.magnitude * Math.cos(angle);
+        sin[p] = this.magnitude * Math.sin(angle);
       }
     }
   }

@@ -18,7 +18,18 @@ export interface RandomMatrixOptions {
   scale?: number;
 }
 
-/** A rows × cols matrix with i.i.d. entries from the stream for `seed`. */
+/**
+ * A rows × cols matrix with i.i.d. entries from the stream for `seed`.
+ * @example
+ * ```ts
+ * import { randomMatrix } from "@randattn/core";
+ *
+ * // Every draw is a pure function of its seed key [rootSeed, ...purpose].
+ * const a = randomMatrix(2, 3, {}, [42, "weights", 0]);
+ * const b = randomMatrix(2, 3, {}, [42, "weights", 0]);
+ * console.log(a.data.every((x, i) => x === b.data[i])); // true
+ * ```
+ */
 export function randomMatrix(rows: number, cols: number, options: RandomMatrixOptions, seed: SeedKey): Matrix {
   assertRequiredOptions(options, "options");
   assertInteger(rows, "rows", 0);

@@ -5,7 +5,9 @@
  *
  * Each encoding's rank table is a few MB, so only the requested encoding module is imported, and
  * only when `loadBpeTokenizer` is first called for it (dynamic import): importing @randattn/core
- * does not pay for any tokenizer.
+ * does not pay for any tokenizer. `gpt-tokenizer` (≈ 30 MB installed) is an optional peer
+ * dependency: install it next to @randattn/core to use BPE; without it `loadBpeTokenizer` throws a
+ * ValueError naming the missing package.
  */
 import { ValueError } from "../errors.js";
 import { assertInteger, assertOneOf, describe, assertOptions } from "../validate.js";
@@ -136,7 +138,28 @@ export class BpeTokenizer implements Tokenizer {
 
 const loaded = new Map<BpeEncodingName, Promise<BpeEncodingApi>>();
 
+/** Whether an import failure means "the package is not installed" (Node, bundlers, browsers). */
+function isMissingModule(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") return true;
+  const msg = e instanceof Error ? e.message : String(e);
+  return /Cannot find (module|package)|Failed to resolve module|Failed to fetch dynamically imported module/.test(msg);
+}
+
 async function importEncoding(name: BpeEncodingName): Promise<BpeEncodingApi> {
+  try {
+    return await importEncodingModule(name);
+  } catch (e) {
+    if (!isMissingModule(e)) throw e;
+    throw new ValueError(
+      "gpt-tokenizer",
+      "the optional peer dependency gpt-tokenizer installed next to @randattn/core (npm install gpt-tokenizer) to load BPE encodings",
+      "not installed",
+    );
+  }
+}
+
+async function importEncodingModule(name: BpeEncodingName): Promise<BpeEncodingApi> {
   // One literal specifier per encoding so only the requested rank table is loaded.
   switch (name) {
     case "o200k_base":
@@ -152,7 +175,9 @@ async function importEncoding(name: BpeEncodingName): Promise<BpeEncodingApi> {
 
 /**
  * Loads a BPE encoding (once per process; later calls reuse it) and returns a tokenizer.
- * @throws ValueError on an unknown encoding name or bad options.
+ * Needs the optional peer dependency `gpt-tokenizer`.
+ * @throws ValueError on an unknown encoding name or bad options, and a ValueError with argument
+ *   `"gpt-tokenizer"` when that package is not installed.
  */
 export async function loadBpeTokenizer(options: BpeTokenizerOptions = {}): Promise<BpeTokenizer> {
   if (options === null || typeof options !== "object") throw new ValueError("options", "an options object", describe(options));
@@ -164,6 +189,8 @@ export async function loadBpeTokenizer(options: BpeTokenizerOptions = {}): Promi
   if (!api) {
     api = importEncoding(encoding);
     loaded.set(encoding, api);
+    // A failed load (e.g. gpt-tokenizer not installed) is not cached: installing it and retrying works.
+    api.catch(() => loaded.delete(encoding));
   }
   return new BpeTokenizer(encoding, await api, { specialTokens });
 }

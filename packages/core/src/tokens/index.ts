@@ -8,3 +8,4 @@ export * from "./word.js";
 export * from "./bpe.js";
 export * from "./embedding.js";
 export * from "./positional.js";
+export * from "./huggingface.js";

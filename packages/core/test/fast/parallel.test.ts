@@ -1,17 +1,10 @@
 import * as core from "@randattn/core";
-import {
-  Matrix,
-  ShapeError,
-  ValueError,
-  closeAttentionWorkers,
-  multiHeadAttentionFast,
-  parallelMultiHeadAttention,
-  randomMatrix,
-} from "@randattn/core";
+import { Matrix, ShapeError, ValueError, randomMatrix } from "@randattn/core";
+import { closeAttentionWorkers, multiHeadAttentionFast, parallelMultiHeadAttention } from "@randattn/core/node";
 import { afterAll, describe, expect, it } from "vitest";
 import { literalAttention, relMaxError, rnd } from "./helpers.js";
 
-// Workers run the compiled dist/fast/worker.js (the test command builds with tsc -b first).
+// Workers run the compiled dist/node/worker.js (the test command builds with tsc -b first).
 afterAll(async () => {
   await closeAttentionWorkers();
 });

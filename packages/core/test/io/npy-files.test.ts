@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { npyToMatrix, readNpyFile, readNpzFile, randomMatrix, writeNpyFile, writeNpzFile } from "@randattn/core";
+import { npyToMatrix, randomMatrix } from "@randattn/core";
+import { readNpyFile, readNpzFile, writeNpyFile, writeNpzFile } from "@randattn/core/node";
 import { fixturePath, grid } from "./helpers.js";
 
 function hasNumpy(): boolean {

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RandAttnError, encodeNpy, encodeNpz, parseNpy, parseNpz, randomMatrix } from "@randattn/core";
+import { RandAttnError, encodeNpy, parseNpy, randomMatrix } from "@randattn/core";
+import { encodeNpz, parseNpz } from "@randattn/core/node";
 import { fixture } from "./helpers.js";
 
 // Issue 6: whatever the bytes, parsing returns a consistent array or throws one of RandAttn's

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FormatError, crc32, encodeNpz, npyToMatrix, npyToStack, parseNpz, randomMatrix } from "@randattn/core";
+import { FormatError, npyToMatrix, npyToStack, randomMatrix } from "@randattn/core";
+import { crc32, encodeNpz, parseNpz } from "@randattn/core/node";
 import { fixture, grid, stack } from "./helpers.js";
 
 describe(".npz archives", () => {

@@ -67,7 +67,7 @@ describe("layers reject bad inputs", () => {
     const wrong = new KVCache({ numKvHeads: 1, keyDim: 2, valueDim: 2 });
     expect(() => decoderLayerStep(Matrix.zeros(1, 4), gpt, wrong)).toThrow(ShapeError);
     expect(() => decoderLayerStep(Matrix.zeros(1, 4), gpt, {} as never)).toThrow(
-      "cache: expected a KVCache (createLayerCache), got object",
+      "cache: expected a DecodeCache (createLayerCache), got object",
     );
     const ok = createLayerCache(gpt);
     expect(() => decoderLayerStep(Matrix.zeros(1, 3), gpt, ok)).toThrow("xNew: expected *×4 (cols = dModel), got 1×3");

@@ -22,7 +22,6 @@ import {
   dotKernel,
   embedTokens,
   encodeNpy,
-  encodeNpz,
   encodeSource,
   encoderDecoderStep,
   encoderLayer,
@@ -42,9 +41,7 @@ import {
   mergedMlaAttention,
   mlaAttention,
   modelKvCacheFloats,
-  parallelMultiHeadAttention,
   parseNpy,
-  parseNpz,
   randomMatrix,
   sinusoidalPositionalEncoding,
   streamingAttention32,
@@ -52,6 +49,7 @@ import {
   addPositional,
 } from "@randattn/core";
 import { assertOptions, optionsObject } from "@randattn/core/internal";
+import { encodeNpz, parallelMultiHeadAttention, parseNpz } from "@randattn/core/node";
 import { describe, expect, it } from "vitest";
 
 const spec: AttentionSpec = { form: "gqa", dIn: 16, numHeads: 4, numKvHeads: 2, headDim: 4 };

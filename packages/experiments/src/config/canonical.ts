@@ -1,5 +1,6 @@
 /** Canonical JSON (sorted keys, no whitespace) and hashing: the identity of configs and cells. */
-import { createHash } from "node:crypto";
+import { sha256 as sha256Digest } from "@noble/hashes/sha2.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { ValueError } from "@randattn/core";
 
 /**
@@ -23,7 +24,10 @@ export function canonicalJson(value: unknown, argument = "value"): string {
   throw new ValueError(argument, "a JSON value", typeof value);
 }
 
-/** Hex sha256 of a string or bytes. */
+/**
+ * Hex sha256 of a string (UTF-8) or bytes. Pure JavaScript (@noble/hashes), synchronous in every
+ * runtime, so cell ids are the same in Node and in a browser (WebCrypto's digest is async only).
+ */
 export function sha256(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
+  return bytesToHex(sha256Digest(typeof data === "string" ? utf8ToBytes(data) : data));
 }

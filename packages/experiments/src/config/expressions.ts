@@ -17,8 +17,8 @@
  * (`cos.constructor`), matrices, strings and units can never run. Text length, tree size, range
  * length and value magnitude are bounded, so no expression can hang or exhaust the runner.
  */
-import { createRequire } from "node:module";
 import { ValueError } from "@randattn/core";
+import { hasNodeBuiltins, nodeModule } from "../platform/node.js";
 import {
   ALLOWED_FUNCTIONS,
   type BinaryOp,
@@ -56,10 +56,27 @@ const OPERATORS: Record<string, BinaryOp> = {
 
 // mathjs takes ~0.4–0.7 s to load; it is loaded (synchronously, its CommonJS build) only when a
 // config actually contains an expression, so plain configs and worker threads never pay for it.
+// Outside Node (a browser) there is no synchronous require: call `loadExpressionParser()` first.
 let mathParse: ((text: string) => unknown) | undefined;
 function parse(text: string): unknown {
-  mathParse ??= (createRequire(import.meta.url)("mathjs/number") as { parse: (t: string) => unknown }).parse;
+  if (!mathParse) {
+    if (!hasNodeBuiltins()) {
+      throw new ValueError("expression", "the expression parser loaded first (await loadExpressionParser())", JSON.stringify(text));
+    }
+    const require = nodeModule("expression").createRequire(import.meta.url);
+    mathParse = (require("mathjs/number") as { parse: (t: string) => unknown }).parse;
+  }
   return mathParse(text);
+}
+
+/**
+ * Loads mathjs asynchronously so expressions (`"2^k for k in 4..8"`, kernel formulas) work in a
+ * runtime without a synchronous `require` (a browser, a Web Worker). Not needed in Node.
+ */
+export async function loadExpressionParser(): Promise<void> {
+  if (mathParse) return;
+  const mathjs = (await import("mathjs/number")) as unknown as { parse: (t: string) => unknown };
+  mathParse ??= mathjs.parse;
 }
 
 interface MathNode {

@@ -4,8 +4,6 @@
  * generator, methods and sweep targets exist, labels are unique, the kernel formula is in the
  * restricted language. Nothing runs before all of this passes; every problem found is reported.
  */
-import { readFileSync, statSync } from "node:fs";
-import { dirname, extname, resolve } from "node:path";
 import { FormatError } from "@randattn/core";
 import { describe } from "@randattn/core/internal";
 import { type ErrorObject, Ajv, type ValidateFunction } from "ajv";
@@ -16,7 +14,8 @@ import type { KernelSpec, MaskSpec, ParamsSchema } from "../registry/types.js";
 import { canonicalJson, sha256 } from "./canonical.js";
 import { ConfigError, type ConfigIssue, formatPath } from "./errors.js";
 import { compileKernelFormula } from "./expressions.js";
-import { CONFIG_SCHEMA, type ExperimentConfig, METRIC_NAMES, type MetricName } from "./schema.js";
+import { nodeFs, nodePath } from "../platform/node.js";
+import { CONFIG_SCHEMA, type ConfigMetricName, type ExperimentConfig, METRIC_NAMES } from "./schema.js";
 
 /** Largest config file accepted (bytes). */
 export const MAX_CONFIG_BYTES = 256 * 1024;
@@ -36,7 +35,7 @@ export interface LoadedConfig {
   readonly source: string;
   readonly kernel: KernelSpec;
   readonly mask: MaskSpec | null;
-  readonly metrics: readonly MetricName[];
+  readonly metrics: readonly ConfigMetricName[];
 }
 
 let ajvInstance: Ajv | undefined;
@@ -285,6 +284,24 @@ function kernelSpec(config: ExperimentConfig): KernelSpec {
  * Validates a parsed config completely (schema, semantics, kernel formula, data files).
  * @param baseDir folder for relative data paths.
  * @throws ConfigError listing every issue.
+ * @example
+ * ```ts
+ * import { expandPlan, loadConfigObject, planTasks } from "@randattn/experiments";
+ *
+ * const loaded = loadConfigObject(
+ *   {
+ *     experiment: "tiny",
+ *     seed: 1,
+ *     trials: 2,
+ *     problem: { generator: "gaussian", params: { n: 64, d: 8 } },
+ *     methods: [{ method: "exact" }, { method: "random-features", params: { features: "positive" } }],
+ *     sweep: { "random-features.numFrequencies": [8, 16, 32] },
+ *   },
+ *   process.cwd(),
+ * );
+ * const plan = expandPlan(loaded);
+ * console.log(plan.cells.length, planTasks(plan).length); // 4 cells, 8 tasks
+ * ```
  */
 export function loadConfigObject(raw: unknown, baseDir: string, source = "<inline>"): LoadedConfig {
   const config = validateConfigObject(raw, source);
@@ -347,6 +364,8 @@ export function loadConfigObject(raw: unknown, baseDir: string, source = "<inlin
  * @throws FormatError (unreadable / unparseable) or ConfigError (invalid), before anything runs.
  */
 export function loadConfigFile(path: string): LoadedConfig {
+  const { readFileSync, statSync } = nodeFs("config");
+  const { dirname, extname, resolve } = nodePath("config");
   const abs = resolve(path);
   const ext = extname(abs).toLowerCase();
   if (![".yaml", ".yml", ".json"].includes(ext)) throw new FormatError("config", "a .yaml, .yml or .json file", path);

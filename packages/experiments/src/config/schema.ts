@@ -4,10 +4,14 @@
  * schema of the registered method / generator (registry/), with the same error format.
  */
 
+import { LITERATURE_METRIC_NAMES, type LiteratureMetricName } from "../metrics/literature.js";
+
 /** Error metrics a config can ask for (all are computed when `metrics` is omitted). */
 export const METRIC_NAMES = ["rel_frobenius_error", "rel_spectral_error", "max_abs_error", "mean_kl_divergence"] as const;
 /** One error metric. */
 export type MetricName = (typeof METRIC_NAMES)[number];
+/** What `metrics:` may list: the fixed columns, or the opt-in literature metrics (extra columns, metrics/literature.ts). */
+export type ConfigMetricName = MetricName | LiteratureMetricName;
 
 /** A literal parameter value. */
 export type ConfigValue = number | string | boolean;
@@ -65,7 +69,7 @@ export interface ExperimentConfig {
   methods: { method: string; label?: string; params?: Record<string, ConfigValue> }[];
   /** Axis name → values. Axis names: `problem.<param>` or `<method label>.<param>`. */
   sweep?: Record<string, SweepAxisConfig>;
-  metrics?: MetricName[];
+  metrics?: ConfigMetricName[];
   report?: { figures?: FigureConfig[]; tableMetric?: string };
 }
 
@@ -161,7 +165,12 @@ export const CONFIG_SCHEMA = {
         ],
       },
     },
-    metrics: { type: "array", minItems: 1, uniqueItems: true, items: { type: "string", enum: [...METRIC_NAMES] } },
+    metrics: {
+      type: "array",
+      minItems: 1,
+      uniqueItems: true,
+      items: { type: "string", enum: [...METRIC_NAMES, ...LITERATURE_METRIC_NAMES] },
+    },
     report: {
       type: "object",
       additionalProperties: false,

@@ -7,6 +7,7 @@
  * sorted by name. Tasks are (cell, trial), cell-major. Reordering keys in the YAML changes
  * neither the hash nor the order.
  */
+import { LITERATURE_METRIC_NAMES } from "../metrics/literature.js";
 import { type ConfigIssue, ConfigError, formatPath } from "../config/errors.js";
 import { expandSweepExpression, MAX_RANGE_VALUES } from "../config/expressions.js";
 import { type LoadedConfig, ajvIssues, validatorFor } from "../config/load.js";
@@ -232,7 +233,13 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
   }
   const problemParams = Object.keys(generator.paramsSchema.properties).sort();
   const methodParams = [...new Set(config.methods.flatMap((m) => Object.keys(getMethod(m.method).paramsSchema.properties)))].sort();
-  const extraColumns = [...new Set(config.methods.flatMap((m) => (getMethod(m.method).extraMetrics ?? []).map((e) => e.name)))].sort();
+  const extraColumns = [
+    ...new Set([
+      ...config.methods.flatMap((m) => (getMethod(m.method).extraMetrics ?? []).map((e) => e.name)),
+      // Opt-in literature metrics (metrics/literature.ts) are extra columns too.
+      ...LITERATURE_METRIC_NAMES.filter((name) => loaded.metrics.includes(name)),
+    ]),
+  ].sort();
   return { loaded, cells, trials: config.trials, problemParams, methodParams, extraColumns };
 }
 

@@ -6,9 +6,11 @@ import { NumericalError } from "@randattn/core";
 import { exactAttention } from "./exact.js";
 import type { MethodDefinition } from "./types.js";
 
-/** Whether the debug methods are registered in this process (and its workers). */
+/** Whether the debug methods are registered in this process (and its workers). Never in a browser. */
 export function debugMethodsEnabled(): boolean {
-  return process.env.RANDATTN_DEBUG_METHODS === "1";
+  // `globalThis.process`: there is no `process` in a browser or Web Worker (@randattn/experiments/browser).
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  return env?.RANDATTN_DEBUG_METHODS === "1";
 }
 
 function sleep(ms: number): void {

@@ -6,7 +6,9 @@
 import { ValueError } from "@randattn/core";
 import { kvCache } from "./accounting.js";
 import { debugMethods } from "./debug.js";
+import { kvCacheDecode } from "./decode.js";
 import { exact, exactStreaming } from "./exact.js";
+import { latentOnline } from "./latent-online.js";
 import { sketchMethods } from "./sketch-adapters.js";
 import type { MethodDefinition } from "./types.js";
 
@@ -22,7 +24,7 @@ export function registerMethod(def: MethodDefinition): void {
   METHODS.set(def.name, def);
 }
 
-for (const def of [exact, exactStreaming, kvCache, ...sketchMethods(), ...debugMethods()]) registerMethod(def);
+for (const def of [exact, exactStreaming, kvCache, kvCacheDecode, latentOnline, ...sketchMethods(), ...debugMethods()]) registerMethod(def);
 
 /**
  * The method registered as `name`.

@@ -5,9 +5,6 @@
  * structural params, trial) — see plan/seeds.ts — so every method of a cell sees the same
  * Q/K/V, and a non-structural param (the input `scale`) rescales the same draw.
  */
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
 import {
   DEEPSEEK_V2,
   FormatError,
@@ -25,8 +22,11 @@ import {
   ValueError,
   derive,
 } from "@randattn/core";
+import { syntheticDecoder } from "./decode.js";
 import { readNpyMatrices } from "./npy.js";
-import type { AttentionHead, KernelSpec, MaskSpec, Params, ParamsSchema, ProblemDefinition, ProblemInstance } from "./types.js";
+import type { AttentionHead, KernelSpec, MaskSpec, Params, ParamsSchema, ProblemDefinition, ProblemInstance, RunContext } from "./types.js";
+import { sha256 } from "../config/canonical.js";
+import { nodeFs, nodePath } from "../platform/node.js";
 
 /** Largest sequence length a generator accepts (keeps a typo from allocating terabytes). */
 export const MAX_SEQUENCE_LENGTH = 65_536;
@@ -343,11 +343,12 @@ const kernelPairs: ProblemDefinition = {
 
 /** sha256 of a data file, recorded in the canonical config so changed data invalidates resume. */
 export function fileSha256(path: string): string {
-  return createHash("sha256").update(readFileSync(path)).digest("hex");
+  return sha256(nodeFs("problem.params").readFileSync(path));
 }
 
 /** Resolves a data path of a config against the config's folder. */
 export function resolveDataPath(path: string, baseDir: string): string {
+  const { isAbsolute, resolve } = nodePath("problem.params");
   return isAbsolute(path) ? path : resolve(baseDir, path);
 }
 
@@ -423,7 +424,8 @@ export function registerProblem(def: ProblemDefinition): void {
   PROBLEMS.set(def.name, def);
 }
 
-for (const def of [gaussian, lowRank, heavyTailed, clustered, llamaGqa, deepseekMla, kernelPairs, npy, modelPreset]) registerProblem(def);
+for (const def of [gaussian, lowRank, heavyTailed, clustered, llamaGqa, deepseekMla, kernelPairs, npy, modelPreset, syntheticDecoder])
+  registerProblem(def);
 
 /**
  * The generator registered as `name`.

@@ -17,11 +17,20 @@
  * | `latent-rsvd`     | lowrank.ts   | `compressLatent` (randomized)           | cache, latent errors, Eckart–Young, HMT bound      |
  * | `latent-svd`      | lowrank.ts   | `compressLatent` (exact, reference)     | cache, latent errors, Eckart–Young                 |
  * | `mha-to-mla`      | lowrank.ts   | `multiHeadToMla`                        | cache, weight error                                |
+ * | `hyper-attention` | literature.ts| `hyperAttention`                        | α, κ of its guarantee                              |
+ * | `kdeformer`       | literature.ts| `kdeformerAttention`                    | —                                                  |
+ * | `scatterbrain`    | literature.ts| `scatterbrainAttention`                 | —                                                  |
+ * | `wildcat`         | coreset.ts   | `wildcatAttention`                      | —                                                  |
+ * | `thinformer`      | coreset.ts   | `thinformerAttention`                   | —                                                  |
+ * | `nystromformer`   | coreset.ts   | `nystromformerAttention`                | —                                                  |
+ * | `skyformer`       | coreset.ts   | `skyformerAttention`                    | —                                                  |
  *
  * To add one: write the `MethodDefinition` in the family's module and list it below; it is then
  * listed by `randattn list`, validated in configs and run by workers.
  */
+import { nystromformer, skyformer, thinformer, wildcat } from "./sketch/coreset.js";
 import { kernelValue, randomFeaturesMethod } from "./sketch/features.js";
+import { hyperAttentionMethod, kdeformerMethod, scatterbrainMethod } from "./sketch/literature.js";
 import { latentRsvd, latentSvd, mhaToMla } from "./sketch/lowrank.js";
 import { rowSampling, topK } from "./sketch/sampling.js";
 import type { MethodDefinition } from "./types.js";
@@ -30,7 +39,23 @@ export { dkmExpectedRelativeError } from "./sketch/sampling.js";
 export { performerMse } from "./sketch/features.js";
 export { hmtSpectralBound } from "./sketch/lowrank.js";
 
+/** The 2021–2024 methods of issue 11 (sketch/literature.ts). */
+const literatureMethods = [hyperAttentionMethod, kdeformerMethod, scatterbrainMethod];
+
 /** The sketch method adapters, in listing order. */
 export function sketchMethods(): MethodDefinition[] {
-  return [rowSampling, topK, randomFeaturesMethod, kernelValue, latentRsvd, latentSvd, mhaToMla];
+  return [
+    rowSampling,
+    topK,
+    randomFeaturesMethod,
+    kernelValue,
+    latentRsvd,
+    latentSvd,
+    mhaToMla,
+    ...literatureMethods,
+    wildcat,
+    thinformer,
+    nystromformer,
+    skyformer,
+  ];
 }

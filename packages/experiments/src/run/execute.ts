@@ -3,9 +3,10 @@
  * the method, measure its error. Used by worker threads and by the in-process runner (workers 0),
  * so both give the same numbers. Never throws: a failure becomes `status: "failed"` with a message.
  */
-import { performance } from "node:perf_hooks";
 import { concatCols, type Matrix, streamingAttention } from "@randattn/core";
-import type { MetricName } from "../config/schema.js";
+import type { ConfigMetricName, MetricName } from "../config/schema.js";
+import { literatureMetrics } from "../metrics/literature.js";
+import type { Plan, Task } from "../plan/expand.js";
 import { exactAttention } from "../registry/exact.js";
 import { getMethod } from "../registry/methods.js";
 import { getProblem } from "../registry/problems.js";
@@ -24,8 +25,26 @@ export interface TaskSpec {
   readonly kernel: KernelSpec;
   readonly mask: MaskSpec | null;
   readonly method: { readonly name: string; readonly params: Params };
-  readonly metrics: readonly MetricName[];
+  readonly metrics: readonly ConfigMetricName[];
   readonly baseDir: string;
+}
+
+/** The TaskSpec a worker receives for `task`. */
+export function taskSpec(plan: Plan, task: Task): TaskSpec {
+  const c = plan.cells[task.cell];
+  const { loaded } = plan;
+  return {
+    key: task.key,
+    index: task.index,
+    trial: task.trial,
+    rootSeed: loaded.config.seed,
+    problem: c.problem,
+    kernel: loaded.kernel,
+    mask: loaded.mask,
+    method: { name: c.method.name, params: c.method.params },
+    metrics: loaded.metrics,
+    baseDir: loaded.baseDir,
+  };
 }
 
 /** The error metrics of a task (null: not requested, or not defined for this method). */
@@ -139,8 +158,10 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
       if (wantWeights && result.weights && ref.weights) metrics.mean_kl_divergence = meanKlDivergence(result.weights, ref.weights);
     }
     const extras: Record<string, number | null> = {};
-    for (const { name } of method.extraMetrics ?? []) {
-      const v = name in references ? references[name] : result.extras?.[name];
+    const literature = result.output && ref.output ? literatureMetrics(spec.metrics, result.output, ref.output, ref.instance) : {};
+    for (const name of [...(method.extraMetrics ?? []).map((e) => e.name), ...Object.keys(literature)]) {
+      const v =
+        name in literature ? literature[name as keyof typeof literature] : name in references ? references[name] : result.extras?.[name];
       // JSON (the journal) cannot hold ±Inf/NaN, and a reference that is not finite is not plotted.
       extras[name] = typeof v === "number" && Number.isFinite(v) ? v : null;
     }

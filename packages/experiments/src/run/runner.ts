@@ -11,7 +11,8 @@ import { type Plan, planTasks, type Task } from "../plan/expand.js";
 import { inShard, type Shard, shardName } from "../plan/shard.js";
 import type { Manifest } from "../output/manifest.js";
 import { writeOutputs } from "../output/write.js";
-import { executeTask, type TaskOutcome, type TaskSpec } from "./execute.js";
+import { executeTask, type TaskOutcome, type TaskSpec, taskSpec } from "./execute.js";
+
 import { Journal, JOURNAL_FILE, type JournalHeader, type JournalRecord } from "./journal.js";
 import { FolderLock } from "./lock.js";
 import { WorkerPool } from "./pool.js";
@@ -70,24 +71,6 @@ export function runDir(plan: Plan, outRoot: string, shard: Shard | null): string
   return shard ? join(base, "shards", shardName(shard)) : base;
 }
 
-/** The TaskSpec a worker receives for `task`. */
-export function taskSpec(plan: Plan, task: Task): TaskSpec {
-  const c = plan.cells[task.cell];
-  const { loaded } = plan;
-  return {
-    key: task.key,
-    index: task.index,
-    trial: task.trial,
-    rootSeed: loaded.config.seed,
-    problem: c.problem,
-    kernel: loaded.kernel,
-    mask: loaded.mask,
-    method: { name: c.method.name, params: c.method.params },
-    metrics: loaded.metrics,
-    baseDir: loaded.baseDir,
-  };
-}
-
 /**
  * The order tasks are handed to workers: by problem point, then trial, then cell — so the tasks
  * that share inputs and the exact reference run back to back (each worker caches the last few).
@@ -111,6 +94,29 @@ function sessionId(): string {
  * Runs (or resumes) a plan.
  * @throws RunRefusedError when the folder holds results of another config or shard, or (mode "run")
  *   an unfinished run; LockError when another process holds the folder.
+ * @example
+ * ```ts
+ * import { mkdtempSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { expandPlan, loadConfigObject, runPlan } from "@randattn/experiments";
+ *
+ * const plan = expandPlan(
+ *   loadConfigObject(
+ *     {
+ *       experiment: "tiny-run",
+ *       seed: 3,
+ *       trials: 1,
+ *       problem: { generator: "low-rank", params: { n: 64, d: 8, rank: 2 } },
+ *       methods: [{ method: "exact" }, { method: "row-sampling", params: { samples: 16 } }],
+ *     },
+ *     process.cwd(),
+ *   ),
+ * );
+ * const out = mkdtempSync(join(tmpdir(), "randattn-"));
+ * const result = await runPlan(plan, { outRoot: out, workers: 0, progress: "none", report: false });
+ * console.log(result.ok, result.complete); // 2 true — results.csv, summary.csv, manifest.json in result.dir
+ * ```
  */
 export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<RunResult> {
   const outRoot = options.outRoot ?? "results";

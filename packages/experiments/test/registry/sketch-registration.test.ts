@@ -3,7 +3,22 @@ import { ConfigError, expandPlan, getMethod, listMethods, loadConfigObject, sket
 import { catchError, tinyConfig } from "../helpers.js";
 
 const load = (c: unknown) => expandPlan(loadConfigObject(c, "/tmp", "test.yaml"));
-const NAMES = ["row-sampling", "top-k", "random-features", "kernel-value", "latent-rsvd", "latent-svd", "mha-to-mla"];
+const NAMES = [
+  "row-sampling",
+  "top-k",
+  "random-features",
+  "kernel-value",
+  "latent-rsvd",
+  "latent-svd",
+  "mha-to-mla",
+  "hyper-attention",
+  "kdeformer",
+  "scatterbrain",
+  "wildcat",
+  "thinformer",
+  "nystromformer",
+  "skyformer",
+];
 
 describe("sketch adapters are registered with validated, defaulted params", () => {
   it("every family is registered and listed, with a default for every param", () => {

@@ -31,6 +31,14 @@ import {
   matmulTransBInto,
 } from "@randattn/core/internal";
 import type { Cost } from "../operators/index.js";
+import {
+  EXPONENTIAL_FEATURE_KINDS,
+  type ExponentialFeatureKind,
+  type ExponentialFeatureParameters,
+  evaluateExponentialFeatures,
+  exponentialFeatureParameters,
+  transformForFeatures,
+} from "./exponential.js";
 import { type FeatureKernel, type FeatureKind, evaluateFeatures, resolveKernel } from "./maps.js";
 import { type ProjectionKind, drawProjection } from "./projection.js";
 
@@ -47,8 +55,15 @@ export type NonPositiveNormalizerPolicy = "error" | "zero" | "keep";
 export interface RandomFeatureAttentionOptions {
   /** m, the number of random frequencies ω (features: m for "positive", 2m for "trig"/"hyperbolic"). */
   numFrequencies: number;
-  /** Feature family. @default "positive" */
-  features?: FeatureKind;
+  /**
+   * Feature family: the classic maps, or the generalized exponential ones (features/exponential.ts;
+   * softmax kernel only): "gerf" (A = `gerfA`), "oprf" (closed-form optimal A), "derf" (closed-form
+   * Ψ and A). The exponential ones give F = m features.
+   * @default "positive"
+   */
+  features?: FeatureKind | ExponentialFeatureKind;
+  /** A of the "gerf" family (A < ¼; A = 0 is FAVOR+). @default 0 */
+  gerfA?: number;
   /**
    * i.i.d. or orthogonal frequencies.
    * @default "orthogonal" (FAVOR+; same variance-reduction argument as Performer §2.4) — but `"iid"`
@@ -88,10 +103,12 @@ export interface RandomFeatureAttentionResult {
   /** The frequencies used (m × d). */
   omega: Matrix;
   /**
-   * F, the number of features: m = `numFrequencies` for `"positive"`, 2m for `"trig"` and
-   * `"hyperbolic"`. Compare methods at equal F (the cost is linear in F, not in m).
+   * F, the number of features: m = `numFrequencies` for `"positive"` and the exponential families,
+   * 2m for `"trig"` and `"hyperbolic"`. Compare methods at equal F (the cost is linear in F, not in m).
    */
   featureCount: number;
+  /** The exponential family's parameters (A, Ψ), for "gerf" / "oprf" / "derf". */
+  featureParameters?: ExponentialFeatureParameters;
 }
 
 /**
@@ -103,6 +120,20 @@ export interface RandomFeatureAttentionResult {
  * @throws ShapeError on mismatched shapes; ValueError on bad options (m ≤ 0, unknown kinds,
  *   unsupported mask); NonFiniteError for NaN/±Inf inputs; NumericalError for a row with Dᵢ ≤ 0
  *   under the default policy.
+ * @example
+ * ```ts
+ * import { attention, randomMatrix } from "@randattn/core";
+ * import { randomFeatureAttention } from "@randattn/sketch";
+ *
+ * const q = randomMatrix(128, 16, { scale: 0.5 }, [8, "q"]);
+ * const k = randomMatrix(128, 16, { scale: 0.5 }, [8, "k"]);
+ * const v = randomMatrix(128, 16, {}, [8, "v"]);
+ * // FAVOR+ (positive features, orthogonal frequencies): linear in N.
+ * const { output, cost } = randomFeatureAttention(q, k, v, { numFrequencies: 64 }, [8, "features"]);
+ * const exact = attention(q, k, v);
+ * const err = Math.hypot(...output.data.map((x, i) => x - exact.data[i])) / Math.hypot(...exact.data);
+ * console.log(err < 1, cost.flops > 0); // true true
+ * ```
  */
 export function randomFeatureAttention(
   queries: Matrix,
@@ -128,12 +159,17 @@ export function randomFeatureAttention(
   assertInteger(options.numFrequencies, "options.numFrequencies", 1);
   const m = options.numFrequencies;
   const features = options.features ?? "positive";
+  assertOneOf(features, "options.features", ["trig", "positive", "hyperbolic", ...EXPONENTIAL_FEATURE_KINDS] as const);
+  const exponential = (EXPONENTIAL_FEATURE_KINDS as readonly string[]).includes(features);
 
   const policy = options.onNonPositiveNormalizer ?? "error";
   const blockSize = options.blockSize ?? 64;
   assertOneOf(policy, "options.onNonPositiveNormalizer", ["error", "zero", "keep"] as const);
   assertInteger(blockSize, "options.blockSize", 1);
-  const resolved = resolveKernel(options.kernel, features, d);
+  const resolved = resolveKernel(options.kernel, exponential ? "positive" : (features as FeatureKind), d);
+  if (exponential && resolved.kernel.kind !== "softmax") {
+    throw new ValueError("options.kernel", `the softmax kernel for features "${features}"`, `"${resolved.kernel.kind}"`);
+  }
   // Orthogonal blocks need Gaussian rows; the Laplacian kernel's Cauchy frequencies default to i.i.d.
   const projection = options.projection ?? (resolved.distribution === "cauchy" ? "iid" : "orthogonal");
   assertOneOf(projection, "options.projection", ["iid", "orthogonal"] as const);
@@ -175,20 +211,48 @@ export function randomFeatureAttention(
     omega = drawProjection(m, d, { projection, distribution: resolved.distribution }, seed);
   }
 
-  const phiQ = evaluateFeatures(queries, omega, features, resolved, "row");
   const nK = keyLength;
   const keysUsed = nK === nKV ? keys : new Matrix(nK, d, keys.data.subarray(0, nK * d));
-  const phiK =
-    nK > 0
-      ? evaluateFeatures(keysUsed, omega, features, resolved, "global")
-      : { features: new Matrix(0, phiQ.features.cols), logScale: new Float64Array(0) };
+  let phiQ: { features: Matrix; logScale: Float64Array };
+  let phiK: { features: Matrix; logScale: Float64Array };
+  let featureParameters: ExponentialFeatureParameters | undefined;
+  let parameterFlops = 0;
+  if (exponential) {
+    // x = √scale·q, y = √scale·k (SM(x, y) = exp(scale⟨q, k⟩)); parameters from the data, then the map.
+    const s = resolved.inputScale;
+    const xs = new Matrix(
+      nQ,
+      d,
+      Float64Array.from(queries.data, (v) => v * s),
+    );
+    const ys = new Matrix(
+      nK,
+      d,
+      Float64Array.from(keysUsed.data, (v) => v * s),
+    );
+    featureParameters = exponentialFeatureParameters(features as ExponentialFeatureKind, xs, nK > 0 ? ys : xs, options.gerfA);
+    const a = featureParameters.a;
+    phiQ = evaluateExponentialFeatures(transformForFeatures(featureParameters, xs, "query"), omega, a, "row");
+    phiK =
+      nK > 0
+        ? evaluateExponentialFeatures(transformForFeatures(featureParameters, ys, "key"), omega, a, "global")
+        : { features: new Matrix(0, m), logScale: new Float64Array(0) };
+    // ρ: O((N_Q+N_KV)d); DERF adds the two d×d second moments, ≈ 5 eigendecompositions (≈ 10d³ each) and Ψx, Ψ⁻ᵀy.
+    parameterFlops = 3 * (nQ + nK) * d + 2 * m * d + (features === "derf" ? 4 * (nQ + nK) * d * d + 50 * d ** 3 : 0);
+  } else {
+    phiQ = evaluateFeatures(queries, omega, features as FeatureKind, resolved, "row");
+    phiK =
+      nK > 0
+        ? evaluateFeatures(keysUsed, omega, features as FeatureKind, resolved, "global")
+        : { features: new Matrix(0, phiQ.features.cols), logScale: new Float64Array(0) };
+  }
   const F = phiQ.features.cols;
   const fQ = phiQ.features.data;
   const fK = phiK.features.data;
   const V = values.data;
   const num = new Float64Array(nQ * dV);
   const den = new Float64Array(nQ);
-  let flops = 2 * (nQ + nK) * d * m + (nQ + nK) * F;
+  let flops = 2 * (nQ + nK) * d * m + (nQ + nK) * F + parameterFlops;
   let floatsStored = m * d + (nQ + nK) * F + F * dV + F;
 
   if (!causal) {
@@ -292,5 +356,15 @@ export function randomFeatureAttention(
   const kShift = nK > 0 ? phiK.logScale[0] : 0;
   const normalizerLogScale = new Float64Array(nQ);
   for (let i = 0; i < nQ; i++) normalizerLogScale[i] = phiQ.logScale[i] + kShift;
-  return { output, cost: { flops, floatsStored }, normalizer: den, normalizerLogScale, nonPositiveRows, omega, featureCount: F };
+  if (featureParameters?.psi) floatsStored += 2 * d * d;
+  return {
+    output,
+    cost: { flops, floatsStored },
+    normalizer: den,
+    normalizerLogScale,
+    nonPositiveRows,
+    omega,
+    featureCount: F,
+    ...(featureParameters ? { featureParameters } : {}),
+  };
 }

@@ -20,3 +20,15 @@ export {
   type RandomFeatureMask,
   randomFeatureAttention,
 } from "./attention.js";
+export {
+  EXPONENTIAL_FEATURE_KINDS,
+  type ExponentialFeatureKind,
+  type ExponentialFeatureParameters,
+  evaluateExponentialFeatures,
+  exponentialFeatureParameters,
+  exponentialFeatureVariance,
+  gerfLogSecondMoment,
+  meanPairSquaredNorm,
+  oprfParameter,
+  transformForFeatures,
+} from "./exponential.js";

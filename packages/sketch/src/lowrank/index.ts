@@ -19,6 +19,15 @@ export {
   renormalize,
 } from "./rangefinder.js";
 export { type BlockedQbOptions, type BlockedQbResult, type QbOptions, type QbResult, blockedQb, qb } from "./qb.js";
+export {
+  BITS_PER_UNIFORM,
+  type PsdColumns,
+  type RpCholeskyOptions,
+  type RpCholeskyResult,
+  type RpCholeskyVariant,
+  psdMatrixColumns,
+  rpCholesky,
+} from "./rpcholesky.js";
 export { type ExactSvdOptions, type ExactSvdResult, type RandomizedSvdResult, type SvdFactors, exactSvd, randomizedSvd } from "./svd.js";
 export {
   type CompressedLatent,

@@ -98,6 +98,16 @@ export interface CompressedLatent {
  * @param options rank k ≤ min(N_KV, d_L) and the SVD options (method, oversampling, power iterations, test matrix).
  * @param seed the SVD's test-matrix seed.
  * @throws ShapeError / NonFiniteError for a bad latent; ValueError for a bad rank or options.
+ * @example
+ * ```ts
+ * import { matmul, randomMatrix } from "@randattn/core";
+ * import { compressLatent } from "@randattn/sketch";
+ *
+ * // An MLA latent cache L (N × d_L) of rank 8 compressed to rank 8: (nearly) exact, fewer floats.
+ * const latent = matmul(randomMatrix(512, 8, {}, [13, "a"]), randomMatrix(8, 64, {}, [13, "b"]));
+ * const c = compressLatent(latent, { rank: 8 }, [13, "rsvd"]);
+ * console.log(c.relativeError < 1e-10, c.floatsStored.compressed < c.floatsStored.exact); // true true
+ * ```
  */
 export function compressLatent(latent: Matrix, options: LowRankOptions, seed: SeedKey): CompressedLatent {
   checkInputMatrix(latent, "latent");

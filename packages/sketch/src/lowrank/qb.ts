@@ -54,7 +54,7 @@ export interface QbOptions extends RangeFinderOptions {
 
 /**
  * Fixed-rank randomized QB: Q from {@link rangeFinder}, B = Qᵀ A (core's `matmulTransAInto`).
- * @param a A (m × n), finite.
+ * @param input A (m × n), finite.
  * @param options see {@link RangeFinderOptions} (rank k, oversampling p, power iterations q, …); Q has ℓ = min(k + p, m, n) columns.
  * @param seed the test matrix's seed (same stream as `rangeFinder(a, options, seed)`).
  * @throws as {@link rangeFinder}.
@@ -182,7 +182,7 @@ function sumSquares(a: Float64Array): number {
  * Fixed-accuracy blocked randomized QB (module doc): adds blocks of directions until
  * ‖A − QB‖_F ≤ tolerance·‖A‖_F or maxRank, and returns the rank reached (trimmed to the first row
  * meeting the tolerance). A zero matrix returns rank 0 (Q: m × 0, B: 0 × n).
- * @param a A (m × n), finite.
+ * @param input A (m × n), finite.
  * @param seed block i's test matrix is drawn from `derive(seed, "blockedQb", "block", i)`.
  * @throws ShapeError / NonFiniteError for a bad `a`; ValueError for tolerance ∉ (0, 1), bad block size, maxRank, modes.
  */

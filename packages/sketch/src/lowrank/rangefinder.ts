@@ -249,6 +249,15 @@ export type RangeFinderDriver = (a: Matrix, options: ResolvedRangeFinder, seed: 
  * @param options rank, oversampling, power iterations, re-normalization, test matrix.
  * @param seed the test matrix is drawn from `derive(seed, "rangeFinder", "testMatrix")`.
  * @throws ShapeError / NonFiniteError for a bad `a`; ValueError for bad options (rank > min(m, n), …).
+ * @example
+ * ```ts
+ * import { randomMatrix } from "@randattn/core";
+ * import { rangeFinder } from "@randattn/sketch";
+ *
+ * const a = randomMatrix(200, 50, {}, [11]);
+ * const { Q } = rangeFinder(a, { rank: 10 }, [11, "range"]); // orthonormal basis of ≈ range(A)
+ * console.log(Q.shape); // "200×20" (rank + oversampling 10)
+ * ```
  */
 export function rangeFinder(a: Matrix, options: RangeFinderOptions, seed: SeedKey): RangeFinderResult {
   checkInputMatrix(a, "a");

@@ -76,6 +76,16 @@ export function exactSvd(a: Matrix, options: ExactSvdOptions = {}): ExactSvdResu
  *   test matrix, and the range-finder driver (`options.rangeFinder`, see {@link QbOptions}).
  * @param seed the test matrix's seed (the same stream as `qb` / `rangeFinder` with this seed).
  * @throws as {@link rangeFinder}.
+ * @example
+ * ```ts
+ * import { matmul, randomMatrix } from "@randattn/core";
+ * import { randomizedSvd } from "@randattn/sketch";
+ *
+ * // A rank-5 matrix: the randomized SVD (Halko–Martinsson–Tropp) recovers it.
+ * const a = matmul(randomMatrix(100, 5, {}, [10, "u"]), randomMatrix(5, 60, {}, [10, "v"]));
+ * const { U, S, Vt, cost } = randomizedSvd(a, { rank: 5, oversampling: 5, powerIterations: 1 }, [10, "svd"]);
+ * console.log(U.shape, S.length, Vt.shape, cost.flops > 0); // "100×5" 5 "5×60" true
+ * ```
  */
 export function randomizedSvd(a: Matrix, options: QbOptions, seed: SeedKey): RandomizedSvdResult {
   const { Q, B, cost } = qb(a, options, seed);

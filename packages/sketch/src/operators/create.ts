@@ -12,6 +12,18 @@ import type { RowSamplingOperator, RowSamplingSketchDistribution, SketchDistribu
  * The operator S for `distribution` and `seed`. Its random state is drawn on first use (lazily)
  * and cached; the same (distribution, seed) always gives the same S, byte for byte.
  * @throws ValueError / ShapeError when the distribution or the seed is invalid.
+ * @example
+ * ```ts
+ * import { randomMatrix } from "@randattn/core";
+ * import { createSketch, gaussianSketch, srhtSketch } from "@randattn/sketch";
+ *
+ * const a = randomMatrix(256, 8, {}, [12]);
+ * // The distribution is an immutable description; the seed makes one operator S (d × n) from it.
+ * const s = createSketch(gaussianSketch(32, 256), [12, "gaussian"]);
+ * console.log(s.sketchLeft(a).shape); // "32×8" = S·A
+ * const t = createSketch(srhtSketch(32, 256), [12, "srht"]); // subsampled randomized Hadamard
+ * console.log(t.sketchLeft(a).shape); // "32×8"
+ * ```
  */
 export function createSketch(distribution: RowSamplingSketchDistribution, seed: SeedKey): RowSamplingOperator;
 export function createSketch(distribution: SketchDistribution, seed: SeedKey): SketchOperator;

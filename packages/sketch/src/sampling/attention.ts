@@ -26,6 +26,7 @@ import {
 } from "@randattn/core";
 import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
+import { defensiveMixture, resolveDefensiveWeight } from "./defensive.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
 import {
   type SampledValueResult,
@@ -49,6 +50,13 @@ export interface SampledAttentionOptions {
   kernel?: Kernel;
   /** Keys per block when streaming the exact normalizer. @default 256 */
   blockSize?: number;
+  /**
+   * ε of the defensive mixture (1 − ε)p + ε·uniform (sampling/defensive.ts): the ratio estimator
+   * needs p_j > 0 wherever A_ij > 0, which "value-norm" and "optimal" violate for zero value rows.
+   * ε = 0 is refused there.
+   * @default 0.1 for normalizer "estimated" with scheme "value-norm" / "optimal", 0 otherwise
+   */
+  defensiveWeight?: number;
 }
 
 /** Checks Q (N_Q × d), K (N_KV × d), V (N_KV × d_V). */
@@ -97,6 +105,18 @@ function logNormalizer(queries: Matrix, keys: Matrix, kernel: Kernel | undefined
  * @returns `{ output, cost, indices, weights, probabilities, perQuery }`.
  * @throws ShapeError / NonFiniteError on inputs; ValueError on s or options; NumericalError when a
  *   query's (estimated or exact) normalizer is 0.
+ * @example
+ * ```ts
+ * import { randomMatrix } from "@randattn/core";
+ * import { sampledAttention } from "@randattn/sketch";
+ *
+ * const q = randomMatrix(16, 8, {}, [9, "q"]);
+ * const k = randomMatrix(256, 8, {}, [9, "k"]);
+ * const v = randomMatrix(256, 4, {}, [9, "v"]);
+ * // Y ≈ Z⁻¹ A S Sᵀ V from s = 32 keys sampled per query in proportion to their attention weights.
+ * const { output, cost } = sampledAttention(q, k, v, { samples: 32, scheme: "attention" }, [9, "sample"]);
+ * console.log(output.shape, cost.floatsStored > 0); // "16×4" true
+ * ```
  */
 export function sampledAttention(
   queries: Matrix,
@@ -117,6 +137,7 @@ export function sampledAttention(
   assertOneOf(design, "options.design", SAMPLING_DESIGNS);
   assertOneOf(normalizer, "options.normalizer", ["estimated", "exact"] as const);
   assertInteger(blockSize, "options.blockSize", 1);
+  const eps = resolveDefensiveWeight(options.defensiveWeight, scheme, normalizer === "estimated");
   const nQ = queries.rows;
   const n = keys.rows;
   const d = queries.cols;
@@ -124,11 +145,16 @@ export function sampledAttention(
   if (scheme === "optimal" || scheme === "attention") {
     // These schemes are defined through P, so P is formed: 2·N_Q·N_KV·d + 3·N_Q·N_KV flops.
     const p = attentionWeights(queries, keys, { kernel: options.kernel });
-    const r = sampledValueProduct(p, values, { samples: s, scheme, design, normalize: normalizer === "exact" ? "none" : "ratio" }, seed);
+    const r = sampledValueProduct(
+      p,
+      values,
+      { samples: s, scheme, design, normalize: normalizer === "exact" ? "none" : "ratio", defensiveWeight: eps },
+      seed,
+    );
     const pCost: Cost = { flops: 2 * nQ * n * d + 3 * nQ * n, floatsStored: nQ * n };
     return { ...r, cost: { flops: r.cost.flops + pCost.flops, floatsStored: r.cost.floatsStored + pCost.floatsStored } };
   }
-  const probabilities = valueSamplingProbabilities(scheme, values);
+  const probabilities = defensiveMixture(valueSamplingProbabilities(scheme, values), eps);
   const { indices, weights } = drawWeightedSample(probabilities, { samples: s, design }, seed);
   // Only the sampled columns of A: scores[i,t]·exp(rowShift[i]) = κ(Q_i, K_{j_t}).
   const { scores, rowShift } = attentionScores(queries, selectRows(keys, indices), { kernel: options.kernel, onEmptyRow: "zero" });
@@ -154,7 +180,7 @@ export function sampledAttention(
     }
     for (let col = 0; col < dV; col++) out[i * dV + col] *= factor;
   }
-  const probFlops = scheme === "value-norm" ? 2 * n * dV : 0;
+  const probFlops = (scheme === "value-norm" ? 2 * n * dV : 0) + (eps > 0 ? 2 * n : 0);
   let flops = probFlops + 2 * nQ * s * d + nQ * s + nQ * s * (2 + 2 * dV) + nQ * dV;
   let floatsStored = nQ * s + s * (d + dV) + 2 * s;
   if (logZ !== null) {

@@ -24,3 +24,4 @@ export {
 } from "./values.js";
 export { type SampledAttentionOptions, sampledAttention } from "./attention.js";
 export { type TopKOptions, type TopKResult, topKAttention, topKValueProduct } from "./topk.js";
+export { DEFAULT_DEFENSIVE_WEIGHT, defensiveMixture, needsDefensiveMixture, resolveDefensiveWeight } from "./defensive.js";

@@ -19,6 +19,7 @@ import { Matrix, NumericalError, type SeedKey, ShapeError, ValueError, derive } 
 import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 import { normalizeWeights } from "../random/probabilities.js";
+import { defensiveMixture, resolveDefensiveWeight } from "./defensive.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
 import { optimalMatmulProbabilities, squaredRowNorms } from "./matmul.js";
 
@@ -39,6 +40,12 @@ export interface SampledValueOptions {
   design?: SamplingDesign;
   /** `"none"` (estimate W V), `"exact"` (W = A, divide by exact Z) or `"ratio"` (estimate Z too). @default "none" */
   normalize?: ValueNormalization;
+  /**
+   * ε of the defensive mixture (1 − ε)p + ε·uniform (sampling/defensive.ts). ε = 0 is refused for
+   * `normalize: "ratio"` with scheme "value-norm" or "optimal".
+   * @default 0.1 for the ratio estimator with "value-norm" / "optimal", 0 otherwise
+   */
+  defensiveWeight?: number;
 }
 
 /** Result of the row-sampling estimators. */
@@ -111,6 +118,7 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
   assertOneOf(scheme, "options.scheme", VALUE_SAMPLING_SCHEMES);
   assertOneOf(design, "options.design", SAMPLING_DESIGNS);
   assertOneOf(normalize, "options.normalize", ["none", "exact", "ratio"] as const);
+  const eps = resolveDefensiveWeight(options.defensiveWeight, scheme, normalize === "ratio");
   const { rows: nQ, cols: n } = weights;
   const dV = values.cols;
   const w = weights.data;
@@ -139,7 +147,7 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
     c = new Float64Array(nQ * s);
     probabilities = new Float64Array(nQ * n);
     for (let i = 0; i < nQ; i++) {
-      const p = normalizeWeights(w.subarray(i * n, (i + 1) * n), `weights[${i}]`);
+      const p = defensiveMixture(normalizeWeights(w.subarray(i * n, (i + 1) * n), `weights[${i}]`), eps);
       probabilities.set(p, i * n);
       const draw = drawWeightedSample(p, { samples: s, design }, derive(seed, "query", i));
       indices.set(draw.indices, i * s);
@@ -151,10 +159,10 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
         for (let col = 0; col < dV; col++) out[i * dV + col] += coef * vd[j * dV + col];
       }
     }
-    flops = 2 * nQ * n + nQ * s * (2 + 2 * dV);
+    flops = 2 * nQ * n + nQ * s * (2 + 2 * dV) + (eps > 0 ? 2 * nQ * n : 0);
     floatsStored = nQ * n + 2 * nQ * s;
   } else {
-    probabilities = valueSamplingProbabilities(scheme, values, weights);
+    probabilities = defensiveMixture(valueSamplingProbabilities(scheme, values, weights), eps);
     const draw = drawWeightedSample(probabilities, { samples: s, design }, seed);
     indices = draw.indices;
     c = draw.weights;
@@ -167,7 +175,8 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
         for (let col = 0; col < dV; col++) out[i * dV + col] += coef * vd[vo + col];
       }
     }
-    const probFlops = scheme === "uniform" ? 0 : scheme === "value-norm" ? 2 * n * dV : 2 * n * dV + 2 * nQ * n + 2 * n;
+    let probFlops = scheme === "uniform" ? 0 : scheme === "value-norm" ? 2 * n * dV : 2 * n * dV + 2 * nQ * n + 2 * n;
+    if (eps > 0) probFlops += 2 * n;
     flops = probFlops + nQ * s * (2 + 2 * dV);
     floatsStored = nQ * s + s * dV + 2 * s;
   }

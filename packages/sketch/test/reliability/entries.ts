@@ -32,8 +32,11 @@ import {
   qb,
   rademacherArray,
   rademacherSketch,
+  hyperAttention,
+  kdeformerAttention,
   randomFeatureAttention,
   randomFeatures,
+  scatterbrainAttention,
   randomPermutation,
   randomizedSvd,
   rangeFinder,
@@ -421,7 +424,8 @@ export const sketchEntries: Entry[] = [
             arbitrary: fc.record(
               {
                 numFrequencies: intArg(1, 8),
-                features: modeArg(["trig", "positive", "hyperbolic"]),
+                features: modeArg(["trig", "positive", "hyperbolic", "gerf", "oprf", "derf"]),
+                gerfA: fc.constantFrom<unknown>(undefined, undefined, -0.3, 0.1, 0.25, Number.NaN),
                 projection: modeArg(["iid", "orthogonal"]),
                 kernel: fc.oneof(
                   { weight: 4, arbitrary: fc.constant(undefined) },
@@ -572,6 +576,56 @@ export const sketchEntries: Entry[] = [
       if (which === 3) return reduceLatentRank(merged, o, seed).merged;
       return multiHeadToMla(initMultiHeadWeights({ dIn: 4, numHeads: 2, numKvHeads: 1, headDim: 2 }, [1, "mha"]), o, seed).weights;
     },
+  }, // ---- lsh/, hyper/, kdeformer/, scatterbrain/ ----
+  {
+    family: "lsh-attention",
+    name: "hyperAttention / kdeformerAttention / scatterbrainAttention(queries, keys, values, options, seed)",
+    args: fc.tuple(dimArb(5), dimArb(6), dimArb(3), dimArb(3), fc.integer({ min: 0, max: 2 })).chain(([nQ, nKV, d, dV, which]) =>
+      fc.tuple(
+        fc.constant(which),
+        matArg(nQ, d),
+        matArg(nKV, d),
+        matArg(nKV, dV),
+        fc.oneof(
+          {
+            weight: 8,
+            arbitrary: fc.record(
+              {
+                numBits: fc.oneof(fc.constant(undefined), intArg(0, 4), fc.constant(30)),
+                blockSize: fc.oneof(fc.constant(undefined), intArg(1, 4)),
+                sampleSize: fc.oneof(fc.constant(undefined), intArg(1, 5)),
+                normalizerSamples: fc.oneof(fc.constant(undefined), intArg(1, 5)),
+                columnSamples: fc.oneof(fc.constant(undefined), intArg(1, 5)),
+                numFrequencies: intArg(1, 6),
+                uniformShare: fc.constantFrom<unknown>(undefined, 0.5, 0, 2),
+                rowRatio: fc.constantFrom<unknown>(undefined, 2, 0.5),
+                normalizer: modeArg(["approximate", "exact", "estimated"]),
+                valueSampling: modeArg(["value-norm", "uniform"]),
+                minCausalLength: fc.oneof(fc.constant(undefined), intArg(1, 3)),
+                kernel: fc.constantFrom<unknown>(undefined, { kind: "softmax", scale: 0.5 }, { kind: "dot" }, null),
+                mask: fc.constantFrom<unknown>(
+                  undefined,
+                  undefined,
+                  { kind: "causal" },
+                  { kind: "causal", offset: -1 },
+                  { kind: "padding", keyLength: 1 },
+                  null,
+                ),
+              },
+              { requiredKeys: ["numFrequencies"] },
+            ),
+          },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>(null, undefined, {}, { numFrequencies: 0 }) },
+        ),
+        seedArb,
+      ),
+    ),
+    call: (which, q, k, v, o, seed) => {
+      if (which === 0) return hyperAttention(q, k, v, o, seed).output;
+      if (which === 1) return kdeformerAttention(q, k, v, o, seed).output;
+      return scatterbrainAttention(q, k, v, o, seed).output;
+    },
+    check: (out, [, q, , v]) => shapeIs(out, q.rows, v.cols),
   },
 ];
 

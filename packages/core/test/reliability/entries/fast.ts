@@ -5,7 +5,6 @@ import {
   Matrix,
   attention32,
   encodeNpy,
-  encodeNpz,
   fastAttention,
   float32AttentionErrorBound,
   matmul32,
@@ -17,6 +16,7 @@ import {
   parseNpy,
   streamingAttention32,
 } from "@randattn/core";
+import { encodeNpz } from "@randattn/core/node";
 import { type Entry, shapeIs } from "../harness.js";
 
 import { dimArb, intArg, matArg, modeArg, numArg } from "../gen.js";

@@ -11,6 +11,8 @@ import { type FeatureKind, drawProjection, featureDimension, randomFeatureAttent
 import { defineMethod, enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
+/** `random-features` also takes the closed-form optimal exponential features (sketch features/exponential.ts). */
+const ATTENTION_FEATURE_KINDS = [...FEATURE_KINDS, "oprf", "derf"] as const;
 const PROJECTIONS = ["iid", "orthogonal"] as const;
 
 /** `random-features`: sketch's `randomFeatureAttention` on every head (seed `derive(seed, "head", h)`). */
@@ -21,7 +23,11 @@ export const randomFeaturesMethod = defineMethod({
   family: "features",
   paramsSchema: paramsSchema({
     numFrequencies: intParam(1, 1 << 16, 64, "m, random frequencies (features: m positive, 2m trig/hyperbolic)"),
-    features: enumParam(FEATURE_KINDS, "positive", "feature map"),
+    features: enumParam(
+      ATTENTION_FEATURE_KINDS,
+      "positive",
+      "feature map (oprf / derf: closed-form optimal positive / dense-exponential features)",
+    ),
     projection: enumParam(PROJECTIONS, "orthogonal", "i.i.d. or block-orthogonal frequencies"),
     blockSize: intParam(1, 1 << 16, 64, "query block of the causal prefix-sum evaluation"),
     onNonPositiveNormalizer: enumParam(["error", "zero", "keep"], "error", "rows whose estimated normalizer D_i ≤ 0 (trig features)"),

@@ -46,7 +46,7 @@ function rsvdOptions(params: {
   };
 }
 
-function requireLatent(problem: ProblemInstance, method: string): LatentStructure {
+export function requireLatent(problem: ProblemInstance, method: string): LatentStructure {
   requireHeads(problem, method);
   if (!problem.latent)
     throw new ValueError("problem", `an MLA problem (deepseek-v2-mla) for method "${method}"`, "a problem without a latent");
@@ -61,12 +61,12 @@ function attentionFlops(heads: readonly AttentionHead[]): number {
 }
 
 /** Largest N_Q × N_KV score matrix over heads (heads are processed one at a time). */
-function largestScores(problem: ProblemInstance): number {
+export function largestScores(problem: ProblemInstance): number {
   return Math.max(...problem.heads.map((h) => h.queries.rows * h.keys.rows));
 }
 
 /** Attention of every head on the latent factor C with folded up-projections Bᵀ W^h (B = basis). */
-function attendOnFactor(
+export function attendOnFactor(
   problem: ProblemInstance,
   latent: LatentStructure,
   factor: Matrix,
@@ -91,7 +91,7 @@ function attendOnFactor(
 }
 
 /** ‖L − L̃‖₂/‖L‖₂ of the compressed latent L̃ = C Ṽᵀ. */
-function latentSpectralError(latent: Matrix, factor: Matrix, basis: Matrix): number {
+export function latentSpectralError(latent: Matrix, factor: Matrix, basis: Matrix): number {
   const diff = matmul(factor, basis);
   for (let i = 0; i < diff.data.length; i++) diff.data[i] = latent.data[i] - diff.data[i];
   return spectralNorm(diff) / spectralNorm(latent);
@@ -99,7 +99,7 @@ function latentSpectralError(latent: Matrix, factor: Matrix, basis: Matrix): num
 
 // Singular values of a problem's latent, computed once per instance (the runner caches instances).
 const spectra = new WeakMap<Matrix, Float64Array>();
-function singularValues(a: Matrix): Float64Array {
+export function singularValues(a: Matrix): Float64Array {
   let s = spectra.get(a);
   if (!s) {
     s = exactSvd(a).S;
@@ -128,7 +128,7 @@ export function hmtSpectralBound(sigma: Float64Array, k: number, oversampling: n
 }
 
 /** Eckart–Young optimum of a rank-k approximation, relative: τ_{k+1}/‖L‖_F and σ_{k+1}/σ_1. */
-function optimum(sigma: Float64Array, k: number): { frobenius: number; spectral: number } {
+export function optimum(sigma: Float64Array, k: number): { frobenius: number; spectral: number } {
   let tail = 0;
   let total = 0;
   for (let j = 0; j < sigma.length; j++) {

@@ -20,7 +20,11 @@ import { Matrix, attentionWeights, concatCols, matmul } from "@randattn/core";
 import {
   SAMPLING_DESIGNS,
   VALUE_SAMPLING_SCHEMES,
+  type SamplingDesign,
+  type ValueSamplingScheme,
+  defensiveMixture,
   dkmExpectedSquaredError,
+  resolveDefensiveWeight,
   sampledAttention,
   topKAttention,
   valueSamplingProbabilities,
@@ -77,7 +81,10 @@ export function dkmExpectedRelativeError(problem: ProblemInstance, params: RowSa
       const p = attentionWeights(h.queries, h.keys, { kernel });
       const y = matmul(p, h.values);
       norm2 += frobenius2(y);
-      const probs = scheme === "attention" ? p : valueSamplingProbabilities(scheme, h.values, p);
+      // The distribution sampledAttention draws from: with the defensive uniform share where the
+      // ratio estimator needs it (sketch sampling/defensive.ts; ε = 0, i.e. unchanged, elsewhere).
+      const eps = resolveDefensiveWeight(undefined, scheme, normalizer === "estimated");
+      const probs = scheme === "attention" ? p : defensiveMixture(valueSamplingProbabilities(scheme, h.values, p), eps);
       if (normalizer === "exact") expected += dkmExpectedSquaredError(p, h.values, 1, probs);
       else expected += ratioFirstOrderSquaredError(p, h.values, y, 1, probs);
     }

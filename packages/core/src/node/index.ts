@@ -1,0 +1,25 @@
+/**
+ * `@randattn/core/node` — the parts of RandAttn that need Node.js built-ins (`node:fs`, `node:zlib`,
+ * `node:worker_threads`, `node:os`, `node:url`). The main entry `@randattn/core` imports none of
+ * them, so it bundles for browsers and workers; import this entry only from Node.
+ *
+ * - `.npz` archives (zip container with optional DEFLATE through `node:zlib`) and `crc32`;
+ * - `.npy` / `.npz` file helpers (`readNpyFile`, `writeNpyFile`, `readNpzFile`, `writeNpzFile`);
+ * - Hugging Face checkpoint folders read tensor by tensor (`loadPretrained`, `openCheckpointStore`,
+ *   `readModelConfig`, `readTokenizer`) and forward captures written as `.npy` (`writeForwardNpy`);
+ * - multi-head attention over worker threads (`parallelMultiHeadAttention`) and its single-thread
+ *   reference `multiHeadAttentionFast`.
+ *
+ * @module @randattn/core/node
+ */
+export { type NpzWriteOptions, encodeNpz, parseNpz } from "./npz.js";
+export { crc32 } from "./zip.js";
+export * from "./files.js";
+export {
+  type ParallelMultiHeadOptions,
+  closeAttentionWorkers,
+  multiHeadAttentionFast,
+  parallelMultiHeadAttention,
+} from "./parallel.js";
+export * from "./checkpoint.js";
+export * from "./captures.js";

@@ -1,0 +1,474 @@
+/**
+ * A Hugging Face causal LM run on the core's exact pieces: embeddings, LayerNorm/RMSNorm, RoPE,
+ * GQA heads through `project` + `runAttention` (the same kernels as `multiHeadAttention`), MLA
+ * through core/latent's `mlaQueries`/`mlaKeysValues` (the pieces of `mlaAttention`), the GLU FFN,
+ * and the KV / latent caches. A full forward is one cached step over all tokens from an empty cache,
+ * so decoding token by token and the full forward share every line.
+ */
+import { attentionWeights } from "../attention/attend.js";
+import type { AttentionPrecisionOption } from "../attention/options.js";
+import { project, runAttention } from "../attention/projection.js";
+import type { PretrainedConfig } from "../checkpoint/config.js";
+import { KVCache } from "../cache/kv-cache.js";
+import { LatentCache } from "../cache/latent-cache.js";
+import { ShapeError, ValueError } from "../errors.js";
+import { feedForward } from "../layers/ffn.js";
+import { applyNorm } from "../norm.js";
+import { mlaKeyLatent, mlaKeysValues, mlaQueries, mlaQueryLatent, mlaRotaryKey } from "../latent/unmerged.js";
+import { matmul, matmulTransB } from "../linalg/matmul.js";
+import { Matrix } from "../matrix.js";
+import { addInPlace, concatCols, selectRows, sliceCols } from "../linalg/ops.js";
+import { greedyToken } from "../model/head.js";
+import { assertInteger, describe } from "../validate.js";
+import type { TensorStore } from "../checkpoint/store.js";
+import type { Tokenizer } from "../tokens/tokenizer.js";
+import { buildPretrainedWeights } from "./build.js";
+import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
+
+/** Tensors a forward pass can capture per layer. */
+export type CaptureTensor = "hidden" | "qPre" | "q" | "kPre" | "k" | "v" | "weights" | "latent" | "rotaryKey" | "router";
+/** Every capturable tensor. */
+export const CAPTURE_TENSORS: readonly CaptureTensor[] = [
+  "hidden",
+  "qPre",
+  "q",
+  "kPre",
+  "k",
+  "v",
+  "weights",
+  "latent",
+  "rotaryKey",
+  "router",
+];
+
+/** Which layers and tensors to keep. */
+export interface CaptureRequest {
+  /** Layer indices (0-based). @default every layer */
+  layers?: readonly number[];
+  /** Tensors. @default every tensor the architecture has */
+  tensors?: readonly CaptureTensor[];
+}
+
+/** Expert choices of a MoE layer: per new token, the k experts and their weights. */
+export interface RouterCapture {
+  readonly experts: number[][];
+  readonly weights: number[][];
+}
+
+/**
+ * Captured tensors of one layer (per-head lists are indexed by head). For GQA `k`, `kPre`, `v`
+ * hold the G KV heads and `q`, `qPre`, `weights` the H query heads; for MLA every list has H
+ * entries, `k`/`q` are [nope | rope] wide, `latent` is L (after kv_a_layernorm) and `rotaryKey`
+ * the rotated shared k_R. Keys, values, weights and latents span every cached token.
+ */
+export interface LayerCapture {
+  readonly layer: number;
+  /** The layer's input (residual stream), t×d — HF's `hidden_states[layer]`. */
+  hidden?: Matrix;
+  qPre?: Matrix[];
+  q?: Matrix[];
+  kPre?: Matrix[];
+  k?: Matrix[];
+  v?: Matrix[];
+  /** Attention weights P_h = softmax(scale·Q_h K_hᵀ + causal mask), t×N per query head. */
+  weights?: Matrix[];
+  latent?: Matrix;
+  rotaryKey?: Matrix;
+  router?: RouterCapture;
+}
+
+/** Options of a forward pass or decoding step. */
+export interface RunOptions {
+  /** Tensors to keep. @default undefined (none) */
+  capture?: CaptureRequest;
+  /**
+   * Arithmetic of Y = Z⁻¹AV in every head (core `AttentionOptions.precision`): `"float32"` runs the
+   * products on the f32x4 kernels; projections, norms and FFNs stay float64. @default "float64"
+   */
+  precision?: AttentionPrecisionOption;
+  /**
+   * How MLA layers attend (§4.2). `"unmerged"`: K_h = L W_LK^h and V_h = L W_LV^h formed for every
+   * cached token, as the checkpoint's own code does. `"absorbed"`: W_LK^h folded into the query
+   * (q̃_h = q_h (W_LK^h)ᵀ, d_L wide) and W_LV^h applied after attending to L, so each step costs
+   * O(N·(d_L + d_R)) per head instead of O(N·d_L·(d_head + d_V)) — the inference form the latent
+   * cache exists for; equal up to rounding. Captures need `"unmerged"` (per-head K, V).
+   * @default "unmerged"
+   */
+  mlaForm?: MlaForm;
+}
+
+/** The two MLA evaluation orders of {@link RunOptions.mlaForm}. */
+export type MlaForm = "unmerged" | "absorbed";
+
+/** Output of {@link PretrainedModel.forward} / `step`. */
+export interface ForwardResult {
+  /** t×vocab logits of the new tokens. */
+  readonly logits: Matrix;
+  /** Final hidden states (after the last norm), t×d — HF's `hidden_states[num_layers]`. */
+  readonly hidden: Matrix;
+  /** Captures of the requested layers, in layer order. */
+  readonly layers: LayerCapture[];
+}
+
+/** A decoding state: the caches of every layer and the next position. */
+export interface DecodeState {
+  /** Tokens seen so far (= the next token's position). */
+  position: number;
+  readonly caches: (KVCache | LatentCache)[];
+}
+
+/** Options of {@link PretrainedModel.generate}. */
+export interface GenerateOptions {
+  /** Tokens to add (greedy argmax). */
+  maxNewTokens: number;
+  /** Stop after emitting this id. @default undefined (never stop early) */
+  eosTokenId?: number;
+  /**
+   * `true`: prefill then one cached step per token; `false`: a full forward over the whole
+   * sequence for every token (the reference the cached path must equal). @default true
+   */
+  useCache?: boolean;
+  precision?: AttentionPrecisionOption;
+  /** MLA form of the cached decoding steps (the prefill runs unmerged). @default "absorbed" */
+  mlaForm?: MlaForm;
+}
+
+function addBias(m: Matrix, b: Float64Array | undefined): Matrix {
+  if (!b) return m;
+  const d = m.data;
+  for (let i = 0; i < m.rows; i++) for (let j = 0; j < m.cols; j++) d[i * m.cols + j] += b[j];
+  return m;
+}
+
+/**
+ * A loaded causal LM. `forward(ids)` runs the whole sequence; `createState` + `step` decode with
+ * the caches; `generate` is greedy decoding.
+ */
+export class PretrainedModel {
+  readonly config: PretrainedConfig;
+  readonly weights: PretrainedWeights;
+  /** The checkpoint's tokenizer.json, when it has one. */
+  readonly tokenizer?: Tokenizer;
+
+  constructor(config: PretrainedConfig, weights: PretrainedWeights, tokenizer?: Tokenizer) {
+    this.config = config;
+    this.weights = weights;
+    this.tokenizer = tokenizer;
+  }
+
+  /**
+   * Builds the model from a typed config and the checkpoint's tensors.
+   * @throws FormatError naming the file, tensor and config field on a missing or misshapen tensor.
+   */
+  static fromStore(config: PretrainedConfig, store: TensorStore, tokenizer?: Tokenizer): PretrainedModel {
+    return new PretrainedModel(config, buildPretrainedWeights(config, store), tokenizer);
+  }
+
+  get vocabSize(): number {
+    return this.config.vocabSize;
+  }
+
+  get numLayers(): number {
+    return this.config.numLayers;
+  }
+
+  /** Empty caches: a KVCache (G heads) per GQA layer, a LatentCache (d_L + d_R) per MLA layer. */
+  createState(): DecodeState {
+    const caches = this.weights.layers.map((layer) => {
+      const a = layer.attention;
+      if (a.kind === "mla") {
+        return new LatentCache({ latentDim: a.weights.latentDown.cols, ropeDim: a.weights.keyRope?.cols ?? 0 });
+      }
+      return new KVCache({ numKvHeads: a.weights.keys.length, keyDim: a.weights.keys[0].cols, valueDim: a.weights.values[0].cols });
+    });
+    return { position: 0, caches };
+  }
+
+  /** The whole sequence `ids` from an empty cache. */
+  forward(ids: ArrayLike<number>, options: RunOptions = {}): ForwardResult {
+    return this.step(this.createState(), ids, options);
+  }
+
+  /**
+   * Appends `ids` to the state and returns their logits (positions state.position …).
+   * @throws ValueError on an id outside [0, vocab_size) (naming it), a sequence past GPT-2's
+   *   n_positions or a sliding window; the state is unchanged when the ids are rejected.
+   */
+  step(state: DecodeState, ids: ArrayLike<number>, options: RunOptions = {}): ForwardResult {
+    if (ids === null || typeof ids !== "object" || typeof ids.length !== "number" || ids.length === 0) {
+      throw new ValueError("ids", "a non-empty array of token ids", describe(ids));
+    }
+    const V = this.config.vocabSize;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (!Number.isInteger(id) || id < 0 || id >= V) {
+        throw new ValueError(`ids[${i}]`, `a token id in [0, ${V}) (config.json vocab_size = ${V})`, String(id));
+      }
+    }
+    const t = ids.length;
+    const p0 = state.position;
+    const w = this.weights;
+    if (w.positions && p0 + t > w.positions.rows) {
+      throw new ValueError("ids", `at most n_positions = ${w.positions.rows} tokens in all (learned positions)`, `${p0 + t} tokens`);
+    }
+    const capture = resolveCapture(options.capture, this.config.numLayers);
+    const d = this.config.hiddenSize;
+    let x = new Matrix(t, d);
+    for (let i = 0; i < t; i++) {
+      x.data.set(w.embed.rowView(ids[i]), i * d);
+      if (w.positions) {
+        const pos = w.positions.rowView(p0 + i);
+        for (let j = 0; j < d; j++) x.data[i * d + j] += pos[j];
+      }
+    }
+    const positions = Float64Array.from({ length: t }, (_, i) => p0 + i);
+    const captures: LayerCapture[] = [];
+    for (let l = 0; l < w.layers.length; l++) {
+      const layer = w.layers[l];
+      const cap: LayerCapture | undefined = capture.layers.has(l) ? { layer: l } : undefined;
+      if (cap && capture.tensors.has("hidden")) cap.hidden = x.clone();
+      x = this.layerStep(layer, state.caches[l], x, positions, p0, options, cap, capture.tensors);
+      if (cap) captures.push(cap);
+    }
+    state.position = p0 + t;
+    const hidden = applyNorm(x, w.finalNorm);
+    return { logits: matmulTransB(hidden, w.lmHead), hidden, layers: captures };
+  }
+
+  private layerStep(
+    layer: DecoderLayerWeights,
+    cache: KVCache | LatentCache,
+    x: Matrix,
+    positions: Float64Array,
+    p0: number,
+    options: RunOptions,
+    cap: LayerCapture | undefined,
+    tensors: ReadonlySet<CaptureTensor>,
+  ): Matrix {
+    // Pre-norm residual blocks (Llama, GPT-2, DeepSeek): x + Attn(Norm(x)), then + FFN(Norm(·)).
+    const xn = applyNorm(x, layer.inputNorm);
+    const a = layer.attention;
+    const attn =
+      a.kind === "mla"
+        ? mlaStep(a, cache as LatentCache, xn, positions, p0, options, cap, tensors)
+        : gqaStep(a, cache as KVCache, xn, positions, p0, options, cap, tensors);
+    const h = addInPlace(attn, x);
+    const hn = applyNorm(h, layer.postNorm);
+    const f = layer.ffn.kind === "dense" ? feedForward(hn, layer.ffn.weights) : moeForward(layer.ffn, hn, cap, tensors);
+    return addInPlace(f, h);
+  }
+
+  /**
+   * Greedy decoding: the prompt, then `maxNewTokens` argmax tokens (lowest id on ties).
+   * @returns the new tokens only.
+   */
+  generate(prompt: ArrayLike<number>, options: GenerateOptions): number[] {
+    assertInteger(options?.maxNewTokens, "options.maxNewTokens", 0);
+    const out: number[] = [];
+    if (options.maxNewTokens === 0) return out;
+    const run = { precision: options.precision };
+    if (options.useCache === false) {
+      const seq = Array.from(prompt);
+      for (let n = 0; n < options.maxNewTokens; n++) {
+        const next = greedyToken(this.forward(seq, run).logits);
+        out.push(next);
+        seq.push(next);
+        if (next === options.eosTokenId) break;
+      }
+      return out;
+    }
+    const state = this.createState();
+    let logits = this.step(state, prompt, run).logits;
+    for (let n = 0; n < options.maxNewTokens; n++) {
+      const next = greedyToken(logits);
+      out.push(next);
+      if (next === options.eosTokenId || n === options.maxNewTokens - 1) break;
+      logits = this.step(state, [next], { ...run, mlaForm: options.mlaForm ?? "absorbed" }).logits;
+    }
+    return out;
+  }
+}
+
+interface ResolvedCapture {
+  readonly layers: ReadonlySet<number>;
+  readonly tensors: ReadonlySet<CaptureTensor>;
+}
+
+function resolveCapture(c: CaptureRequest | undefined, numLayers: number): ResolvedCapture {
+  if (c === undefined) return { layers: new Set(), tensors: new Set() };
+  if (c === null || typeof c !== "object") throw new ValueError("options.capture", "{ layers?, tensors? }", describe(c));
+  const layers = c.layers ?? Array.from({ length: numLayers }, (_, l) => l);
+  for (const [i, l] of layers.entries()) assertInteger(l, `options.capture.layers[${i}]`, 0, numLayers - 1);
+  const tensors = c.tensors ?? CAPTURE_TENSORS;
+  for (const [i, name] of tensors.entries()) {
+    if (!CAPTURE_TENSORS.includes(name)) {
+      throw new ValueError(`options.capture.tensors[${i}]`, `one of ${CAPTURE_TENSORS.join(", ")}`, describe(name));
+    }
+  }
+  return { layers: new Set(layers), tensors: new Set(tensors) };
+}
+
+function gqaStep(
+  a: GqaLayerAttention,
+  cache: KVCache,
+  xn: Matrix,
+  positions: Float64Array,
+  p0: number,
+  options: RunOptions,
+  cap: LayerCapture | undefined,
+  tensors: ReadonlySet<CaptureTensor>,
+): Matrix {
+  const { queries, keys, values, output } = a.weights;
+  const G = keys.length;
+  const H = queries.length;
+  if (a.slidingWindow !== undefined && p0 + xn.rows > a.slidingWindow) {
+    throw new ValueError("ids", `at most sliding_window = ${a.slidingWindow} tokens in all`, `${p0 + xn.rows} tokens`);
+  }
+  const kPre = keys.map((wk, g) => addBias(project(xn, wk, "x", `keys[${g}]`), a.keyBias?.[g]));
+  const kNew = a.rope ? kPre.map((k) => a.rope!.apply(k, positions)) : kPre;
+  const vNew = values.map((wv, g) => addBias(project(xn, wv, "x", `values[${g}]`), a.valueBias?.[g]));
+  cache.append(kNew, vNew);
+  const kAll = Array.from({ length: G }, (_, g) => cache.keys(g));
+  const vAll = Array.from({ length: G }, (_, g) => cache.values(g));
+  const attnOptions = { kernel: { kind: "softmax" as const, scale: a.scale }, mask: { kind: "causal" as const, offset: p0 } };
+  const heads: Matrix[] = [];
+  const qPre: Matrix[] = [];
+  const qRot: Matrix[] = [];
+  const weights: Matrix[] = [];
+  const group = H / G;
+  for (let h = 0; h < H; h++) {
+    const q0 = addBias(project(xn, queries[h], "x", `queries[${h}]`), a.queryBias?.[h]);
+    const q = a.rope ? a.rope.apply(q0, positions) : q0;
+    const g = Math.floor(h / group); // kvHeadFor(h, H, G): contiguous groups, as HF's repeat_kv
+    heads.push(runAttention(q, kAll[g], vAll[g], { ...attnOptions, precision: options.precision }));
+    if (cap) {
+      qPre.push(q0);
+      qRot.push(q);
+      if (tensors.has("weights")) weights.push(attentionWeights(q, kAll[g], attnOptions));
+    }
+  }
+  if (cap) {
+    if (tensors.has("qPre")) cap.qPre = qPre;
+    if (tensors.has("q")) cap.q = qRot;
+    if (tensors.has("kPre")) cap.kPre = p0 === 0 ? kPre : undefined;
+    if (tensors.has("k")) cap.k = kAll.map((k) => k.clone());
+    if (tensors.has("v")) cap.v = vAll.map((v) => v.clone());
+    if (tensors.has("weights")) cap.weights = weights;
+  }
+  return addBias(matmul(concatCols(heads), output), a.outputBias);
+}
+
+function mlaStep(
+  a: MlaLayerAttention,
+  cache: LatentCache,
+  xn: Matrix,
+  positions: Float64Array,
+  p0: number,
+  options: RunOptions,
+  cap: LayerCapture | undefined,
+  tensors: ReadonlySet<CaptureTensor>,
+): Matrix {
+  const w = a.weights;
+  const { pre: qPre, rotated: q } = mlaQueries(mlaQueryLatent(xn, w), w, a.rope, positions);
+  const latentNew = mlaKeyLatent(xn, w);
+  const rotary = mlaRotaryKey(xn, w, a.rope, positions);
+  // The latent cache holds L (after kv_a_layernorm) and the rotated k_R: d_L + d_R floats per token.
+  cache.append(latentNew, rotary.rotated);
+  const latent = cache.latent();
+  const rotaryKey = cache.rotaryKeys();
+  const attnOptions = { kernel: { kind: "softmax" as const, scale: a.scale }, mask: { kind: "causal" as const, offset: p0 } };
+  const form = options.mlaForm ?? "unmerged";
+  if (form !== "unmerged" && form !== "absorbed") throw new ValueError("options.mlaForm", '"unmerged" or "absorbed"', describe(form));
+  if (form === "absorbed" && !cap) {
+    // ⟨q_h, [L W_LK^h | k_R]⟩ = ⟨[q_h,nope (W_LK^h)ᵀ | q_R,h], [L | k_R]⟩ and P V_h = (P L) W_LV^h (§4.2).
+    const nope = w.queryUp[0].cols;
+    const keysL = rotaryKey ? concatCols([latent, rotaryKey]) : latent;
+    const heads = q.map((qh, h) => {
+      const qNope = rotaryKey ? sliceCols(qh, 0, nope) : qh;
+      const qAbs = matmulTransB(qNope, w.keyUp[h]);
+      const qFull = rotaryKey ? concatCols([qAbs, sliceCols(qh, nope)]) : qAbs;
+      return matmul(runAttention(qFull, keysL, latent, { ...attnOptions, precision: options.precision }), w.valueUp[h]);
+    });
+    return matmul(concatCols(heads), w.output);
+  }
+  const { keys, values } = mlaKeysValues(latent, rotaryKey, w);
+  const heads = q.map((qh, h) => runAttention(qh, keys[h], values[h], { ...attnOptions, precision: options.precision }));
+  if (cap) {
+    if (tensors.has("qPre")) cap.qPre = qPre;
+    if (tensors.has("q")) cap.q = q;
+    if (tensors.has("kPre")) cap.kPre = p0 === 0 ? mlaKeysValues(latent, rotary.pre, w).keys : undefined;
+    if (tensors.has("k")) cap.k = keys;
+    if (tensors.has("v")) cap.v = values;
+    if (tensors.has("weights")) cap.weights = q.map((qh, h) => attentionWeights(qh, keys[h], attnOptions));
+    if (tensors.has("latent")) cap.latent = latent.clone();
+    if (tensors.has("rotaryKey") && rotaryKey) cap.rotaryKey = rotaryKey.clone();
+  }
+  return matmul(concatCols(heads), w.output);
+}
+
+/** Indices of the k largest entries of `s` (descending; lower index first on ties). */
+function topK(s: ArrayLike<number>, k: number): number[] {
+  return Array.from({ length: s.length }, (_, i) => i)
+    .sort((i, j) => s[j] - s[i] || i - j)
+    .slice(0, k);
+}
+
+/**
+ * DeepSeekMoE: router probabilities softmax(x W_gᵀ), top-k experts per token (greedy, or
+ * group-limited: only experts of the `topk_group` groups with the largest maximum score), weights
+ * renormalized (`norm_topk_prob`, k > 1) or scaled by `routed_scaling_factor`; the routed outputs
+ * are summed in expert order, then the shared experts are added (DeepSeek-V2's MoE forward).
+ */
+export function moeForward(ffn: MoeFfn, x: Matrix, cap?: LayerCapture, tensors?: ReadonlySet<CaptureTensor>): Matrix {
+  const E = ffn.experts.length;
+  if (ffn.gate.rows !== E) throw new ShapeError("ffn.gate", `${E}×d (one row per expert)`, ffn.gate.shape);
+  const logits = matmulTransB(x, ffn.gate);
+  const t = x.rows;
+  const chosen: number[][] = [];
+  const chosenWeights: number[][] = [];
+  const perGroup = E / ffn.numGroups;
+  for (let i = 0; i < t; i++) {
+    const row = logits.rowView(i);
+    let max = Number.NEGATIVE_INFINITY;
+    for (const v of row) max = Math.max(max, v);
+    const p = Float64Array.from(row, (v) => Math.exp(v - max));
+    const z = p.reduce((s, v) => s + v, 0);
+    for (let e = 0; e < E; e++) p[e] /= z;
+    let scores: Float64Array = p;
+    if (ffn.method === "group_limited_greedy") {
+      const groupMax = Float64Array.from({ length: ffn.numGroups }, (_, g) => Math.max(...p.subarray(g * perGroup, (g + 1) * perGroup)));
+      const keep = new Set(topK(groupMax, ffn.topkGroups));
+      scores = p.map((v, e) => (keep.has(Math.floor(e / perGroup)) ? v : 0));
+    }
+    const idx = topK(scores, ffn.topK);
+    let ws = idx.map((e) => scores[e]);
+    if (ffn.topK > 1 && ffn.normalizeTopK) {
+      const s = ws.reduce((a, b) => a + b, 0) + 1e-20;
+      ws = ws.map((v) => v / s);
+    } else {
+      ws = ws.map((v) => v * ffn.routedScaling);
+    }
+    chosen.push(idx);
+    chosenWeights.push(ws);
+  }
+  const out = new Matrix(t, x.cols);
+  for (let e = 0; e < E; e++) {
+    const rows: number[] = [];
+    const ws: number[] = [];
+    for (let i = 0; i < t; i++) {
+      const k = chosen[i].indexOf(e);
+      if (k >= 0) {
+        rows.push(i);
+        ws.push(chosenWeights[i][k]);
+      }
+    }
+    if (rows.length === 0) continue;
+    const y = feedForward(selectRows(x, rows), ffn.experts[e]);
+    for (let r = 0; r < rows.length; r++) {
+      const o = rows[r] * x.cols;
+      for (let j = 0; j < x.cols; j++) out.data[o + j] += ws[r] * y.data[r * x.cols + j];
+    }
+  }
+  if (cap && tensors?.has("router")) cap.router = { experts: chosen, weights: chosenWeights };
+  return ffn.shared ? addInPlace(out, feedForward(x, ffn.shared)) : out;
+}

@@ -1,0 +1,381 @@
+/**
+ * The `decode` evaluation (issue 12): a decoder stack run with the exact cache and with a
+ * compressed cache from the same prompt, teacher-forced on the same held-out continuation, so
+ * both runs see the same tokens and every step is comparable. Per step:
+ * - attention output error: each layer's compressed cache is paired with an exact KVCache fed the
+ *   SAME projected queries/keys/values (a twin), and ‖Ŷ − Y‖_F/‖Y‖_F is averaged over the layers —
+ *   the cache's own error, not its compounding through the stack;
+ * - next-token KL(p_exact ‖ p_cache) and top-1 agreement of the two next-token distributions;
+ * - log-likelihood of the held-out token (→ perplexity);
+ * - memory of the compressed caches in bits and floats (all layers).
+ *
+ * The problem `synthetic-decoder` builds a seeded decoder-only model (RoPE, GQA) and its text: a
+ * uniform random prompt and a continuation sampled from the exact model at temperature 1 (so the
+ * exact model's perplexity on it is its own entropy rate). `qkScale` multiplies W_Q and W_K, making
+ * the attention of a random-weight model peaked enough for eviction and sampling to matter.
+ *
+ * A shipped checkpoint plugs in the same way: give `evaluateDecode` its model and a token sequence
+ * (and `kvCacheFactory(name, budgetOptions(name, budget), seed)`).
+ */
+import {
+  type DecodeCache,
+  type DecodeCacheFactory,
+  type DecodeStepInput,
+  type DecodeStepResult,
+  type DecoderOnlyModel,
+  KVCache,
+  type Matrix,
+  RandomStream,
+  type SeedKey,
+  ValueError,
+  createDecoderState,
+  decoderOnlyStep,
+  derive,
+  initDecoderOnly,
+} from "@randattn/core";
+import { KV_CACHE_NAMES, type KvCacheName, TurboQuantCache, budgetOptions, kvCacheFactory } from "@randattn/sketch";
+import type { MethodDefinition, ProblemDefinition, ProblemInstance } from "./types.js";
+
+/** A decode problem: the model, the token sequence and where the prompt ends. */
+export interface DecodeStructure {
+  readonly model: DecoderOnlyModel;
+  /** Prompt followed by the held-out continuation. */
+  readonly text: readonly number[];
+  readonly promptLength: number;
+}
+
+/** One step of the evaluation (step s predicts text[promptLength + s]). */
+export interface DecodeStepMetrics {
+  readonly step: number;
+  /** Mean over layers of ‖Ŷ − Y‖_F/‖Y‖_F on the same inputs (the step's tokens). */
+  readonly attentionError: number;
+  /** KL(p_exact ‖ p_cache) of the next-token distributions. */
+  readonly kl: number;
+  /** Whether the argmax tokens agree. */
+  readonly top1: boolean;
+  /** log p_cache(held-out token) and log p_exact(held-out token). */
+  readonly logProb: number;
+  readonly logProbExact: number;
+  /** Bits and floats held by the compressed caches of all layers after the step. */
+  readonly bits: number;
+  readonly floats: number;
+}
+
+/** The evaluation's per-step records and their summaries. */
+export interface DecodeEvaluation {
+  readonly steps: DecodeStepMetrics[];
+  readonly meanAttentionError: number;
+  readonly meanKl: number;
+  readonly top1Agreement: number;
+  /** exp(−mean log p) of the held-out tokens, compressed and exact. */
+  readonly perplexity: number;
+  readonly perplexityExact: number;
+  /** At the end: bits of the compressed caches, and of the exact caches. */
+  readonly bitsStored: number;
+  readonly exactBits: number;
+  readonly floatsStored: number;
+  /** Decode flops of the compressed caches (all steps, all layers). */
+  readonly flops: number;
+}
+
+/** A compressed cache paired with an exact twin fed the same inputs (module doc). */
+class TwinCache implements DecodeCache {
+  readonly kind: string;
+  errors: number[] = [];
+  flops = 0;
+  constructor(
+    readonly cache: DecodeCache,
+    readonly exact: KVCache,
+  ) {
+    this.kind = cache.kind;
+  }
+  get numKvHeads() {
+    return this.cache.numKvHeads;
+  }
+  get keyDim() {
+    return this.cache.keyDim;
+  }
+  get valueDim() {
+    return this.cache.valueDim;
+  }
+  get length() {
+    return this.cache.length;
+  }
+  get fill() {
+    return this.cache.fill;
+  }
+  step(input: DecodeStepInput): DecodeStepResult {
+    const got = this.cache.step(input);
+    const ref = this.exact.step(input);
+    let num = 0;
+    let den = 0;
+    got.outputs.forEach((o, h) => {
+      const r = ref.outputs[h].data;
+      for (let i = 0; i < r.length; i++) {
+        num += (o.data[i] - r[i]) ** 2;
+        den += r[i] ** 2;
+      }
+    });
+    this.errors.push(Math.sqrt(num / den));
+    this.flops += got.flops;
+    return got;
+  }
+  floatsStored() {
+    return this.cache.floatsStored();
+  }
+  bitsStored() {
+    return this.cache.bitsStored();
+  }
+}
+
+function logSoftmaxRow(logits: Matrix, row: number): Float64Array {
+  const n = logits.cols;
+  const out = logits.data.slice(row * n, (row + 1) * n);
+  let m = Number.NEGATIVE_INFINITY;
+  for (const v of out) if (v > m) m = v;
+  let s = 0;
+  for (const v of out) s += Math.exp(v - m);
+  const lse = m + Math.log(s);
+  for (let i = 0; i < n; i++) out[i] -= lse;
+  return out;
+}
+
+function argmax(x: Float64Array): number {
+  let best = 0;
+  for (let i = 1; i < x.length; i++) if (x[i] > x[best]) best = i;
+  return best;
+}
+
+/**
+ * Runs the decode evaluation (module doc): prefill `text[0 … promptLength)`, then feed the held-out
+ * tokens one by one with the exact caches and with `factory`'s caches.
+ * @throws ValueError when the text has no held-out token.
+ */
+export function evaluateDecode(problem: DecodeStructure, factory: DecodeCacheFactory): DecodeEvaluation {
+  const { model, text, promptLength } = problem;
+  const steps = text.length - promptLength;
+  if (!(promptLength >= 1 && steps >= 1))
+    throw new ValueError("problem.text", "a prompt and at least one held-out token", `${text.length} tokens`);
+  const twins: TwinCache[] = [];
+  const compressed = createDecoderState(model, {
+    cacheFactory: (spec) => {
+      const twin = new TwinCache(factory(spec), new KVCache(spec));
+      twins.push(twin);
+      return twin;
+    },
+  });
+  const exact = createDecoderState(model);
+  let lc = decoderOnlyStep(model, compressed, text.slice(0, promptLength));
+  let le = decoderOnlyStep(model, exact, text.slice(0, promptLength));
+  const records: DecodeStepMetrics[] = [];
+  for (let s = 0; s < steps; s++) {
+    const pc = logSoftmaxRow(lc, lc.rows - 1);
+    const pe = logSoftmaxRow(le, le.rows - 1);
+    let kl = 0;
+    for (let i = 0; i < pe.length; i++) kl += Math.exp(pe[i]) * (pe[i] - pc[i]);
+    const target = text[promptLength + s];
+    records.push({
+      step: s,
+      attentionError: twins.reduce((a, t) => a + t.errors[t.errors.length - 1], 0) / twins.length,
+      kl: Math.max(0, kl),
+      top1: argmax(pc) === argmax(pe),
+      logProb: pc[target],
+      logProbExact: pe[target],
+      bits: twins.reduce((a, t) => a + t.bitsStored(), 0),
+      floats: twins.reduce((a, t) => a + t.floatsStored(), 0),
+    });
+    if (s + 1 < steps) {
+      lc = decoderOnlyStep(model, compressed, [target]);
+      le = decoderOnlyStep(model, exact, [target]);
+    }
+  }
+  const mean = (f: (r: DecodeStepMetrics) => number) => records.reduce((a, r) => a + f(r), 0) / records.length;
+  return {
+    steps: records,
+    meanAttentionError: mean((r) => r.attentionError),
+    meanKl: mean((r) => r.kl),
+    top1Agreement: mean((r) => (r.top1 ? 1 : 0)),
+    perplexity: Math.exp(-mean((r) => r.logProb)),
+    perplexityExact: Math.exp(-mean((r) => r.logProbExact)),
+    bitsStored: records[records.length - 1].bits,
+    exactBits: twins.reduce((a, t) => a + t.exact.bitsStored(), 0),
+    floatsStored: records[records.length - 1].floats,
+    flops: twins.reduce((a, t) => a + t.flops, 0),
+  };
+}
+
+/** The seeded synthetic decoder and its text (module doc). */
+export function syntheticDecodeProblem(
+  params: {
+    vocabSize: number;
+    numLayers: number;
+    dModel: number;
+    numHeads: number;
+    numKvHeads: number;
+    promptLength: number;
+    steps: number;
+    qkScale: number;
+    embeddingStd?: number;
+  },
+  seed: SeedKey,
+): DecodeStructure {
+  const base = initDecoderOnly(
+    {
+      vocabSize: params.vocabSize,
+      numLayers: params.numLayers,
+      dModel: params.dModel,
+      numHeads: params.numHeads,
+      numKvHeads: params.numKvHeads,
+      dHidden: 2 * params.dModel,
+      positional: "rope",
+      placement: "pre",
+      norm: "rms",
+      embeddingStd: params.embeddingStd ?? 1,
+    },
+    derive(seed, "model"),
+  );
+  const scaleAll = (ws: readonly Matrix[]) =>
+    ws.map((w) => {
+      const c = w.clone();
+      for (let i = 0; i < c.data.length; i++) c.data[i] *= params.qkScale;
+      return c;
+    });
+  const model: DecoderOnlyModel = {
+    ...base,
+    layers: base.layers.map((l) => ({
+      ...l,
+      selfAttention: { ...l.selfAttention, queries: scaleAll(l.selfAttention.queries), keys: scaleAll(l.selfAttention.keys) },
+    })),
+  };
+  const stream = new RandomStream(derive(seed, "text"));
+  const text = Array.from({ length: params.promptLength }, () => stream.int(params.vocabSize));
+  const state = createDecoderState(model);
+  let logits = decoderOnlyStep(model, state, text);
+  for (let s = 0; s < params.steps; s++) {
+    const lp = logSoftmaxRow(logits, logits.rows - 1);
+    const u = stream.uniform();
+    let acc = 0;
+    let token = lp.length - 1;
+    for (let i = 0; i < lp.length; i++) {
+      acc += Math.exp(lp[i]);
+      if (u < acc) {
+        token = i;
+        break;
+      }
+    }
+    text.push(token);
+    if (s + 1 < params.steps) logits = decoderOnlyStep(model, state, [token]);
+  }
+  return { model, text, promptLength: params.promptLength };
+}
+
+const int = (min: number, max: number, def: number, description: string) => ({
+  type: "integer",
+  minimum: min,
+  maximum: max,
+  default: def,
+  description,
+});
+
+/** Problem `synthetic-decoder`: a seeded decoder-only stack and its sampled text (no attention tensors). */
+export const syntheticDecoder: ProblemDefinition = {
+  name: "synthetic-decoder",
+  description:
+    "A seeded decoder-only stack (pre-RMSNorm, RoPE, GQA, W_Q and W_K scaled by qkScale) and a text: a random prompt and a continuation sampled from the model, for the decode evaluation of KV caches.",
+  paramsSchema: {
+    type: "object",
+    properties: {
+      vocabSize: int(2, 4096, 64, "vocabulary size"),
+      numLayers: int(1, 16, 2, "layers"),
+      dModel: int(2, 512, 32, "model width"),
+      numHeads: int(1, 64, 4, "query heads H"),
+      numKvHeads: int(1, 64, 2, "KV heads G"),
+      promptLength: int(1, 4096, 96, "prompt tokens (prefill)"),
+      steps: int(1, 4096, 32, "held-out tokens decoded"),
+      qkScale: {
+        type: "number",
+        exclusiveMinimum: 0,
+        maximum: 100,
+        default: 2.5,
+        description: "multiplies W_Q and W_K (peaks the attention)",
+      },
+      embeddingStd: {
+        type: "number",
+        exclusiveMinimum: 0,
+        maximum: 100,
+        default: 1,
+        description: "std of the (tied) token embedding: scales the logits",
+      },
+    },
+    additionalProperties: false,
+  },
+  structuralParams: ["vocabSize", "numLayers", "dModel", "numHeads", "numKvHeads", "promptLength", "steps", "qkScale", "embeddingStd"],
+  producesTensors: false,
+  generate(p, context, seed): ProblemInstance {
+    const { kernel, mask } = context;
+    const decode = syntheticDecodeProblem(p as unknown as Parameters<typeof syntheticDecodeProblem>[0], seed);
+    const instance: ProblemInstance & { decode: DecodeStructure } = { heads: [], kernel, mask, numKvHeads: p.numKvHeads as number, decode };
+    return instance;
+  },
+};
+
+const EXTRAS = [
+  { name: "attention_error", description: "mean over steps and layers of ‖Ŷ − Y‖_F/‖Y‖_F (same inputs as the exact twin)" },
+  { name: "next_token_kl", description: "mean over steps of KL(p_exact ‖ p_cache), nats" },
+  { name: "top1_agreement", description: "fraction of steps whose argmax next token equals the exact cache's" },
+  { name: "perplexity", description: "perplexity of the held-out continuation with this cache" },
+  { name: "perplexity_exact", description: "perplexity of the held-out continuation with the exact cache" },
+  { name: "cache_bits", description: "bits held by the caches of all layers after the last step" },
+  { name: "bits_fraction", description: "cache_bits / bits of the exact caches" },
+  { name: "key_distortion", description: "turbo-quant: mean ‖y − ŷ‖² of the unit rotated keys (MSE stage)" },
+  { name: "distortion_lower_bound", description: "turbo-quant: 4^(−b) with b the MSE bits (Shannon lower bound, TurboQuant Thm 3)" },
+] as const;
+
+/** Method `kv-cache-decode`: the decode evaluation of one cache at one budget. */
+export const kvCacheDecode: MethodDefinition = {
+  name: "kv-cache-decode",
+  description:
+    "Decode evaluation (registry/decode.ts) of a KV cache of @randattn/sketch's kvcache at a budget (budgetOptions: tokens, block size, clusters, projection rows, bits or frequencies): attention error, next-token KL, top-1 agreement, perplexity and memory in bits.",
+  family: "sampling",
+  paramsSchema: {
+    type: "object",
+    properties: {
+      cache: { type: "string", enum: [...KV_CACHE_NAMES], description: "cache name (createKvCache)" },
+      budget: { type: "integer", minimum: 1, maximum: 1_000_000, default: 32, description: "the cache's budget knob (budgetOptions)" },
+    },
+    required: ["cache"],
+    additionalProperties: false,
+  },
+  exposesWeights: false,
+  extraMetrics: EXTRAS,
+  run(problem, params, _context, seed) {
+    const decode = (problem as ProblemInstance & { decode?: DecodeStructure }).decode;
+    if (!decode)
+      throw new ValueError("problem", 'the "synthetic-decoder" problem for method "kv-cache-decode"', "a problem without a decoder");
+    const name = params.cache as KvCacheName;
+    const settings = budgetOptions(name, params.budget as number);
+    const turbo: TurboQuantCache[] = [];
+    const factory = kvCacheFactory(name, settings as never, derive(seed, "cache"));
+    const r = evaluateDecode(decode, (spec) => {
+      const c = factory(spec);
+      if (c instanceof TurboQuantCache) turbo.push(c);
+      return c;
+    });
+    const mseBits = name === "turbo-quant" ? (params.budget as number) - 1 : undefined;
+    return {
+      output: null,
+      cost: { flops: r.flops, floatsStored: r.floatsStored },
+      extras: {
+        attention_error: r.meanAttentionError,
+        next_token_kl: r.meanKl,
+        top1_agreement: r.top1Agreement,
+        perplexity: r.perplexity,
+        perplexity_exact: r.perplexityExact,
+        cache_bits: r.bitsStored,
+        bits_fraction: r.bitsStored / r.exactBits,
+        key_distortion: turbo.length > 0 ? turbo.reduce((a, c) => a + c.meanKeyDistortion(), 0) / turbo.length : null,
+        distortion_lower_bound: mseBits === undefined ? null : 4 ** -mseBits,
+      },
+    };
+  },
+};

@@ -1,0 +1,71 @@
+/**
+ * `latent-online`: the MLA latent of a `deepseek-v2-mla` problem compressed WHILE it is appended —
+ * sketch kvcache's `OnlineLatentCache` (incremental SVD truncated to rank k after every append),
+ * fed a prefill of `prefill` rows then one row per decode step — against the one-shot
+ * `latent-rsvd` / `latent-svd` that see the whole latent at once. The heads then attend to the
+ * final L̃ exactly as those methods do (registry/sketch/lowrank.ts), so the columns compare.
+ */
+import { Matrix } from "@randattn/core";
+import { OnlineLatentCache } from "@randattn/sketch";
+import { attendOnFactor, largestScores, latentSpectralError, optimum, requireLatent, singularValues } from "./sketch/lowrank.js";
+import type { MethodDefinition } from "./types.js";
+
+export const latentOnline: MethodDefinition = {
+  name: "latent-online",
+  description:
+    "MLA latent compressed online to rank k (sketch kvcache `OnlineLatentCache`: incremental SVD, truncated after each append; prefill then one token per step); heads attend to the final L̃ = W diag(σ) Uᵀ. Stores N·k + k + d_L·k floats.",
+  family: "latent",
+  paramsSchema: {
+    type: "object",
+    properties: {
+      rank: { type: "integer", minimum: 1, maximum: 8192, default: 16, description: "k, the rank kept" },
+      prefill: { type: "integer", minimum: 1, maximum: 65536, default: 64, description: "rows appended in the first call" },
+    },
+    additionalProperties: false,
+  },
+  exposesWeights: false,
+  extraMetrics: [
+    { name: "cache_floats", description: "floats in the KV cache: N_KV·k for a rank-k latent (N_KV·d_L exact), N_KV·d_L after MHA→MLA" },
+    { name: "latent_rel_error", description: "‖L − L̃‖_F/‖L‖_F of the compressed latent" },
+    { name: "latent_rel_spectral_error", description: "‖L − L̃‖₂/‖L‖₂ of the compressed latent" },
+    { name: "optimal_latent_rel_error", description: "Eckart–Young optimum τ_{k+1}/‖L‖_F (truncated SVD)" },
+    { name: "optimal_latent_rel_spectral_error", description: "Eckart–Young optimum σ_{k+1}/σ_1" },
+  ],
+  run(problem, params) {
+    const latent = requireLatent(problem, "latent-online");
+    const L = latent.latent;
+    const cache = new OnlineLatentCache({ latentDim: L.cols, rank: params.rank as number });
+    const prefill = Math.min(params.prefill as number, L.rows);
+    let flops = 0;
+    const rows = (a: number, b: number) => new Matrix(b - a, L.cols, L.data.slice(a * L.cols, b * L.cols));
+    cache.append(rows(0, prefill));
+    flops += cache.lastFlops;
+    for (let i = prefill; i < L.rows; i++) {
+      cache.append(rows(i, i + 1));
+      flops += cache.lastFlops;
+    }
+    const { factor, basis } = cache.factors();
+    const attended = attendOnFactor(problem, latent, factor, basis);
+    const approx = cache.latent();
+    let num = 0;
+    let den = 0;
+    for (let i = 0; i < L.data.length; i++) {
+      num += (L.data[i] - approx.data[i]) ** 2;
+      den += L.data[i] ** 2;
+    }
+    return {
+      output: attended.output,
+      cost: { flops: flops + attended.flops, floatsStored: cache.floatsStored() + largestScores(problem) },
+      extras: {
+        cache_floats: cache.floatsStored(),
+        latent_rel_error: Math.sqrt(num / den),
+        latent_rel_spectral_error: latentSpectralError(L, factor, basis),
+      },
+    };
+  },
+  references(problem, params): Record<string, number | null> {
+    if (!problem.latent) return {};
+    const opt = optimum(singularValues(problem.latent.latent), params.rank as number);
+    return { optimal_latent_rel_error: opt.frobenius, optimal_latent_rel_spectral_error: opt.spectral };
+  },
+};

@@ -1,0 +1,164 @@
+/**
+ * Adapters for the 2021–2024 sub-quadratic attention methods of @randattn/sketch (issue 11):
+ * `hyper-attention` (sortLSH + sampled residual + ApproxD; causal recursion under a causal mask),
+ * `kdeformer` (sortLSH heavy entries + KDE normalizer + column-norm importance sampling; refuses
+ * masks) and `scatterbrain` (LSH-sparse exact entries + Performer low rank). Each routes every head
+ * through the sketch function with `derive(seed, "head", h)`; cost = the sum of the heads' flops and
+ * floats. GERF / OPRF / DERF are feature kinds of `random-features` (features.ts).
+ *
+ * `hyper-attention` also reports the parameters of its guarantee (sketch `hyperAttentionParameters`,
+ * same mask as the run): `hyper_alpha` = max over heads of α = N_KV·max_j ‖R_:j‖² and `hyper_kappa`
+ * = max over heads of κ = max rᵢ / min rᵢ. They need the N_Q × N_KV matrix, so they are left empty
+ * for masked problems (the causal form is a sum of sub-problems) and above 2²⁴ scores per head; they
+ * are computed inside `run` (they depend on the seed's hyperplanes) but not counted in its cost.
+ */
+import { concatCols } from "@randattn/core";
+import { hyperAttention, hyperAttentionParameters, kdeformerAttention, scatterbrainAttention } from "@randattn/sketch";
+import type { MethodDefinition, ProblemInstance } from "../types.js";
+import { enumParam, headSeed, intParam, numberParam, paramsSchema, rejectMask, requireHeads, softmaxScale, sumCosts } from "./common.js";
+
+/** Largest N_Q·N_KV per head for which α and κ are computed. */
+const MAX_PARAMETER_SCORES = 1 << 24;
+
+function kernelOf(problem: ProblemInstance, method: string) {
+  const scale = softmaxScale(problem, method);
+  return scale === undefined ? {} : { kernel: { kind: "softmax" as const, scale } };
+}
+
+function maskOf(problem: ProblemInstance) {
+  return problem.mask ? { mask: problem.mask.offset === undefined ? { kind: "causal" as const } : { ...problem.mask } } : {};
+}
+
+const LSH_PARAMS = {
+  numBits: intParam(0, 24, 7, "r, SimHash bits of sortLSH (2^r buckets)"),
+  blockSize: intParam(1, 1 << 20, 64, "b, queries per sortLSH block"),
+  sampleSize: intParam(1, 1 << 20, 64, "m, sampled keys for the residual product with V"),
+  normalizerSamples: intParam(1, 1 << 20, 64, "m_D, uniformly sampled keys for the residual normalizer"),
+};
+
+/** `hyper-attention`: sketch's `hyperAttention` on every head. */
+export const hyperAttentionMethod: MethodDefinition = {
+  name: "hyper-attention",
+  description:
+    "HyperAttention (Han et al. 2024): sortLSH block-diagonal large entries exact, residual sampled ∝‖V_j‖², ApproxD normalizer; causal recursion (Algorithm 4) under a causal mask. Reports α and κ of its guarantee.",
+  family: "sampling",
+  paramsSchema: paramsSchema({
+    ...LSH_PARAMS,
+    normalizer: enumParam(
+      ["approximate", "exact", "shared"],
+      "approximate",
+      "ApproxD, the exact D, or from the numerator's own (defensively mixed) samples",
+    ),
+    valueSampling: enumParam(["value-norm", "uniform"], "value-norm", "residual keys ∝‖V_j‖² (paper) or uniform (its code)"),
+    minCausalLength: intParam(1, 1 << 20, 128, "causal recursion: blocks of at most this many queries are exact"),
+  }),
+  exposesWeights: false,
+  extraMetrics: [
+    { name: "hyper_alpha", description: "α = N_KV·max_j ‖(D⁻¹(1−M^H)⊙A)_:j‖², max over heads (unmasked problems)" },
+    { name: "hyper_kappa", description: "κ = max_i r_i / min_i r_i of the residual row sums, max over heads (unmasked problems)" },
+  ],
+  run(problem, params, _context, seed) {
+    requireHeads(problem, "hyper-attention");
+    const options = {
+      numBits: params.numBits as number,
+      blockSize: params.blockSize as number,
+      sampleSize: params.sampleSize as number,
+      normalizerSamples: params.normalizerSamples as number,
+      normalizer: params.normalizer as "approximate" | "exact" | "shared",
+      valueSampling: params.valueSampling as "value-norm" | "uniform",
+      minCausalLength: params.minCausalLength as number,
+      ...kernelOf(problem, "hyper-attention"),
+    };
+    const results = problem.heads.map((h, i) =>
+      hyperAttention(h.queries, h.keys, h.values, { ...options, ...maskOf(problem) }, headSeed(seed, i)),
+    );
+    let alpha: number | null = null;
+    let kappa: number | null = null;
+    if (!problem.mask && problem.heads.every((h) => h.queries.rows * h.keys.rows <= MAX_PARAMETER_SCORES)) {
+      for (let i = 0; i < problem.heads.length; i++) {
+        const h = problem.heads[i];
+        const p = hyperAttentionParameters(h.queries, h.keys, h.values, { ...options, planes: results[i].planes }, headSeed(seed, i));
+        alpha = Math.max(alpha ?? 0, p.alpha);
+        kappa = Math.max(kappa ?? 0, p.kappa);
+      }
+    }
+    return {
+      output: concatCols(results.map((r) => r.output)),
+      cost: sumCosts(results.map((r) => r.cost)),
+      extras: { hyper_alpha: alpha, hyper_kappa: kappa },
+    };
+  },
+};
+
+/** `kdeformer`: sketch's `kdeformerAttention` on every head (no masks). */
+export const kdeformerMethod: MethodDefinition = {
+  name: "kdeformer",
+  description:
+    "KDEformer (Zandieh et al. 2023): sortLSH heavy entries exact, normalizer by KDE (simplified: uniform key sample), residual keys sampled ∝ estimated squared column norms of D⁻¹A mixed with ε uniform. No masked form.",
+  family: "sampling",
+  paramsSchema: paramsSchema({
+    ...LSH_PARAMS,
+    columnSamples: intParam(1, 1 << 20, 64, "t, uniformly sampled queries of the column-norm KDE"),
+    uniformShare: numberParam(1e-6, 1, 0.1, "ε, the uniform share of the sampling distribution"),
+    normalizer: enumParam(["approximate", "exact"], "approximate", "KDE estimate, or the exact D"),
+  }),
+  exposesWeights: false,
+  run(problem, params, _context, seed) {
+    requireHeads(problem, "kdeformer");
+    rejectMask(problem, "kdeformer");
+    const results = problem.heads.map((h, i) =>
+      kdeformerAttention(
+        h.queries,
+        h.keys,
+        h.values,
+        {
+          numBits: params.numBits as number,
+          blockSize: params.blockSize as number,
+          sampleSize: params.sampleSize as number,
+          normalizerSamples: params.normalizerSamples as number,
+          columnSamples: params.columnSamples as number,
+          uniformShare: params.uniformShare as number,
+          normalizer: params.normalizer as "approximate" | "exact",
+          ...kernelOf(problem, "kdeformer"),
+        },
+        headSeed(seed, i),
+      ),
+    );
+    return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
+  },
+};
+
+/** `scatterbrain`: sketch's `scatterbrainAttention` on every head. */
+export const scatterbrainMethod: MethodDefinition = {
+  name: "scatterbrain",
+  description:
+    "Scatterbrain (Chen et al. 2021): exact entries on the SimHash-bucket support plus the FAVOR+ low-rank estimate elsewhere (unbiased, no double counting); causal prefix sums under a causal mask.",
+  family: "features",
+  paramsSchema: paramsSchema({
+    numFrequencies: intParam(1, 1 << 16, 64, "m, random frequencies of the low-rank part"),
+    numBits: intParam(0, 24, 4, "SimHash bits of the sparse support (2^numBits buckets)"),
+    projection: enumParam(["iid", "orthogonal"], "orthogonal", "i.i.d. or block-orthogonal frequencies"),
+    normalizer: enumParam(["estimated", "exact"], "estimated", "row sums of the estimate, or the exact Z"),
+  }),
+  exposesWeights: false,
+  run(problem, params, _context, seed) {
+    requireHeads(problem, "scatterbrain");
+    const results = problem.heads.map((h, i) =>
+      scatterbrainAttention(
+        h.queries,
+        h.keys,
+        h.values,
+        {
+          numFrequencies: params.numFrequencies as number,
+          numBits: params.numBits as number,
+          projection: params.projection as "iid" | "orthogonal",
+          normalizer: params.normalizer as "estimated" | "exact",
+          ...kernelOf(problem, "scatterbrain"),
+          ...maskOf(problem),
+        },
+        headSeed(seed, i),
+      ),
+    );
+    return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
+  },
+};

@@ -1,0 +1,182 @@
+// Issue 11 figures (slow statistical checks kept out of the unit suite): prints, for the 2021–2024
+// methods of sketch lsh/, hyper/, kdeformer/, scatterbrain/ and features/exponential.ts,
+//  1. exact limits against core `attention` (max abs error);
+//  2. HyperAttention's fixed-mask error law: Monte-Carlo E‖Ŷ−Y‖²_F vs the closed form and α‖V‖²/m;
+//  3. GERF/OPRF/DERF: mean relative variance Var/K² at m = 64 vs FAVOR+ (closed form) and the
+//     output error of random-feature attention with each map;
+//  4. the ratio estimator with 25 % zero value rows at s = 32,768: relative error without the
+//     defensive mixture (emulated: the refused ε = 0) and with the default ε = 0.1, and the RMSE
+//     slope over s = 1,024 … 16,384.
+//
+//   node packages/sketch/bench/literature.mjs        (after `pnpm run build`)
+import * as core from "@randattn/core";
+import * as sketch from "../dist/index.js";
+
+const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toPrecision(digits) : String(x));
+const maxAbs = (a, b) => a.data.reduce((m, v, i) => Math.max(m, Math.abs(v - b.data[i])), 0);
+const fro2 = (a, b) => a.data.reduce((s, v, i) => s + (v - b.data[i]) ** 2, 0);
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const se = (xs) => {
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1) / xs.length);
+};
+
+function clustered(rows, d, key) {
+  const centers = core.randomMatrix(4, d, {}, [key, "centers"]);
+  const noise = core.randomMatrix(rows, d, { scale: 0.35 }, [key, "noise"]);
+  const out = new core.Matrix(rows, d);
+  for (let i = 0; i < rows; i++)
+    for (let t = 0; t < d; t++) out.data[i * d + t] = 2 * centers.data[(i % 4) * d + t] + noise.data[i * d + t];
+  return out;
+}
+
+// 1. Exact limits.
+(() => {
+  const n = 256;
+  const d = 8;
+  const q = clustered(n, d, 1);
+  const k = clustered(n, d, 1);
+  const v = core.randomMatrix(n, 4, {}, [2, "v"]);
+  const y = core.attention(q, k, v);
+  const yc = core.attention(q, k, v, { mask: { kind: "causal" } });
+  const small = (x) =>
+    new core.Matrix(
+      x.rows,
+      x.cols,
+      Float64Array.from(x.data, (t) => 0.3 * t),
+    );
+  const ys = core.attention(small(q), small(k), v);
+  console.log("1. exact limits (max |Ŷ − Y|), N = 256");
+  console.log("   hyper one block          ", fmt(maxAbs(sketch.hyperAttention(q, k, v, { blockSize: n }, [1]).output, y)));
+  console.log(
+    "   hyper causal recursion   ",
+    fmt(maxAbs(sketch.hyperAttention(q, k, v, { blockSize: n, mask: { kind: "causal" }, minCausalLength: 16 }, [1]).output, yc)),
+  );
+  console.log("   kdeformer one block      ", fmt(maxAbs(sketch.kdeformerAttention(q, k, v, { blockSize: n }, [1]).output, y)));
+  console.log(
+    "   scatterbrain one bucket  ",
+    fmt(maxAbs(sketch.scatterbrainAttention(small(q), small(k), v, { numFrequencies: 16, numBits: 0 }, [1]).output, ys)),
+  );
+})();
+
+// 2. HyperAttention error law.
+(() => {
+  const n = 128;
+  const d = 6;
+  const q = clustered(n, d, 3);
+  const k = clustered(n, d, 3);
+  const v = core.randomMatrix(n, 4, {}, [4, "v"]);
+  const y = core.attention(q, k, v);
+  const planes = sketch.drawHyperplanes(3, d, [5, "planes"]);
+  console.log("2. HyperAttention, fixed mask, exact normalizer, N = 128, b = 16, 2000 draws");
+  for (const m of [4, 16, 64]) {
+    const opts = { blockSize: 16, sampleSize: m, normalizer: "exact", planes };
+    const law = sketch.hyperAttentionParameters(q, k, v, opts, [0]);
+    const errs = [];
+    for (let t = 0; t < 2000; t++) errs.push(fro2(sketch.hyperAttention(q, k, v, opts, [6, m, t]).output, y));
+    console.log(
+      `   m = ${m}: MC ${fmt(mean(errs))} ± ${fmt(se(errs), 2)}, law ${fmt(law.expectedSquaredError)}, bound α‖V‖²/m ${fmt(law.errorBound)} (α ${fmt(law.alpha)}, α_full ${fmt(law.alphaFull)}, κ ${fmt(law.kappa)}, masked mass ${fmt(law.maskedMass)})`,
+    );
+  }
+})();
+
+// 3. Exponential features.
+(() => {
+  console.log("3. mean relative variance Var/K² per pair at m = 64 (closed form), and attention output error");
+  for (const [label, d, sc] of [
+    ["N(0,1) entries, d = 16", 16, 1],
+    ["N(0,1) entries ×1.5, d = 16", 16, 1.5],
+    ["N(0,1) entries, d = 64", 64, 1],
+  ]) {
+    const q = core.randomMatrix(64, d, { scale: sc }, [7, label, "q"]);
+    const k = core.randomMatrix(64, d, { scale: sc }, [7, label, "k"]);
+    const s = 1 / Math.sqrt(Math.sqrt(d));
+    const xs = new core.Matrix(
+      64,
+      d,
+      Float64Array.from(q.data, (t) => t * s),
+    );
+    const ys = new core.Matrix(
+      64,
+      d,
+      Float64Array.from(k.data, (t) => t * s),
+    );
+    const rel = {};
+    for (const kind of ["gerf", "oprf", "derf"]) {
+      const params = sketch.exponentialFeatureParameters(kind, xs, ys, 0);
+      let total = 0;
+      for (let i = 0; i < 64; i++)
+        for (let j = 0; j < 64; j++) {
+          const x = xs.data.slice(i * d, (i + 1) * d);
+          const yy = ys.data.slice(j * d, (j + 1) * d);
+          let dot = 0;
+          for (let t = 0; t < d; t++) dot += x[t] * yy[t];
+          total += sketch.exponentialFeatureVariance(params, x, yy, 64) / Math.exp(2 * dot);
+        }
+      rel[kind] = total / 4096;
+    }
+    const v = core.randomMatrix(64, 8, {}, [7, label, "v"]);
+    const y = core.attention(q, k, v);
+    const errs = {};
+    for (const features of ["positive", "oprf", "derf"]) {
+      const e = [];
+      for (let t = 0; t < 20; t++)
+        e.push(
+          Math.sqrt(
+            fro2(sketch.randomFeatureAttention(q, k, v, { numFrequencies: 64, features, projection: "iid" }, [8, t]).output, y) /
+              fro2(y, new core.Matrix(64, 8)),
+          ),
+        );
+      errs[features] = mean(e);
+    }
+    console.log(
+      `   ${label}: FAVOR+ ${fmt(rel.gerf)}, OPRF ${fmt(rel.oprf)} (×${fmt(rel.oprf / rel.gerf, 2)}), DERF ${fmt(rel.derf)} (×${fmt(rel.derf / rel.gerf, 2)}); rel. Frobenius output error (20 draws, iid) FAVOR+ ${fmt(errs.positive)}, OPRF ${fmt(errs.oprf)}, DERF ${fmt(errs.derf)}`,
+    );
+  }
+})();
+
+// 4. Ratio estimator with zero value rows.
+(() => {
+  const n = 256;
+  const nQ = 8;
+  const d = 4;
+  const q = core.randomMatrix(nQ, d, {}, [9, "q"]);
+  const k = core.randomMatrix(n, d, {}, [9, "k"]);
+  const v = core.randomMatrix(n, 3, {}, [9, "v"]);
+  for (let j = 0; j < n; j += 4) for (let c = 0; c < 3; c++) v.data[j * 3 + c] = 1e3 * 0; // 25 % zero rows
+  // Keys with zero values get the larger logits (shifted), so the bias is visible.
+  for (let j = 0; j < n; j += 4) for (let t = 0; t < d; t++) k.data[j * d + t] += 0.8 * q.data[t];
+  const y = core.attention(q, k, v);
+  const ny = Math.sqrt(fro2(y, new core.Matrix(nQ, 3)));
+  const s = 32768;
+  const plain = sketch.valueSamplingProbabilities("value-norm", v);
+  // ε = 0 emulated (sampledAttention refuses it): the ratio estimator with the unmixed p.
+  const { indices, weights } = sketch.drawWeightedSample(plain, { samples: s, design: "with-replacement" }, [10]);
+  const { scores } = core.attentionScores(q, core.selectRows(k, indices));
+  const yb = new core.Matrix(nQ, 3);
+  for (let i = 0; i < nQ; i++) {
+    let z = 0;
+    for (let t = 0; t < s; t++) {
+      const c = weights[t] * scores.data[i * s + t];
+      z += c;
+      for (let col = 0; col < 3; col++) yb.data[i * 3 + col] += c * v.data[indices[t] * 3 + col];
+    }
+    for (let col = 0; col < 3; col++) yb.data[i * 3 + col] /= z;
+  }
+  const fixed = sketch.sampledAttention(q, k, v, { samples: s, scheme: "value-norm" }, [10]).output;
+  console.log("4. ratio estimator, value-norm, 25 % zero value rows, s = 32,768");
+  console.log(`   relative error: ε = 0 (emulated) ${fmt(Math.sqrt(fro2(yb, y)) / ny)}, ε = 0.1 ${fmt(Math.sqrt(fro2(fixed, y)) / ny)}`);
+  const sizes = [1024, 2048, 4096, 8192, 16384];
+  const logs = [];
+  for (const ss of sizes) {
+    const e = [];
+    for (let t = 0; t < 40; t++)
+      e.push(fro2(sketch.sampledAttention(q, k, v, { samples: ss, scheme: "value-norm" }, [11, ss, t]).output, y));
+    logs.push(Math.log(mean(e)));
+  }
+  const xs = sizes.map(Math.log);
+  const xm = mean(xs);
+  const ym = mean(logs);
+  const slope = xs.reduce((a, x, i) => a + (x - xm) * (logs[i] - ym), 0) / xs.reduce((a, x) => a + (x - xm) ** 2, 0);
+  console.log(`   MSE log-log slope over s = 1,024 … 16,384: ${fmt(slope)} (RMSE ${fmt(slope / 2)}; theory −1 / −½)`);
+})();
