@@ -34,6 +34,7 @@ export const randomFeaturesMethod = defineMethod({
   }),
   exposesWeights: false,
   extraMetrics: [
+    { name: "feature_count", description: "F, features per head: m for positive and the exponential maps, 2m for trig/hyperbolic" },
     { name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose estimated normalizer D_i ≤ 0" },
   ],
   run(problem, params, _context, seed) {
@@ -66,7 +67,7 @@ export const randomFeaturesMethod = defineMethod({
     return {
       output: concatCols(results.map((r) => r.output)),
       cost: sumCosts(results.map((r) => r.cost)),
-      extras: { non_positive_row_fraction: bad / rows },
+      extras: { feature_count: results[0].featureCount, non_positive_row_fraction: bad / rows },
     };
   },
 });
@@ -106,6 +107,7 @@ export const kernelValue = defineMethod({
   }),
   exposesWeights: false,
   extraMetrics: [
+    { name: "feature_count", description: "F, features: m for positive, 2m for trig/hyperbolic" },
     { name: "kernel_mse", description: "mean over pairs of (φ(q)ᵀφ(k) − κ(q,k))²" },
     { name: "kernel_rel_mse", description: "mean over pairs of ((φ(q)ᵀφ(k) − κ)/κ)²" },
     { name: "performer_mse", description: "Performer closed-form MSE (i.i.d. frequencies; empty for orthogonal), mean over pairs" },
@@ -155,6 +157,7 @@ export const kernelValue = defineMethod({
       output: null,
       cost: { flops: 2 * (2 * n * d * m + n * featureDim) + 2 * n * featureDim, floatsStored: m * d + 2 * n * featureDim },
       extras: {
+        feature_count: featureDim,
         kernel_mse: mse / n,
         kernel_rel_mse: rel / n,
         performer_mse: iid ? theory / n : null,
