@@ -13,9 +13,9 @@ describe("grid cap", () => {
         "problem.scale": { from: 0.1, to: 10, count: 10_000 },
       },
     });
-    const t0 = performance.now();
+    // No wall-clock assert (timings are for benches): enumerating 2·10^12 cells would never finish,
+    // so the test's own timeout is what fails if the cap were checked after expanding.
     const e = catchError(() => expandPlan(loadConfigObject(c, "/tmp", "big.yaml")));
-    expect(performance.now() - t0).toBeLessThan(3000);
     expect(e).toBeInstanceOf(ConfigError);
     expect(e.message).toContain(
       `sweep: expected a grid of at most ${DEFAULT_MAX_CELLS} cells (raise the cap with --max-cells), got ${10000 * 100 * 100 * 10000 * 2} cells`,

@@ -215,8 +215,9 @@ export type LatentKvCacheName = "exact" | "online-svd";
 export function createLatentKvCache(
   name: LatentKvCacheName,
   options: OnlineLatentOptions | { latentDim: number; ropeDim?: number },
-  _seed: SeedKey,
+  seed: SeedKey,
 ): LatentDecodeCache {
+  void seed; // both kinds are deterministic; the seed keeps the (options, seed) convention
   if (name === "exact") return new LatentCache(options);
   if (name === "online-svd") return new OnlineLatentCache(options as OnlineLatentOptions);
   throw new ValueError("name", '"exact" or "online-svd"', describe(name));

@@ -100,7 +100,8 @@ function logNormalizer(queries: Matrix, keys: Matrix, kernel: Kernel | undefined
 /**
  * Approximate attention Y ≈ Z⁻¹ A V from s sampled keys (module comment).
  * @param queries Q, N_Q × d_QK. @param keys K, N_KV × d_QK. @param values V, N_KV × d_V.
- * @param s number of sampled keys (≥ 1; ≤ N_KV's support for without-replacement designs).
+ * @param options `samples` = s, the number of sampled keys (≥ 1; ≤ N_KV's support for
+ *   without-replacement designs), and the scheme, design and normalizer.
  * @param seed SeedKey of the draw.
  * @returns `{ output, cost, indices, weights, probabilities, perQuery }`.
  * @throws ShapeError / NonFiniteError on inputs; ValueError on s or options; NumericalError when a

@@ -22,6 +22,7 @@ import { normalizeWeights } from "../random/probabilities.js";
 import { defensiveMixture, resolveDefensiveWeight } from "./defensive.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
 import { optimalMatmulProbabilities, squaredRowNorms } from "./matmul.js";
+import { perQueryAttentionDraw } from "./perQuery.js";
 
 /** Which distribution over keys the rows of V are drawn from. */
 export type ValueSamplingScheme = "uniform" | "value-norm" | "optimal" | "attention";
@@ -142,7 +143,20 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
   let probabilities: Float64Array;
   let flops: number;
   let floatsStored: number;
-  if (scheme === "attention") {
+  if (scheme === "attention" && design === "with-replacement") {
+    // The same draws as the general branch below, without its per-row overhead (sampling/perQuery.ts).
+    ({ indices, weights: c, probabilities } = perQueryAttentionDraw(w, nQ, n, s, eps, seed));
+    for (let i = 0; i < nQ; i++) {
+      for (let t = 0; t < s; t++) {
+        const j = indices[i * s + t];
+        const coef = c[i * s + t] * w[i * n + j];
+        zhat[i] += coef;
+        for (let col = 0; col < dV; col++) out[i * dV + col] += coef * vd[j * dV + col];
+      }
+    }
+    flops = 2 * nQ * n + nQ * s * (2 + 2 * dV) + (eps > 0 ? 2 * nQ * n : 0);
+    floatsStored = nQ * n + 2 * nQ * s;
+  } else if (scheme === "attention") {
     indices = new Int32Array(nQ * s);
     c = new Float64Array(nQ * s);
     probabilities = new Float64Array(nQ * n);

@@ -1,0 +1,121 @@
+// The sketch package's issue-14 hot paths, timed side by side in one process; prints one JSON line
+// (spawned by packages/core/bench/run.mjs, which prints the target table; runnable alone):
+//   node packages/sketch/bench/hotpaths.mjs [--quick] [--skip-svd]
+//  - per-query attention row sampling, 1024×1024, s = 64: the former per-row composition
+//    (normalizeWeights → defensiveMixture → drawWeightedSample per query, re-stated here from the
+//    public functions) vs sampledValueProduct(scheme "attention") — the same draws bit for bit;
+//  - top-k, 1024×1024, k = 32: a full comparator sort per row (the former code) vs topKValueProduct;
+//  - random-feature (m = 256, positive, orthogonal) vs exact streaming attention, d = 64, at
+//    N = 16,384 (N = 4096 with --quick);
+//  - randomized SVD (k = 64, p = 10, q = 2) of a 16384×512 latent vs ml-matrix's full SVD and the
+//    Eckart–Young optimum (skipped with --skip-svd or --quick: the full SVD takes minutes).
+import * as core from "@randattn/core";
+import { SVD } from "ml-matrix";
+import * as sketch from "../dist/index.js";
+
+const quick = process.argv.includes("--quick");
+const skipSvd = process.argv.includes("--skip-svd") || quick;
+const reps = quick ? 2 : 3;
+
+function best(f, r = reps) {
+  f();
+  let t = Number.POSITIVE_INFINITY;
+  let out;
+  for (let i = 0; i < r; i++) {
+    const t0 = performance.now();
+    out = f();
+    t = Math.min(t, (performance.now() - t0) / 1000);
+  }
+  return { s: t, out };
+}
+
+const result = {};
+{
+  const n = 1024;
+  const s = 64;
+  const q = core.randomMatrix(n, 64, {}, [14, "rs", "q"]);
+  const k = core.randomMatrix(n, 64, {}, [14, "rs", "k"]);
+  const v = core.randomMatrix(n, 64, {}, [14, "rs", "v"]);
+  const p = core.attentionWeights(q, k);
+  const former = (seed) => {
+    const indices = new Int32Array(n * s);
+    const out = new Float64Array(n * 64);
+    for (let i = 0; i < n; i++) {
+      const pi = sketch.defensiveMixture(sketch.normalizeWeights(p.data.subarray(i * n, (i + 1) * n), `weights[${i}]`), 0);
+      const draw = sketch.drawWeightedSample(pi, { samples: s, design: "with-replacement" }, core.derive(seed, "query", i));
+      indices.set(draw.indices, i * s);
+      for (let t = 0; t < s; t++) {
+        const j = draw.indices[t];
+        const coef = draw.weights[t] * p.data[i * n + j];
+        for (let c = 0; c < 64; c++) out[i * 64 + c] += coef * v.data[j * 64 + c];
+      }
+    }
+    return { indices, out };
+  };
+  // Alternate the two so both see the same load; keep the best of each.
+  let tOld = Number.POSITIVE_INFINITY;
+  let tNew = Number.POSITIVE_INFINITY;
+  let a;
+  let b;
+  former([14, "w"]);
+  sketch.sampledValueProduct(p, v, { samples: s, scheme: "attention" }, [14, "w"]);
+  for (let r = 0; r < reps; r++) {
+    let t0 = performance.now();
+    a = former([14, "draw"]);
+    tOld = Math.min(tOld, (performance.now() - t0) / 1000);
+    t0 = performance.now();
+    b = sketch.sampledValueProduct(p, v, { samples: s, scheme: "attention" }, [14, "draw"]);
+    tNew = Math.min(tNew, (performance.now() - t0) / 1000);
+  }
+  const same = a.indices.every((x, i) => x === b.indices[i]) && a.out.every((x, i) => Object.is(x, b.output.data[i]));
+  result.rowSampling = { former: tOld, now: tNew, identical: same };
+
+  const kk = 32;
+  const order = Array.from({ length: n }, (_, j) => j);
+  const sorted = best(() => {
+    const idx = new Int32Array(n * kk);
+    for (let i = 0; i < n; i++) {
+      const row = p.data.subarray(i * n, (i + 1) * n);
+      order.sort((x, y) => row[y] - row[x] || x - y);
+      for (let t = 0; t < kk; t++) idx[i * kk + t] = order[t];
+    }
+    return idx;
+  });
+  const selected = best(() => sketch.topKValueProduct(p, v, kk));
+  result.topK = { sort: sorted.s, select: selected.s, identical: sorted.out.every((x, i) => x === selected.out.indices[i]) };
+}
+{
+  const n = quick ? 4096 : 16384;
+  const m = 256;
+  const q = core.randomMatrix(n, 64, { scale: 0.5 }, [14, "rf", "q"]);
+  const k = core.randomMatrix(n, 64, { scale: 0.5 }, [14, "rf", "k"]);
+  const v = core.randomMatrix(n, 64, {}, [14, "rf", "v"]);
+  const exact = best(() => core.streamingAttention(q, k, v), 1);
+  const rf = best(() => sketch.randomFeatureAttention(q, k, v, { numFrequencies: m }, [14, "rf", "omega"]));
+  result.randomFeatures = { n, m, exact: exact.s, rf: rf.s, relError: core.relativeFrobeniusError(rf.out.output, exact.out) };
+}
+if (!skipSvd) {
+  const nRows = 16384;
+  const dL = 512;
+  const k = 64;
+  const g = core.randomMatrix(nRows, dL, {}, [2, "latent", "G"]);
+  const vOrth = sketch.householderQr(core.randomMatrix(dL, dL, {}, [2, "latent", "V"])).q;
+  for (let i = 0; i < nRows; i++) for (let j = 0; j < dL; j++) g.data[i * dL + j] /= j + 1;
+  const latent = core.matmulTransB(g, vOrth);
+  const rsvd = best(() => sketch.randomizedSvd(latent, { rank: k, oversampling: 10, powerIterations: 2 }, [2, "rsvd"]), 1);
+  const { U, S, Vt } = rsvd.out;
+  const approx = core.matmul(
+    core.Matrix.from(U.rows, U.cols, (i, j) => U.data[i * k + j] * S[j]),
+    Vt,
+  );
+  let err = 0;
+  for (let i = 0; i < latent.data.length; i++) err += (latent.data[i] - approx.data[i]) ** 2;
+  const t0 = performance.now();
+  const full = new SVD(latent.toMlMatrix(), { computeLeftSingularVectors: true, computeRightSingularVectors: true });
+  const tFull = (performance.now() - t0) / 1000;
+  const sigma = Array.from(full.diagonal).sort((x, y) => y - x);
+  let tail = 0;
+  for (let j = k; j < sigma.length; j++) tail += sigma[j] ** 2;
+  result.rsvd = { rsvd: rsvd.s, svd: tFull, errorRatio: Math.sqrt(err) / Math.sqrt(tail) };
+}
+console.log(JSON.stringify(result));
