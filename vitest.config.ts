@@ -11,9 +11,11 @@ export default defineConfig({
   resolve: {
     alias: [
       entry("@randattn/core/node", file("core/src/node/index.ts")),
+      entry("@randattn/core/internal", file("core/src/internal.ts")),
       entry("@randattn/core", file("core/src/index.ts")),
       entry("@randattn/sketch", file("sketch/src/index.ts")),
       entry("@randattn/experiments/browser", file("experiments/src/browser.ts")),
+      entry("@randattn/experiments/internal", file("experiments/src/internal.ts")),
       entry("@randattn/experiments", file("experiments/src/index.ts")),
     ],
   },

@@ -1,11 +1,11 @@
-// Regenerates packages/core/src/fast/kernelBytes.ts from the WAT in src/fast/wat.ts.
+// Regenerates packages/core/src/kernels/kernelBytes.ts from the WAT in src/kernels/wat.ts.
 // Run after editing wat.ts:  npx tsc -b packages/core && node packages/core/bench/gen-wasm.mjs
 // (the test packages/core/test/fast/wasm-bytes.test.ts fails while the two are out of sync).
 import { writeFileSync } from "node:fs";
-import { assembleKernels, toBase64 } from "../dist/fast/assemble.js";
+import { assembleKernels, toBase64 } from "../dist/kernels/assemble.js";
 
 const bytes = await assembleKernels();
-const out = new URL("../src/fast/kernelBytes.ts", import.meta.url);
+const out = new URL("../src/kernels/kernelBytes.ts", import.meta.url);
 const lines = toBase64(bytes).match(/.{1,120}/g) ?? [];
 const header = [
   "/**",

@@ -3,7 +3,7 @@
  * argument, the expected and the actual value (see errors.ts).
  */
 import { NonFiniteError, ShapeError, ValueError } from "./errors.js";
-import { Matrix } from "./linalg/matrix.js";
+import { Matrix } from "./matrix.js";
 
 /** Throws unless `m` is a `Matrix`. */
 export function assertMatrix(m: unknown, argument: string): asserts m is Matrix {

@@ -7,7 +7,7 @@
  * stay finite), then Y = Z⁻¹(A V) with `matmulInto`. Queries and keys/values may come from
  * different sources (cross-attention, N_Q ≠ N_KV) and d_QK ≠ d_V is allowed.
  */
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { matmulInto, matmulTransBInto } from "../linalg/matmul.js";
 import { kernelValueError } from "./kernel.js";
 import { TILE_NONE, TILE_PARTIAL } from "./mask.js";

@@ -17,20 +17,14 @@ export {
   softmaxKernel,
 } from "./kernel.js";
 export {
-  CompiledMask,
   type Mask,
   type MaskForm,
   type MaskKind,
   MASK_FORMS,
   MASK_KINDS,
-  TILE_ALL,
-  TILE_NONE,
-  TILE_PARTIAL,
-  type TileStatus,
   additiveMask,
   allowedSetsMask,
   causalMask,
-  compileMask,
   denseMask,
   emptyMaskRows,
   multiplicativeMask,
@@ -61,6 +55,18 @@ export {
   runAttention,
   selfAttention,
 } from "./projection.js";
+export {
+  type AttentionMode,
+  type AttentionPrecision,
+  type FastAttentionFullOptions,
+  type FastAttentionOptions,
+  type PrefixMask,
+  attention32,
+  fastAttention,
+  float32AttentionErrorBound,
+  streamingAttention32,
+} from "./fast.js";
+export type { HeadWeights } from "./fast-heads.js";
 export {
   type MultiHeadInit,
   type MultiHeadOptions,

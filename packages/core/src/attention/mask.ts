@@ -11,7 +11,7 @@
  * sets S_i, and a dense 0/1 matrix M̃.
  */
 import { ShapeError, ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { assertInteger, assertShape, describe } from "../validate.js";
 import { type Kernel, resolveKernel } from "./kernel.js";
 

@@ -8,7 +8,7 @@
  * An optional positional rotation (RoPE, position/) is applied to each Q_h and K_g after projection.
  */
 import { ShapeError, ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { matmulInto } from "../linalg/matmul.js";
 import { concatCols } from "../linalg/ops.js";
 import { initWeight } from "../random/init.js";

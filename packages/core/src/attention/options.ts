@@ -3,7 +3,7 @@
  * the materialized and the streaming loops resolve kernel, mask and empty-row policy identically.
  */
 import { NumericalError, ShapeError, ValueError } from "../errors.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { assertFinite, assertMatrix, assertNonEmpty, assertOneOf, assertShape, describe } from "../validate.js";
 import { type Kernel, type ResolvedKernel, resolveKernel } from "./kernel.js";
 import { type CompiledMask, MASK_FORMS, type Mask, type MaskForm, compileMask } from "./mask.js";

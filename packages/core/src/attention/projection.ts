@@ -5,7 +5,7 @@
  * Self-attention is X_Q = X_K = X_V (encoder, §3.1.1); cross-attention takes queries from one source
  * and keys/values from another (decoder over the encoder output, §3.2) — N_Q ≠ N_KV in general.
  */
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { matmulInto } from "../linalg/matmul.js";
 import { ValueError } from "../errors.js";
 import { assertFinite, assertMatrix, assertNonEmpty, assertShape, describe } from "../validate.js";

@@ -3,9 +3,9 @@
  * logits in place, under a mask row, in the additive or multiplicative form (§3.2). Internal.
  */
 import { ValueError } from "../errors.js";
-import { allFinite, attentionInto, attentionPlan } from "../fast/attention32.js";
-import { fusedSoftmaxAttention, useFusedSoftmax } from "../fast/softmaxWasm.js";
-import { Matrix } from "../linalg/matrix.js";
+import { allFinite, attentionInto, attentionPlan } from "./fast.js";
+import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
+import { Matrix } from "../matrix.js";
 import type { Mask, MaskForm } from "./mask.js";
 import { type ResolvedKernel, kernelValueError } from "./kernel.js";
 import { type ResolvedAttention, emptyRow, overflowError } from "./options.js";

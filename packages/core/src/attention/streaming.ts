@@ -15,7 +15,7 @@
  * `matmulInto` accumulating tile·V_blk into O). Fully masked tiles (e.g. above a causal diagonal)
  * are skipped: their contribution is exactly 0 in either mask form.
  */
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { matmulInto, matmulTransBInto } from "../linalg/matmul.js";
 import { assertInteger } from "../validate.js";
 import { kernelValueError } from "./kernel.js";

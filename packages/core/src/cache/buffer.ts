@@ -2,7 +2,7 @@
  * An append-only block of fixed-width rows with amortized O(1) appends: capacity doubles when
  * full, so N appends copy O(N) floats in total. Internal to the caches.
  */
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 
 export class RowBuffer {
   readonly width: number;

@@ -20,7 +20,7 @@
 import type { Cost } from "../accounting/cost.js";
 import type { ProjectedAttentionOptions } from "../attention/index.js";
 import { ShapeError, ValueError } from "../errors.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { Rope } from "../position/index.js";
 import { assertFinite, assertNonEmpty, assertShape, describe } from "../validate.js";
 

@@ -12,7 +12,7 @@ import { type MergedMla, attendMergedLatent, mergedMlaDimensions, naiveRopeError
 import { type MlaOptions, checkRope, resolvePositions } from "../latent/options.js";
 import { checkSequence } from "../latent/unmerged.js";
 import { matmul } from "../linalg/matmul.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { concatCols } from "../linalg/ops.js";
 import { assertFinite, describe } from "../validate.js";
 import {

@@ -6,7 +6,7 @@
  */
 import { runAttention } from "../attention/index.js";
 import { ValueError } from "../errors.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { assertInteger, describe } from "../validate.js";
 import { RowBuffer } from "./buffer.js";
 import {

@@ -5,7 +5,7 @@
  * d_L + d_R floats per token (512 + 64 = 576 for DeepSeek V2, ERRATA).
  */
 import { ShapeError, ValueError } from "../errors.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { assertFinite, assertInteger, assertNonEmpty, assertShape, describe } from "../validate.js";
 import { RowBuffer } from "./buffer.js";
 import { type FillRecord, type LatentDecodeCache, type PositionalFill, checkFill } from "./contract.js";

@@ -12,7 +12,7 @@
  * a malformed header dict. Values are returned as float64 in C (row-major) order.
  */
 import { FormatError, NonFiniteError, ShapeError, ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { assertOneOf, describe, assertOptions } from "../validate.js";
 import { type PyValue, parsePythonLiteral } from "./pyliteral.js";
 

@@ -16,7 +16,7 @@
 import { runAttention } from "../attention/index.js";
 import { ValueError } from "../errors.js";
 import { matmul, matmulInto, matmulTransB } from "../linalg/matmul.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { concatCols } from "../linalg/ops.js";
 import { assertFinite, assertMatrix, assertNonEmpty, assertNumber, assertShape, describe, assertOptions } from "../validate.js";
 import { type MlaOptions, attentionOptionsOf, checkRope, mlaKernel, resolvePositions } from "./options.js";

@@ -2,10 +2,10 @@
  * MLA in its unmerged (factorized) form, and its equivalent low-rank multi-head attention (§4.2).
  */
 import { type MultiHeadWeights, type PositionalRotation, runAttention } from "../attention/index.js";
-import { rmsNorm } from "../layers/norm.js";
+import { rmsNorm } from "../norm.js";
 import { ValueError } from "../errors.js";
 import { matmul } from "../linalg/matmul.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { concatCols } from "../linalg/ops.js";
 import { assertFinite, assertNonEmpty, assertShape, assertOptions } from "../validate.js";
 import { type MlaOptions, attentionOptionsOf, checkRope, mlaKernel, resolvePositions } from "./options.js";

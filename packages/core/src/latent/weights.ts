@@ -9,8 +9,8 @@
  * q_R,h = L_Q W_QR^h (d_LQ×d_R each) and one rotary key k_R = X W_KR (d_in×d_R) shared by all heads.
  */
 import { ShapeError, ValueError } from "../errors.js";
-import { type RMSNormParams, assertNormParams } from "../layers/norm.js";
-import type { Matrix } from "../linalg/matrix.js";
+import { type RMSNormParams, assertNormParams } from "../norm.js";
+import type { Matrix } from "../matrix.js";
 import { initWeight } from "../random/init.js";
 import { type SeedKey, derive } from "../random/stream.js";
 import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertShape } from "../validate.js";

@@ -3,7 +3,7 @@
  * family"; GLU variants [Sha20]). Each is exported as a plain function and by name.
  */
 import { ValueError } from "../errors.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { assertFinite, assertMatrix, assertOneOf } from "../validate.js";
 
 /**

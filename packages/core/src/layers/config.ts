@@ -7,7 +7,7 @@ import type { RopeOptions } from "../position/index.js";
 import { ROPE_PAIRINGS } from "../position/index.js";
 import { assertInteger, assertNumber, assertOneOf, describe } from "../validate.js";
 import { FFN_KINDS, type FfnKind } from "./ffn.js";
-import { NORM_KINDS, type NormKind } from "./norm.js";
+import { NORM_KINDS, type NormKind } from "../norm.js";
 import { NORM_PLACEMENTS, type NormPlacement } from "./residual.js";
 
 /** Shape and variant of one encoder or decoder layer. */

@@ -14,7 +14,7 @@
 import { type Mask, type MultiHeadWeights, initMultiHeadWeights, multiHeadAttention } from "../attention/index.js";
 import { type DecodeCache, type DecodeCacheFactory, KVCache, multiHeadDecode } from "../cache/index.js";
 import { ShapeError, ValueError } from "../errors.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { Rope } from "../position/index.js";
 import { derive, type SeedKey } from "../random/stream.js";
 import { describe, assertOptions } from "../validate.js";

@@ -6,7 +6,7 @@
 import { assertOptions } from "../validate.js";
 import { type Mask, type MultiHeadWeights, initMultiHeadWeights, multiHeadAttention } from "../attention/index.js";
 import { ShapeError } from "../errors.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { Rope } from "../position/index.js";
 import { derive, type SeedKey } from "../random/stream.js";
 import { type LayerConfig, type ResolvedLayerConfig, resolveLayerConfig } from "./config.js";

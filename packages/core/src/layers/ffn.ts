@@ -12,7 +12,7 @@
  */
 import { NumericalError, ShapeError, ValueError } from "../errors.js";
 import { matmul } from "../linalg/matmul.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { initWeight } from "../random/init.js";
 import { derive, type SeedKey } from "../random/stream.js";
 import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertOneOf, assertShape, describe } from "../validate.js";

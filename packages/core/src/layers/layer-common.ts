@@ -3,7 +3,7 @@
  */
 import type { Mask, MultiHeadOptions } from "../attention/index.js";
 import { ShapeError, ValueError } from "../errors.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import type { Rope } from "../position/index.js";
 import { assertFinite, assertMatrix, assertNonEmpty, describe } from "../validate.js";
 import type { ResolvedLayerConfig } from "./config.js";

@@ -10,9 +10,9 @@
  * at model level (model/stack.ts).
  */
 import { ShapeError, ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { assertFinite, assertMatrix, assertNonEmpty, assertOneOf, describe } from "../validate.js";
-import { type NormKind, type NormParams, applyNorm, assertNormParams, initNorm } from "./norm.js";
+import { type NormKind, type NormParams, applyNorm, assertNormParams, initNorm } from "../norm.js";
 
 /** Normalization placement around a sublayer. */
 export type NormPlacement = "post" | "pre" | "peri";

@@ -12,10 +12,10 @@
  * or single-row/column products, or when SIMD is unavailable; `setKernelBackend` forces either).
  * The scalar kernels below stay the reference the fast path is tested against (≤ 1e-12 relative).
  */
-import { Matrix } from "./matrix.js";
+import { Matrix } from "../matrix.js";
 import { assertMatrix, assertVector } from "../validate.js";
 import { ShapeError } from "../errors.js";
-import { SMALL_M_ROWS, gemmWasm, kernelBackendFor } from "../fast/gemm.js";
+import { SMALL_M_ROWS, gemmWasm, kernelBackendFor } from "../kernels/gemm.js";
 
 const KB = 256; // k-block: keeps a 4×KB panel of A and KB rows of B's current column block hot.
 

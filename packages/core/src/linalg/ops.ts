@@ -2,7 +2,7 @@
  * Elementwise and structural operations on `Matrix`. All return new matrices unless the name
  * ends in `InPlace`. Loops run over the flat `data` array (no per-element get/set).
  */
-import { Matrix } from "./matrix.js";
+import { Matrix } from "../matrix.js";
 import { assertInteger, assertMatrix, assertMatrixList, assertNumber, assertShape, assertVector } from "../validate.js";
 import { NonFiniteError, NumericalError, ShapeError, ValueError } from "../errors.js";
 

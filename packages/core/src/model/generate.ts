@@ -7,7 +7,7 @@
  */
 import type { DecodeCacheFactory } from "../cache/index.js";
 import { ShapeError, ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { assertInteger, describe } from "../validate.js";
 import { greedyToken } from "./head.js";
 import {

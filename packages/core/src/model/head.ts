@@ -5,7 +5,7 @@
  */
 import { NumericalError, ShapeError, ValueError } from "../errors.js";
 import { matmul, matmulTransB } from "../linalg/matmul.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { softmaxRows } from "../linalg/ops.js";
 import { initWeight } from "../random/init.js";
 import type { SeedKey } from "../random/stream.js";

@@ -3,8 +3,8 @@
  * encoding, then (Peri-LN) the input-embedding norm.
  */
 import { ShapeError, ValueError } from "../errors.js";
-import { type NormParams, applyNorm, initNorm } from "../layers/norm.js";
-import type { Matrix } from "../linalg/matrix.js";
+import { type NormParams, applyNorm, initNorm } from "../norm.js";
+import type { Matrix } from "../matrix.js";
 import { derive, type SeedKey } from "../random/stream.js";
 import { Embedding, embedTokens, initEmbedding, initLearnedPositionalEmbedding, sinusoidalPositionalEncoding } from "../tokens/index.js";
 import { assertInteger, describe } from "../validate.js";

@@ -7,7 +7,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { writeNpyFile } from "./files.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import type { ForwardResult, LayerCapture } from "../pretrained/model.js";
 
 /** Tensors {@link writeForwardNpy} writes per layer, in this order. */

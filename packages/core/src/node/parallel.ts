@@ -18,11 +18,11 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { FormatError, NonFiniteError, NumericalError, type RandAttnError, ShapeError, ValueError } from "../errors.js";
 import { matmulInto } from "../linalg/matmul.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { assertInteger, assertOptions } from "../validate.js";
-import { type AttentionPlan, type FastAttentionFullOptions, attentionPlan } from "../fast/attention32.js";
-import { getKernelBackend } from "../fast/gemm.js";
-import { type HeadDims, type HeadWeights, checkMultiHead, computeHeads } from "../fast/heads.js";
+import { type AttentionPlan, type FastAttentionFullOptions, attentionPlan } from "../attention/fast.js";
+import { getKernelBackend } from "../kernels/gemm.js";
+import { type HeadDims, type HeadWeights, checkMultiHead, computeHeads } from "../attention/fast-heads.js";
 
 /** Options of `parallelMultiHeadAttention` (and `multiHeadAttentionFast`, which ignores the worker ones). */
 export interface ParallelMultiHeadOptions extends FastAttentionFullOptions {

@@ -5,7 +5,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { RandAttnError } from "../errors.js";
-import { type KernelBackend, setKernelBackend } from "../fast/gemm.js";
+import { type KernelBackend, setKernelBackend } from "../kernels/gemm.js";
 import { type HeadReply, type HeadTask, runHeadTask } from "./parallel.js";
 
 const port = parentPort;

@@ -13,7 +13,7 @@
  */
 import { ShapeError, ValueError } from "../errors.js";
 import type { PositionalRotation } from "../attention/index.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { assertFinite, assertInteger, assertMatrix, assertNumber, assertOneOf, assertOptions } from "../validate.js";
 
 /** Which coordinates form a rotation pair (see the module comment). */

@@ -8,9 +8,9 @@ import { ropeInverseFrequencies } from "../checkpoint/config.js";
 import type { TensorStore } from "../checkpoint/store.js";
 import type { MultiHeadWeights } from "../attention/multihead.js";
 import type { FfnWeights } from "../layers/ffn.js";
-import type { LayerNormParams, NormParams, RMSNormParams } from "../layers/norm.js";
+import type { LayerNormParams, NormParams, RMSNormParams } from "../norm.js";
 import type { MlaWeights } from "../latent/weights.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { Rope } from "../position/rope.js";
 import { WeightReader, columnBlock, headBlocks } from "./weights.js";
 

@@ -20,10 +20,10 @@ import {
 } from "../cache/contract.js";
 import { ShapeError, ValueError } from "../errors.js";
 import { feedForward } from "../layers/ffn.js";
-import { applyNorm } from "../layers/norm.js";
+import { applyNorm } from "../norm.js";
 import { mlaKeyLatent, mlaKeysValues, mlaQueries, mlaQueryLatent, mlaRotaryKey } from "../latent/unmerged.js";
 import { matmul, matmulTransB } from "../linalg/matmul.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { addInPlace, concatCols, selectRows, sliceCols } from "../linalg/ops.js";
 import { greedyToken } from "../model/head.js";
 import { assertInteger, describe } from "../validate.js";

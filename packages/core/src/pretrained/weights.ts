@@ -6,7 +6,7 @@
  */
 import { FormatError } from "../errors.js";
 import type { TensorStore } from "../checkpoint/store.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 
 /** Shape-checked tensor access with errors naming the file, tensor and config field. */
 export class WeightReader {

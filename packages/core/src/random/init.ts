@@ -3,7 +3,7 @@
  * `(root seed, ...purpose)`, so adding a weight to a model never changes the others.
  */
 import { ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { assertInteger, assertNumber, assertOneOf, assertRequiredOptions } from "../validate.js";
 import { type SeedKey, RandomStream } from "./stream.js";
 

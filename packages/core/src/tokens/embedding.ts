@@ -3,7 +3,7 @@
  * the row E_i, so embedding a sequence of ids is row selection.
  */
 import { ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import { randomMatrix } from "../random/init.js";
 import type { SeedKey } from "../random/stream.js";
 import {

@@ -4,7 +4,7 @@
  * encoding of Vaswani et al. (2017, §3.5) and a learned (here: seeded random) table.
  */
 import { ShapeError, ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import type { SeedKey } from "../random/stream.js";
 import { assertFinite, assertInteger, assertMatrix, assertNumber, describe, assertOptions } from "../validate.js";
 import { Embedding, type InitEmbeddingOptions, initEmbedding } from "./embedding.js";

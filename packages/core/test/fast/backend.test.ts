@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { AUTO_MIN_WORK, ValueError, getKernelBackend, kernelBackendFor, setKernelBackend } from "@randattn/core";
+import { ValueError, getKernelBackend, setKernelBackend } from "@randattn/core";
+import { AUTO_MIN_WORK, kernelBackendFor } from "@randattn/core/internal";
 import { afterAll, describe, expect, it } from "vitest";
 
 const previous = getKernelBackend();

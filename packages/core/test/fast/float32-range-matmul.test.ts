@@ -8,16 +8,14 @@ import {
   getKernelBackend,
   matmul,
   matmul32,
-  matmul32Into,
   matmulTransA,
   matmulTransA32,
-  matmulTransA32Into,
   matmulTransB,
   matmulTransB32,
-  matmulTransB32Into,
   setKernelBackend,
   transpose,
 } from "@randattn/core";
+import { matmul32Into, matmulTransA32Into, matmulTransB32Into } from "@randattn/core/internal";
 import { afterAll, describe, expect, it } from "vitest";
 import { U32, literalProduct, rnd } from "./helpers.js";
 

@@ -9,8 +9,8 @@ import {
   randomMatrix,
   setKernelBackend,
   streamingAttention,
-  useFusedSoftmax,
 } from "@randattn/core";
+import { useFusedSoftmax } from "@randattn/core/internal";
 import { afterAll, describe, expect, it } from "vitest";
 import { literalAttention, relMaxError, rnd } from "./helpers.js";
 

@@ -1,15 +1,5 @@
-import {
-  Matrix,
-  getKernelBackend,
-  matmul,
-  matmulInto,
-  matmulTransA,
-  matmulTransAInto,
-  matmulTransB,
-  matmulTransBInto,
-  setKernelBackend,
-  transpose,
-} from "@randattn/core";
+import { Matrix, getKernelBackend, matmul, matmulTransA, matmulTransB, setKernelBackend, transpose } from "@randattn/core";
+import { matmulInto, matmulTransAInto, matmulTransBInto } from "@randattn/core/internal";
 import { afterAll, describe, expect, it } from "vitest";
 import { SHAPES, U64, componentwiseError, literalProduct, rnd } from "./helpers.js";
 

@@ -1,14 +1,5 @@
-import {
-  ShapeError,
-  getKernelBackend,
-  matmul32,
-  matmul32Into,
-  matmulTransA32,
-  matmulTransB32,
-  matmulTransB32Into,
-  setKernelBackend,
-  transpose,
-} from "@randattn/core";
+import { ShapeError, getKernelBackend, matmul32, matmulTransA32, matmulTransB32, setKernelBackend, transpose } from "@randattn/core";
+import { matmul32Into, matmulTransB32Into } from "@randattn/core/internal";
 import { afterAll, describe, expect, it } from "vitest";
 import { SHAPES, U32, componentwiseError, literalProduct, rnd } from "./helpers.js";
 

@@ -1,4 +1,5 @@
-import { simdExp, wasmSimdAvailable } from "@randattn/core";
+import { wasmSimdAvailable } from "@randattn/core";
+import { simdExp } from "@randattn/core/internal";
 import { describe, expect, it } from "vitest";
 
 // The SIMD exponential of the kernel module (range reduction x = k·ln2 + r, degree-13 Taylor in

@@ -1,14 +1,5 @@
-import {
-  getKernelBackend,
-  kernelBackendFor,
-  matmul,
-  matmulInto,
-  matmulTransA,
-  matmulTransAInto,
-  matmulTransB,
-  setKernelBackend,
-  transpose,
-} from "@randattn/core";
+import { getKernelBackend, matmul, matmulTransA, matmulTransB, setKernelBackend, transpose } from "@randattn/core";
+import { kernelBackendFor, matmulInto, matmulTransAInto } from "@randattn/core/internal";
 import { afterAll, describe, expect, it } from "vitest";
 import { U64, componentwiseError, literalProduct, rnd } from "./helpers.js";
 

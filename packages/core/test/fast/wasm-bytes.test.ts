@@ -1,6 +1,7 @@
-import { kernelWat, wasmKernelBytes, wasmSimdAvailable } from "@randattn/core";
+import { wasmSimdAvailable } from "@randattn/core";
+import { kernelWat, wasmKernelBytes } from "@randattn/core/internal";
 import { describe, expect, it } from "vitest";
-import { assembleKernels } from "../../src/fast/assemble.js";
+import { assembleKernels } from "../../src/kernels/assemble.js";
 
 // The kernel binary is embedded pre-assembled (so loading is synchronous); it must be exactly what
 // wabt assembles from the WAT source today, or someone edited wat.ts without regenerating.

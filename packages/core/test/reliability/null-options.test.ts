@@ -11,7 +11,6 @@ import {
   ValueError,
   Vocabulary,
   WordTokenizer,
-  assertOptions,
   attention32,
   attentionWeightBreakdown,
   createDecoderState,
@@ -42,7 +41,6 @@ import {
   mergedMlaAttention,
   mlaAttention,
   modelKvCacheFloats,
-  optionsObject,
   parseNpy,
   randomMatrix,
   sinusoidalPositionalEncoding,
@@ -50,6 +48,7 @@ import {
   table3Rows,
   addPositional,
 } from "@randattn/core";
+import { assertOptions, optionsObject } from "@randattn/core/internal";
 import { encodeNpz, parallelMultiHeadAttention, parseNpz } from "@randattn/core/node";
 import { describe, expect, it } from "vitest";
 

@@ -3,7 +3,8 @@
  * relative Frobenius and spectral errors, max-abs error, and the mean KL divergence between exact
  * and approximate attention rows when the method forms weights.
  */
-import { assertShape, type Matrix, matmulTransA, matmulTransB, maxAbsDiff, ShapeError } from "@randattn/core";
+import { type Matrix, matmulTransA, matmulTransB, maxAbsDiff, ShapeError } from "@randattn/core";
+import { assertShape } from "@randattn/core/internal";
 
 /** ‖Ŷ − Y‖_F / ‖Y‖_F (0 when both are 0, +∞ when only Y is). */
 export function relativeFrobenius(approx: Matrix, exact: Matrix): number {

@@ -3,7 +3,7 @@
  * confidence interval of the mean, mean ± t_{0.975, n−1}·s/√n. The t quantile is computed (regularized
  * incomplete beta by Lentz's continued fraction, inverted by bisection), not tabulated.
  */
-import { assertInteger, assertNumber } from "@randattn/core";
+import { assertInteger, assertNumber } from "@randattn/core/internal";
 
 function logGamma(x: number): number {
   // Lanczos approximation (g = 7, n = 9), |error| < 1e-15 for x > 0.

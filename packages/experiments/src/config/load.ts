@@ -4,7 +4,8 @@
  * generator, methods and sweep targets exist, labels are unique, the kernel formula is in the
  * restricted language. Nothing runs before all of this passes; every problem found is reported.
  */
-import { describe, FormatError } from "@randattn/core";
+import { FormatError } from "@randattn/core";
+import { describe } from "@randattn/core/internal";
 import { type ErrorObject, Ajv, type ValidateFunction } from "ajv";
 import { getMethod, listMethods } from "../registry/methods.js";
 import { fileSha256, getProblem, listProblems, resolveDataPath } from "../registry/problems.js";

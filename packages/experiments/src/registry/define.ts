@@ -21,15 +21,15 @@ import type {
 } from "./types.js";
 
 /** An integer param (JSON schema `type: "integer"`). */
-export interface IntegerParamSchema {
+export type IntegerParamSchema = {
   readonly type: "integer";
   readonly minimum?: number;
   readonly maximum?: number;
   readonly default?: number;
   readonly description?: string;
-}
+};
 /** A real param. */
-export interface NumberParamSchema {
+export type NumberParamSchema = {
   readonly type: "number";
   readonly minimum?: number;
   readonly maximum?: number;
@@ -37,31 +37,31 @@ export interface NumberParamSchema {
   readonly exclusiveMaximum?: number;
   readonly default?: number;
   readonly description?: string;
-}
+};
 /** A string param, optionally an enum. */
-export interface StringParamSchema<E extends string = string> {
+export type StringParamSchema<E extends string = string> = {
   readonly type: "string";
   readonly enum?: readonly E[];
   readonly default?: E;
   readonly description?: string;
   readonly minLength?: number;
-}
+};
 /** A boolean param. */
-export interface BooleanParamSchema {
+export type BooleanParamSchema = {
   readonly type: "boolean";
   readonly default?: boolean;
   readonly description?: string;
-}
+};
 /** One property of a params schema. */
 export type ParamSchema = IntegerParamSchema | NumberParamSchema | StringParamSchema | BooleanParamSchema;
 
 /** A typed params schema: closed object of typed properties. */
-export interface TypedParamsSchema<P extends Record<string, ParamSchema> = Record<string, ParamSchema>> {
+export type TypedParamsSchema<P extends Record<string, ParamSchema> = Record<string, ParamSchema>> = {
   readonly type: "object";
   readonly properties: P;
   readonly required?: readonly string[];
   readonly additionalProperties: false;
-}
+};
 
 /** The TypeScript type of one param's value. */
 export type ParamValueOf<S> = S extends { readonly type: "integer" | "number" }
@@ -98,13 +98,9 @@ export function intParam(minimum: number, maximum: number, def: number, descript
   return { type: "integer", minimum, maximum, default: def, description };
 }
 
-/** A real param with a default (bounds optional). */
-export function numberParam(
-  def: number,
-  description: string,
-  bounds: Omit<NumberParamSchema, "type" | "default" | "description"> = {},
-): NumberParamSchema & { default: number } {
-  return { type: "number", ...bounds, default: def, description };
+/** A real param with bounds and default (as {@link intParam}). */
+export function numberParam(minimum: number, maximum: number, def: number, description: string): NumberParamSchema & { default: number } {
+  return { type: "number", minimum, maximum, default: def, description };
 }
 
 /** A string-enum param. */

@@ -14,10 +14,10 @@ import type { CompiledExpression } from "../base/expr-eval.js";
 
 /** A JSON schema (ajv draft-07 subset) for a params object. */
 export type ParamsSchema = {
-  type: "object";
-  properties: Record<string, Record<string, unknown>>;
-  required?: string[];
-  additionalProperties: false;
+  readonly type: "object";
+  readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  readonly required?: readonly string[];
+  readonly additionalProperties: false;
 };
 
 /** A parameter value as it appears in a config or a CSV column. */

@@ -8,7 +8,7 @@ import { join, relative, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
-/** Bottom to top. `cli` is src/cli.ts, src/cli/ and the barrels (index.ts, browser.ts). */
+/** Bottom to top. `cli` is src/cli.ts, src/cli/ and the barrels (index.ts, browser.ts, internal.ts). */
 export const LAYERS = ["platform", "base", "registry", "metrics", "config", "plan", "output", "figures", "run", "cli"] as const;
 
 const SRC = fileURLToPath(new URL("../../src", import.meta.url));
@@ -37,7 +37,7 @@ function importGraph(): Map<string, string[]> {
 function layerOf(module: string): number {
   const top = module.split("/")[0];
   // cli.ts, cli/, and the barrels index.ts / browser.ts are the top.
-  const i = LAYERS.indexOf((["cli", "index", "browser"].includes(top) ? "cli" : top) as (typeof LAYERS)[number]);
+  const i = LAYERS.indexOf((["cli", "index", "browser", "internal"].includes(top) ? "cli" : top) as (typeof LAYERS)[number]);
   return i;
 }
 

@@ -26,6 +26,7 @@ async function bundle(contents: string, minify: boolean) {
     minify,
     globalName: "randattnBundle",
     alias: {
+      "@randattn/core/internal": pkg("core/src/internal.ts"),
       "@randattn/core": pkg("core/src/index.ts"),
       "@randattn/sketch": pkg("sketch/src/index.ts"),
       "@randattn/experiments/browser": pkg("experiments/src/browser.ts"),

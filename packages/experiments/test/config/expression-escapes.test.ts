@@ -7,7 +7,7 @@ import {
   MAX_EXPRESSION_LENGTH,
   MAX_RANGE_VALUES,
   toUnaryFunction,
-} from "@randattn/experiments";
+} from "@randattn/experiments/internal";
 import { catchError } from "../helpers.js";
 
 const rejected = (text: string, fragment: string) => {

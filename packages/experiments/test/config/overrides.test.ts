@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyOverrides, ConfigError, expandPlan, loadConfigObject } from "@randattn/experiments";
+import { applyOverrides, ConfigError, expandPlan, loadConfigObject } from "@randattn/experiments/internal";
 import { catchError, tinyConfig } from "../helpers.js";
 
 describe("command-line overrides (Hydra style)", () => {

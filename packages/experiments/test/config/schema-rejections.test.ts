@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, expandPlan, loadConfigObject } from "@randattn/experiments";
+import { ConfigError, expandPlan, loadConfigObject } from "@randattn/experiments/internal";
 import { catchError, tinyConfig } from "../helpers.js";
 
 const load = (c: unknown) => expandPlan(loadConfigObject(c, "/tmp", "test.yaml"));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { axisValues, ConfigError, expandSweepExpression } from "@randattn/experiments";
+import { axisValues, ConfigError, expandSweepExpression } from "@randattn/experiments/internal";
 import { catchError } from "../helpers.js";
 
 describe("sweep value mini-syntax", () => {

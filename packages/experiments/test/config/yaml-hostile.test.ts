@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { FormatError } from "@randattn/core";
-import { ConfigError, MAX_YAML_ALIASES, parseConfigText } from "@randattn/experiments";
+import { ConfigError, MAX_YAML_ALIASES, parseConfigText } from "@randattn/experiments/internal";
 import { catchError } from "../helpers.js";
 
 describe("hostile YAML is refused before anything runs", () => {

@@ -12,7 +12,7 @@ import {
   summaryRows,
   summaryTable,
   textTable,
-} from "@randattn/experiments";
+} from "@randattn/experiments/internal";
 import { tempDir } from "../helpers.js";
 
 // Two sequence lengths × row sampling at two sample counts, plus exact: the case where a naive

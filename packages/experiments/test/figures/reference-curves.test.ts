@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { expandPlan, buildFigure, type JournalRecord, panelsSvg, loadConfigObject, planTasks, resultsCsv } from "@randattn/experiments";
+import {
+  expandPlan,
+  buildFigure,
+  type JournalRecord,
+  panelsSvg,
+  loadConfigObject,
+  planTasks,
+  resultsCsv,
+} from "@randattn/experiments/internal";
 import { tinyConfig } from "../helpers.js";
 
 describe("reference curves: extra columns drawn dashed in their series' colour", () => {

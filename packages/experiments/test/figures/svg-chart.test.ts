@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { latexTable, lineChartSvg, markdownTable, type Series } from "@randattn/experiments";
+import { latexTable, lineChartSvg, markdownTable, type Series } from "@randattn/experiments/internal";
 
 const series: Series[] = [
   { name: "exact", points: [{ x: 100, y: 0, lo: 0, hi: 0 }] },

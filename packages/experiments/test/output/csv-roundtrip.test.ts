@@ -10,7 +10,7 @@ import {
   resultColumns,
   resultsCsv,
   toCsv,
-} from "@randattn/experiments";
+} from "@randattn/experiments/internal";
 import { tinyConfig } from "../helpers.js";
 
 describe("CSV output parses back to the same values", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { studentTCdf, studentTQuantile, summarize } from "@randattn/experiments";
+import { studentTCdf, studentTQuantile, summarize } from "@randattn/experiments/internal";
 
 describe("summary statistics", () => {
   it("t quantiles match the closed forms for 1 and 2 degrees of freedom", () => {

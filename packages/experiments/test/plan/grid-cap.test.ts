@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, DEFAULT_MAX_CELLS, expandPlan, loadConfigObject } from "@randattn/experiments";
+import { ConfigError, DEFAULT_MAX_CELLS, expandPlan, loadConfigObject } from "@randattn/experiments/internal";
 import { catchError, tinyConfig } from "../helpers.js";
 
 describe("grid cap", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEEPSEEK_V2, GEMMA3_27B, LLAMA3_70B } from "@randattn/core";
-import { getMethod, getProblem } from "@randattn/experiments";
+import { getMethod, getProblem } from "@randattn/experiments/internal";
 
 const run = (preset: string, params: Record<string, unknown>, tokens = 1000) => {
   const inst = getProblem("model-preset").generate(

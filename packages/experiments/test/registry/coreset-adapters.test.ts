@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type Matrix, type SeedKey, attention, concatCols, derive } from "@randattn/core";
 import { nystromformerAttention, skyformerAttention, thinformerAttention, wildcatAttention } from "@randattn/sketch";
-import { getMethod, getProblem, type Params, type ProblemInstance } from "@randattn/experiments";
+import { getMethod, getProblem, type Params, type ProblemInstance } from "@randattn/experiments/internal";
 
 const ctx = { baseDir: "/tmp", wantWeights: false };
 const seed: SeedKey = [5, "method"];

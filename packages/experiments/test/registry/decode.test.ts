@@ -1,7 +1,7 @@
 import { budgetOptions, kvCacheFactory } from "@randattn/sketch";
 import { describe, expect, it } from "vitest";
 import { evaluateDecode, kvCacheDecode, syntheticDecodeProblem, syntheticDecoder } from "../../src/registry/decode.js";
-import { getMethod, getProblem } from "@randattn/experiments";
+import { getMethod, getProblem } from "@randattn/experiments/internal";
 
 const params = {
   vocabSize: 16,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Matrix, randomMatrix } from "@randattn/core";
-import { exactCost, executeTask, getMethod, type ProblemInstance, SOFTMAX_FLOPS_PER_SCORE } from "@randattn/experiments";
-import { toUnaryFunction } from "@randattn/experiments";
-import { compileKernelFormula } from "@randattn/experiments";
+import { exactCost, executeTask, getMethod, type ProblemInstance, SOFTMAX_FLOPS_PER_SCORE } from "@randattn/experiments/internal";
+import { toUnaryFunction } from "@randattn/experiments/internal";
+import { compileKernelFormula } from "@randattn/experiments/internal";
 
 /** The paper's formula Y = Z⁻¹AV as plain loops (§2.1), kernel κ(q, k) = f(scale·⟨q, k⟩). */
 function literalAttention(q: Matrix, k: Matrix, v: Matrix, f: (s: number) => number, scale: number, causal: boolean): Matrix {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { getProblem } from "@randattn/experiments";
+import { getProblem } from "@randattn/experiments/internal";
 import { catchError } from "../helpers.js";
 
 const ctx = { baseDir: "/tmp", wantWeights: false };

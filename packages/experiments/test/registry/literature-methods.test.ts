@@ -16,7 +16,7 @@ import {
   type ProblemInstance,
   spectralNorm,
   type TaskSpec,
-} from "@randattn/experiments";
+} from "@randattn/experiments/internal";
 import { describe, expect, it } from "vitest";
 import { tinyConfig } from "../helpers.js";
 

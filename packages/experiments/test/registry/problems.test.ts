@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Matrix, matmul } from "@randattn/core";
 import { writeNpyFile } from "@randattn/core/node";
-import { getProblem, inputSeed, type KernelSpec, listProblems, type Params } from "@randattn/experiments";
+import { getProblem, inputSeed, type KernelSpec, listProblems, type Params } from "@randattn/experiments/internal";
 import { join } from "node:path";
 import { tempDir } from "../helpers.js";
 

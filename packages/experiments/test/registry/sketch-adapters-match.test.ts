@@ -9,7 +9,7 @@ import {
   sampledAttention,
   topKAttention,
 } from "@randattn/sketch";
-import { getMethod, getProblem, type Params, type ProblemInstance } from "@randattn/experiments";
+import { getMethod, getProblem, type Params, type ProblemInstance } from "@randattn/experiments/internal";
 
 const ctx = { baseDir: "/tmp", wantWeights: false };
 const seed: SeedKey = [5, "method"];

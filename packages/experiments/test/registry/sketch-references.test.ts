@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { attentionWeights, matmul } from "@randattn/core";
 import { dkmExpectedSquaredError, valueSamplingProbabilities } from "@randattn/sketch";
-import { getMethod, getProblem, hmtSpectralBound, type Params, type ProblemInstance } from "@randattn/experiments";
+import { getMethod, getProblem, hmtSpectralBound, type Params, type ProblemInstance } from "@randattn/experiments/internal";
 
 const ctx = { baseDir: "/tmp", wantWeights: false };
 

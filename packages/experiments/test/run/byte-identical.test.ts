@@ -33,7 +33,9 @@ describe("results.csv is byte-identical across reruns, worker counts and shard c
     reference = fileHash(results("a"));
     // The sketch methods ran and filled their extra columns.
     const header = readFileSync(results("a"), "utf8").split("\n")[0];
-    expect(header).toContain("floats_stored,cache_floats,dkm_expected_rel_error,hmt_bound_rel_spectral_error,latent_rel_error");
+    expect(header).toContain(
+      "floats_stored,cache_floats,dkm_expected_rel_error,feature_count,hmt_bound_rel_spectral_error,latent_rel_error",
+    );
     expect(readFileSync(results("a"), "utf8")).not.toContain(",failed,");
   });
 

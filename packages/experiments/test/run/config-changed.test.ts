@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { expandPlan, loadConfigObject, RunRefusedError, runPlan } from "@randattn/experiments";
+import { expandPlan, loadConfigObject, RunRefusedError, runPlan } from "@randattn/experiments/internal";
 import { tempDir, tinyConfig } from "../helpers.js";
 
 const plan = (c: unknown) => expandPlan(loadConfigObject(c, "/tmp", "c.yaml"));

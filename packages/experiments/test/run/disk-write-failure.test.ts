@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { expandPlan, loadConfigObject, regenerateOutputs, runPlan } from "@randattn/experiments";
+import { expandPlan, loadConfigObject, regenerateOutputs, runPlan } from "@randattn/experiments/internal";
 import { tempDir, tinyConfig } from "../helpers.js";
 
 const plan = () => expandPlan(loadConfigObject(tinyConfig(), "/tmp", "c.yaml"));

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { expandPlan, loadConfigObject, regenerateOutputs, RunRefusedError, runPlan } from "@randattn/experiments";
+import { expandPlan, loadConfigObject, regenerateOutputs, RunRefusedError, runPlan } from "@randattn/experiments/internal";
 import { tempDir, tinyConfig } from "../helpers.js";
 
 const opts = (outRoot: string) => ({ outRoot, workers: 0, progress: "none" as const, log: () => {} });

@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FolderLock, LockError } from "@randattn/experiments";
+import { FolderLock, LockError } from "@randattn/experiments/internal";
 import { catchError, cli, requireBuild, tempDir, tinyConfig, writeConfig } from "../helpers.js";
 
 describe("two processes on one results folder: the second is refused", () => {

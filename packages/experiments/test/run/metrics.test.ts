@@ -7,7 +7,7 @@ import {
   relativeSpectral,
   spectralNorm,
   symmetricMaxEigenvalue,
-} from "@randattn/experiments";
+} from "@randattn/experiments/internal";
 import { catchError } from "../helpers.js";
 
 /** ‖M‖₂ by plain power iteration on MᵀM with many steps (independent oracle). */

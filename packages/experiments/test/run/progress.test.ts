@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { estimate } from "@randattn/experiments";
+import { estimate } from "@randattn/experiments/internal";
 
 describe("progress rate and ETA", () => {
   it("count only this session's tasks (skipped ones do not inflate the rate)", () => {
@@ -13,7 +13,7 @@ describe("progress rate and ETA", () => {
 
 describe("progress lines in non-interactive logs", () => {
   it("a line at start, then every 10 % of the tasks, with done/total, failures, rate and ETA", async () => {
-    const { Progress } = await import("@randattn/experiments");
+    const { Progress } = await import("@randattn/experiments/internal");
     const lines: string[] = [];
     const p = new Progress("exp", 40, 10, "auto", (l) => lines.push(l), 3600);
     for (let i = 0; i < 30; i++) p.tick(i === 4);

@@ -25,17 +25,8 @@
  * all points. Exact limits: h = 0, or 4^g ≥ N_KV, keeps every pair → softmax attention.
  * No causal form: `options.mask` is refused (ValueError).
  */
-import {
-  Matrix,
-  RandomStream,
-  type SeedKey,
-  assertInteger,
-  assertNumber,
-  assertOneOf,
-  assertRequiredOptions,
-  derive,
-  selectRows,
-} from "@randattn/core";
+import { Matrix, RandomStream, type SeedKey, derive, selectRows } from "@randattn/core";
+import { assertInteger, assertNumber, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
 import { checkQkv, refuseMask, resolveScale, rowNorms2 } from "../nystrom/shared.js";

@@ -18,17 +18,8 @@
  * Exact limit: r = N gives W = the pivot permutation, so Ŷ = softmax attention.
  * The paper gives no causal form: `options.mask` is refused with a ValueError (so is a masked problem in the registry).
  */
-import {
-  Matrix,
-  NumericalError,
-  type SeedKey,
-  assertInteger,
-  assertNumber,
-  assertOneOf,
-  assertRequiredOptions,
-  derive,
-  selectRows,
-} from "@randattn/core";
+import { Matrix, NumericalError, type SeedKey, derive, selectRows } from "@randattn/core";
+import { assertInteger, assertNumber, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import { type PsdColumns, type RpCholeskyVariant, rpCholesky } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
 import { checkQkv, refuseMask, resolveScale, rowNorms2 } from "../nystrom/shared.js";

@@ -18,12 +18,8 @@
  * largest key's), trig features can give D ≤ 0 for real — those rows are reported in
  * `nonPositiveRows` and handled by `onNonPositiveNormalizer`, never turned into NaN.
  */
+import { Matrix, NumericalError, type SeedKey, ShapeError, ValueError } from "@randattn/core";
 import {
-  Matrix,
-  NumericalError,
-  type SeedKey,
-  ShapeError,
-  ValueError,
   assertFinite,
   assertInteger,
   assertMatrix,
@@ -33,7 +29,7 @@ import {
   matmulInto,
   matmulTransAInto,
   matmulTransBInto,
-} from "@randattn/core";
+} from "@randattn/core/internal";
 import type { Cost } from "../operators/index.js";
 import {
   EXPONENTIAL_FEATURE_KINDS,
@@ -68,7 +64,12 @@ export interface RandomFeatureAttentionOptions {
   features?: FeatureKind | ExponentialFeatureKind;
   /** A of the "gerf" family (A < ¼; A = 0 is FAVOR+). @default 0 */
   gerfA?: number;
-  /** i.i.d. or orthogonal frequencies. @default "orthogonal" (FAVOR+); "iid" for the laplacian kernel */
+  /**
+   * i.i.d. or orthogonal frequencies.
+   * @default "orthogonal" (FAVOR+; same variance-reduction argument as Performer §2.4) — but `"iid"`
+   * for the Laplacian kernel, whose Cauchy frequencies have no orthogonal form. `drawProjection`
+   * defaults to `"iid"` (see its option for why).
+   */
   projection?: ProjectionKind;
   /** Kernel approximated. @default { kind: "softmax", scale: 1/√d } */
   kernel?: FeatureKernel;
@@ -101,8 +102,11 @@ export interface RandomFeatureAttentionResult {
   nonPositiveRows: number[];
   /** The frequencies used (m × d). */
   omega: Matrix;
-  /** Number of features F. */
-  featureDim: number;
+  /**
+   * F, the number of features: m = `numFrequencies` for `"positive"` and the exponential families,
+   * 2m for `"trig"` and `"hyperbolic"`. Compare methods at equal F (the cost is linear in F, not in m).
+   */
+  featureCount: number;
   /** The exponential family's parameters (A, Ψ), for "gerf" / "oprf" / "derf". */
   featureParameters?: ExponentialFeatureParameters;
 }
@@ -360,7 +364,7 @@ export function randomFeatureAttention(
     normalizerLogScale,
     nonPositiveRows,
     omega,
-    featureDim: F,
+    featureCount: F,
     ...(featureParameters ? { featureParameters } : {}),
   };
 }

@@ -21,11 +21,8 @@
  * (a per-row or a global maximum of the exponents), returned as `logScale`; attention divides
  * numerator and normalizer by the same e^{s}, so the shift cancels exactly instead of adding an ε.
  */
+import { Matrix, NumericalError, ShapeError, ValueError } from "@randattn/core";
 import {
-  Matrix,
-  NumericalError,
-  ShapeError,
-  ValueError,
   assertFinite,
   assertMatrix,
   assertNonEmpty,
@@ -33,7 +30,8 @@ import {
   assertOneOf,
   matmulTransBInto,
   assertOptions,
-} from "@randattn/core";
+} from "@randattn/core/internal";
+import type { Cost } from "../operators/types.js";
 
 /** The random-feature family (see module doc for the formulas). */
 export type FeatureKind = "trig" | "positive" | "hyperbolic";
@@ -68,6 +66,13 @@ export interface RandomFeaturesResult {
   features: Matrix;
   /** Per-row log scale (all equal for the global shift, all 0 for no shift). */
   logScale: Float64Array;
+  /**
+   * F, the number of features (columns of `features`): m for `"positive"`, 2m for `"trig"` and
+   * `"hyperbolic"` (a sin/cos or e^{±ωᵀx} pair per frequency) — the quantity cost comparisons use.
+   */
+  featureCount: number;
+  /** Flops of the map (X Ωᵀ, the norms, one exp/sin/cos and one multiply per feature) and floats held. */
+  cost: Cost;
 }
 
 /** Number of features F produced from m frequencies: m for "positive", 2m for "trig" and "hyperbolic". */
@@ -246,5 +251,6 @@ export function evaluateFeatures(
       }
     }
   }
-  return { features: out, logScale };
+  const cost: Cost = { flops: 2 * n * d * m + 2 * n * d + (s !== 1 ? n * m : 0) + 2 * n * width, floatsStored: n * m + n * width + 2 * n };
+  return { features: out, logScale, featureCount: width, cost };
 }

@@ -11,17 +11,8 @@
  *   lowers the estimator's variance. When m is not a multiple of d the last block keeps its first
  *   m mod d rows.
  */
-import {
-  Matrix,
-  type SeedKey,
-  ValueError,
-  assertInteger,
-  assertOneOf,
-  derive,
-  optionsObject,
-  randomMatrix,
-  RandomStream,
-} from "@randattn/core";
+import { Matrix, type SeedKey, ValueError, derive, randomMatrix, RandomStream } from "@randattn/core";
+import { assertInteger, assertOneOf, optionsObject } from "@randattn/core/internal";
 import { householderQr } from "../lowrank/householder.js";
 
 /** How the frequencies ωᵢ are drawn: independently or in orthogonal blocks (see module doc). */
@@ -31,7 +22,14 @@ export type ProjectionKind = "iid" | "orthogonal";
 export type FrequencyDistribution = "gaussian" | "cauchy";
 
 export interface ProjectionOptions {
-  /** Independent rows or orthogonal blocks of d rows with χ_d lengths. @default "iid" */
+  /**
+   * Independent rows or orthogonal blocks of d rows with χ_d lengths.
+   * @default "iid" — unlike `randomFeatureAttention`, whose default is `"orthogonal"` (FAVOR+).
+   * Why they differ: `drawProjection` is the general Ω primitive and also draws Cauchy frequencies
+   * (Laplacian kernel), for which orthogonal blocks do not exist; `"iid"` is the one kind valid for
+   * every distribution and the one the Performer closed-form MSE (Lemma 2) describes. The attention
+   * entry point is for the softmax kernel, where orthogonal blocks are unbiased with lower variance.
+   */
   projection?: ProjectionKind;
   /** Coordinate distribution: N(0, 1) (softmax, Gaussian kernels) or standard Cauchy (Laplacian kernel). Orthogonal blocks need `"gaussian"`. @default "gaussian" */
   distribution?: FrequencyDistribution;

@@ -32,7 +32,8 @@
  * Exact limits: one block (blockSize ≥ N_Q) leaves no residual, so Ŷ = Y exactly; in the causal form
  * minCausalLength ≥ N_Q does too.
  */
-import { Matrix, NumericalError, type SeedKey, ValueError, assertInteger, assertMatrix, assertOneOf, derive } from "@randattn/core";
+import { Matrix, NumericalError, type SeedKey, ValueError, derive } from "@randattn/core";
+import { assertInteger, assertMatrix, assertOneOf } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 import { AliasTable } from "../random/categorical.js";
 import { DEFAULT_DEFENSIVE_WEIGHT, defensiveMixture } from "../sampling/defensive.js";

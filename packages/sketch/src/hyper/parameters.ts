@@ -17,7 +17,8 @@
  * guarantee of Theorem 1 (‖Ŷ − Y‖₂ ≤ ε‖D⁻¹A‖₂‖V‖₂ for m = Ω(ε⁻²α·log n)-type sample sizes) rests on
  * the same two quantities.
  */
-import { type Matrix, type SeedKey, ShapeError, assertInteger, assertMatrix, derive } from "@randattn/core";
+import { type Matrix, type SeedKey, ShapeError, derive } from "@randattn/core";
+import { assertInteger, assertMatrix } from "@randattn/core/internal";
 import { checkAttentionInputs, refuseMask, sortLsh } from "../lsh/index.js";
 import { type HyperAttentionOptions, resolveHyperOptions } from "./attention.js";
 import { logit, newTally } from "./parts.js";

@@ -19,7 +19,8 @@
  * Ŷᵢ = D̃ᵢ⁻¹ [Σ_{M^H_ij = 1} A_ij V_j + residual numerator]. With the exact normalizer Ŷ is unbiased
  * for Y. One block (blockSize ≥ N_Q) is exact. The paper gives no causal form: masks are refused.
  */
-import { Matrix, NumericalError, type SeedKey, ValueError, assertInteger, assertNumber, assertOneOf, derive } from "@randattn/core";
+import { Matrix, NumericalError, type SeedKey, ValueError, derive } from "@randattn/core";
+import { assertInteger, assertNumber, assertOneOf } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 import { AliasTable } from "../random/categorical.js";
 import { uniformIntegers, uniformSubset } from "../random/samplers.js";

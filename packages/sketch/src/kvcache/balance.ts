@@ -22,7 +22,8 @@
  * Memory is ≈ 2·blockSize·log₂(n/blockSize) tokens per head; the certificate adds 2^ℓ‖w‖ per halving
  * (`errorCertificate`).
  */
-import { type Matrix, RandomStream, type SeedKey, assertNumber, derive } from "@randattn/core";
+import { type Matrix, RandomStream, type SeedKey, derive } from "@randattn/core";
+import { assertNumber } from "@randattn/core/internal";
 import {
   type AttentionPart,
   CompressedKvCache,

@@ -27,13 +27,11 @@ import {
   Matrix,
   ShapeError,
   ValueError,
-  assertInteger,
-  assertNumber,
   checkAppendedKeysValues,
   checkFill,
   checkStepQueries,
-  describe,
 } from "@randattn/core";
+import { assertInteger, assertNumber, describe } from "@randattn/core/internal";
 
 /** Options every cache takes: its shape and an optional length cap. */
 export interface KvCacheShape {

@@ -8,7 +8,8 @@
  * (name, options, seed, tokens). A CLI `--cache <name> --cache-budget <n>` maps to
  * `kvCacheFactory(name, budgetOptions(name, n), seed)` (see {@link budgetOptions}).
  */
-import { type DecodeCacheFactory, type LatentCacheFactory, type SeedKey, ValueError, assertOneOf, derive, describe } from "@randattn/core";
+import { type DecodeCacheFactory, type LatentCacheFactory, type SeedKey, ValueError, derive } from "@randattn/core";
+import { assertOneOf, describe } from "@randattn/core/internal";
 import type { CompressedKvCache, KvCacheShape } from "./base.js";
 import { type BalanceKvOptions, BalanceKvCache } from "./balance.js";
 import {

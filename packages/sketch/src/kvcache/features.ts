@@ -10,7 +10,8 @@
  * z by e^{G_old − G_new} before it is added, so nothing overflows and nothing is added to D.
  * The frequencies Ω (m×d, orthogonal blocks by default) are drawn per head from the seed and stored.
  */
-import { Matrix, type SeedKey, assertInteger, assertOneOf, derive } from "@randattn/core";
+import { Matrix, type SeedKey, derive } from "@randattn/core";
+import { assertInteger, assertOneOf } from "@randattn/core/internal";
 import { type FeatureKind, evaluateFeatures, featureDimension, resolveKernel } from "../features/maps.js";
 import { type ProjectionKind, drawProjection } from "../features/projection.js";
 import { type AttentionPart, CompressedKvCache, type KvCacheShape, checkShape } from "./base.js";

@@ -21,13 +21,9 @@ import {
   type SeedKey,
   ShapeError,
   ValueError,
-  assertFinite,
-  assertInteger,
-  assertNonEmpty,
-  assertShape,
   checkFill,
-  describe,
 } from "@randattn/core";
+import { assertFinite, assertInteger, assertNonEmpty, assertShape, describe } from "@randattn/core/internal";
 import { householderQr } from "../lowrank/householder.js";
 import { exactSvd } from "../lowrank/svd.js";
 

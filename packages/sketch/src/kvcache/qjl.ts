@@ -14,7 +14,7 @@
 import { Matrix, RandomStream, type SeedKey, derive } from "@randattn/core";
 import { type AttentionPart, CompressedKvCache, type KvCacheShape, checkShape, partFromLogits, rowOf } from "./base.js";
 import { PackedCodes, checkBits, minMaxQuantize } from "./quantize.js";
-import { assertInteger } from "@randattn/core";
+import { assertInteger } from "@randattn/core/internal";
 
 /** Options of the `qjl` cache. */
 export interface QjlOptions extends KvCacheShape {

@@ -13,7 +13,8 @@
  *   the uniform one keeps Δ²/12 as the reference for the interior cells).
  * - `PackedCodes`: n codes of b bits in ⌈n·b/8⌉ bytes, so the stored buffer is what the bits say.
  */
-import { ValueError, assertInteger } from "@randattn/core";
+import { ValueError } from "@randattn/core";
+import { assertInteger } from "@randattn/core/internal";
 
 /** Bit widths the quantizers support. */
 export const SUPPORTED_BITS = [1, 2, 3, 4, 5, 6, 7, 8] as const;

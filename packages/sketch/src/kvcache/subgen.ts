@@ -17,7 +17,8 @@
  * δ = `radius` × the mean key norm of the first step's keys of the head (a pure function of the
  * tokens). Random draws: one stream per (head, token index).
  */
-import { type Matrix, RandomStream, type SeedKey, assertInteger, assertNumber, derive } from "@randattn/core";
+import { type Matrix, RandomStream, type SeedKey, derive } from "@randattn/core";
+import { assertInteger, assertNumber } from "@randattn/core/internal";
 import { type AttentionPart, CompressedKvCache, type KvCacheShape, checkShape, emptyPart, logitsOf, rowOf } from "./base.js";
 
 /** Options of the `subgen` cache. */

@@ -16,7 +16,8 @@
  * stored as p² floats); `"srht"` — Π = H D/√p (the project's Walsh–Hadamard transform, D random
  * signs, p = d rounded up to a power of two, stored as p sign bits). Both are counted in the bits.
  */
-import { Matrix, RandomStream, type SeedKey, ValueError, assertOneOf, derive } from "@randattn/core";
+import { Matrix, RandomStream, type SeedKey, ValueError, derive } from "@randattn/core";
+import { assertOneOf } from "@randattn/core/internal";
 import { householderQr } from "../lowrank/householder.js";
 import { fwhtInPlace } from "../operators/fwht.js";
 import { type AttentionPart, CompressedKvCache, type KvCacheShape, checkShape, partFromLogits, rowOf } from "./base.js";

@@ -6,7 +6,8 @@
  * (ml-matrix's QrDecomposition walks columns through nested arrays and is far slower there — see
  * docs/lowrank.md for the measurement). ml-matrix stays in charge of the small factorizations.
  */
-import { Matrix, ShapeError, assertFinite, assertMatrix, assertNonEmpty, transpose } from "@randattn/core";
+import { Matrix, ShapeError, transpose } from "@randattn/core";
+import { assertFinite, assertMatrix, assertNonEmpty } from "@randattn/core/internal";
 
 /** Thin QR factors: `q` (m × n, orthonormal columns) and `r` (n × n upper triangular), m ≥ n. */
 export interface ThinQr {

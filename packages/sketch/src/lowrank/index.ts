@@ -5,13 +5,20 @@
 export { type ThinQr, householderQr, luLowerFactor, orthonormalize } from "./householder.js";
 export {
   type Orthonormalization,
+  type PowerOperator,
+  type RangeFinderDriver,
   type RangeFinderOptions,
+  type ResolvedRangeFinder,
   type RangeFinderResult,
   type TestMatrixFactory,
   type TestMatrixKind,
+  denseOperator,
+  powerIterate,
   rangeFinder,
+  rangeFinderResolved,
+  renormalize,
 } from "./rangefinder.js";
-export { type BlockedQbOptions, type BlockedQbResult, type QbResult, blockedQb, qb } from "./qb.js";
+export { type BlockedQbOptions, type BlockedQbResult, type QbOptions, type QbResult, blockedQb, qb } from "./qb.js";
 export {
   BITS_PER_UNIFORM,
   type PsdColumns,
@@ -21,7 +28,7 @@ export {
   psdMatrixColumns,
   rpCholesky,
 } from "./rpcholesky.js";
-export { type RandomizedSvdResult, type SvdFactors, exactSvd, randomizedSvd } from "./svd.js";
+export { type ExactSvdOptions, type ExactSvdResult, type RandomizedSvdResult, type SvdFactors, exactSvd, randomizedSvd } from "./svd.js";
 export {
   type CompressedLatent,
   type CompressedMlaAttentionOptions,

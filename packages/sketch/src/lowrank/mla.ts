@@ -28,13 +28,8 @@ import {
   type SeedKey,
   ShapeError,
   ValueError,
-  assertFinite,
-  assertInteger,
-  assertMatrix,
-  assertOneOf,
   concatCols,
   derive,
-  describe,
   kvHeadFor,
   matmul,
   matmulTransB,
@@ -45,6 +40,7 @@ import {
   multiHeadShape,
   relativeFrobeniusError,
 } from "@randattn/core";
+import { assertFinite, assertInteger, assertMatrix, assertOneOf, describe } from "@randattn/core/internal";
 import type { Cost } from "../operators/index.js";
 import { type RangeFinderOptions, checkInputMatrix } from "./rangefinder.js";
 import { type SvdFactors, exactSvd, randomizedSvd } from "./svd.js";
@@ -66,13 +62,8 @@ function svdOf(a: Matrix, options: LowRankOptions, seed: SeedKey, argument: stri
     return { factors: r, cost: r.cost };
   }
   assertInteger(options.rank, `${argument}.rank`, 1, Math.min(a.rows, a.cols));
-  const m = a.rows;
-  const n = a.cols;
-  const f = exactSvd(a, options.rank);
-  return {
-    factors: f,
-    cost: { flops: 4 * m * n * Math.min(m, n) + 8 * Math.min(m, n) ** 3, floatsStored: m * n + (m + n + 1) * Math.min(m, n) },
-  };
+  const f = exactSvd(a, { rank: options.rank });
+  return { factors: f, cost: f.cost };
 }
 
 /** ‖A − X‖_F / ‖A‖_F (0 for a zero A). */
@@ -285,7 +276,7 @@ export function reduceLatentRank(
   merged: MergedMla,
   options: LatentRankReductionOptions,
   seed: SeedKey,
-): { merged: MergedMla; report: LatentRankReductionReport } {
+): { merged: MergedMla; report: LatentRankReductionReport; cost: Cost } {
   const dims = mergedMlaDimensions(merged);
   if (options === null || typeof options !== "object") throw new ValueError("options", "an options object", describe(options));
   const k = options.latentRank ?? dims.latentDim;
@@ -304,10 +295,17 @@ export function reduceLatentRank(
     powerIterations: options.powerIterations,
   });
   let out = merged;
+  // cost of the factorizations (the SVDs); folding the bases into the weights is a one-off weight rewrite
+  const cost: Cost = { flops: 0, floatsStored: 0 };
+  const addCost = (c: Cost) => {
+    cost.flops += c.flops;
+    cost.floatsStored = Math.max(cost.floatsStored, c.floatsStored);
+  };
   let latentError = 0;
   if (k < dims.latentDim) {
     const source = x ? matmul(x, merged.latentDown) : merged.latentDown;
-    const { factors } = svdOf(source, svdOptions(k, source), derive(seed, "reduceLatentRank", "latent"), "options");
+    const { factors, cost: c } = svdOf(source, svdOptions(k, source), derive(seed, "reduceLatentRank", "latent"), "options");
+    addCost(c);
     const basis = padBasis(factors.Vt, k);
     latentError = relError(matmul(matmulTransB(source, basis), basis), source);
     out = foldLatentBasis(merged, basis);
@@ -315,7 +313,8 @@ export function reduceLatentRank(
   let queryLatentError = 0;
   if (kq < dims.queryLatentDim) {
     const source = x ? matmul(x, out.queryDown) : out.queryDown;
-    const { factors } = svdOf(source, svdOptions(kq, source), derive(seed, "reduceLatentRank", "query"), "options");
+    const { factors, cost: c } = svdOf(source, svdOptions(kq, source), derive(seed, "reduceLatentRank", "query"), "options");
+    addCost(c);
     const basis = padBasis(factors.Vt, kq); // Ũᵀ (kq × d_LQ)
     queryLatentError = relError(matmul(matmulTransB(source, basis), basis), source);
     const reduced: MergedMla = {
@@ -334,6 +333,7 @@ export function reduceLatentRank(
   if (out === merged) out = foldLatentBasis(merged, Matrix.identity(dims.latentDim));
   return {
     merged: out,
+    cost,
     report: {
       latentDim: { before: dims.latentDim, after: k },
       queryLatentDim: { before: dims.queryLatentDim, after: kq },
@@ -406,7 +406,7 @@ export function multiHeadToMla(
   weights: MultiHeadWeights,
   options: MultiHeadToMlaOptions,
   seed: SeedKey,
-): { weights: MlaWeights; report: MultiHeadToMlaReport } {
+): { weights: MlaWeights; report: MultiHeadToMlaReport; cost: Cost } {
   const shape = multiHeadShape(weights);
   if (options === null || typeof options !== "object")
     throw new ValueError("options", "an options object with latentDim", describe(options));
@@ -426,7 +426,7 @@ export function multiHeadToMla(
   assertInteger(options.latentDim, "options.latentDim", 1, maxLatent);
   const dL = options.latentDim;
   const stacked = concatCols([...weights.keys, ...weights.values]); // d_in × G(d_K + d_V)
-  const { factors } = svdOf(stacked, { ...options, rank: dL }, derive(seed, "multiHeadToMla"), "options");
+  const { factors, cost } = svdOf(stacked, { ...options, rank: dL }, derive(seed, "multiHeadToMla"), "options");
   const { U, S, Vt } = factors;
   const latentDown = Matrix.from(shape.dIn, dL, (i, j) => U.get(i, j) * S[j]);
   const block = (start: number, cols: number) => Matrix.from(dL, cols, (i, j) => Vt.get(i, start + j));
@@ -453,5 +453,5 @@ export function multiHeadToMla(
     const approx = mlaAttention(xQ, xKV, mla, (attn ?? {}) as MlaOptions);
     report.outputRelativeError = relativeFrobeniusError(approx, exact);
   }
-  return { weights: mla, report };
+  return { weights: mla, report, cost };
 }

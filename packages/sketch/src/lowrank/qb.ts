@@ -12,31 +12,20 @@
  *   below ~1e3·ε·‖A‖_F² (and whenever it claims the tolerance is met); there the residual is
  *   recomputed exactly (2mnr flops) before the rank is fixed.
  */
-import {
-  Matrix,
-  type SeedKey,
-  ValueError,
-  assertInteger,
-  assertNumber,
-  assertOneOf,
-  concatCols,
-  concatRows,
-  derive,
-  describe,
-  matmulInto,
-  matmulTransAInto,
-  sliceCols,
-  sliceRows,
-} from "@randattn/core";
+import { Matrix, type SeedKey, ValueError, concatCols, concatRows, derive, sliceCols, sliceRows } from "@randattn/core";
+import { assertInteger, assertNumber, assertOneOf, describe, matmulInto, matmulTransAInto } from "@randattn/core/internal";
 import { type Cost, createSketch } from "../operators/index.js";
-import { householderQr, luLowerFactor } from "./householder.js";
+import { householderQr } from "./householder.js";
 import {
   type Orthonormalization,
+  type PowerOperator,
+  type RangeFinderDriver,
   type RangeFinderOptions,
   type TestMatrixFactory,
   TEST_KINDS,
   type TestMatrixKind,
   checkInputMatrix,
+  powerIterate,
   qrFlops,
   rangeFinderResolved,
   safeScaled,
@@ -53,6 +42,16 @@ export interface QbResult {
   cost: Cost;
 }
 
+/** Options of {@link qb} and `randomizedSvd`: the range finder's, plus the driver that finds Q. */
+export interface QbOptions extends RangeFinderOptions {
+  /**
+   * The range-finder driver (PARLA style: a driver takes its pieces as arguments), called with the
+   * validated, resolved options, the input (exactly rescaled for extreme magnitudes) and
+   * `derive(seed, "rangeFinder")`. @default the HMT range finder with power iterations (`rangeFinder`'s)
+   */
+  rangeFinder?: RangeFinderDriver;
+}
+
 /**
  * Fixed-rank randomized QB: Q from {@link rangeFinder}, B = Qᵀ A (core's `matmulTransAInto`).
  * @param input A (m × n), finite.
@@ -60,12 +59,19 @@ export interface QbResult {
  * @param seed the test matrix's seed (same stream as `rangeFinder(a, options, seed)`).
  * @throws as {@link rangeFinder}.
  */
-export function qb(input: Matrix, options: RangeFinderOptions, seed: SeedKey): QbResult {
+export function qb(input: Matrix, options: QbOptions, seed: SeedKey): QbResult {
   checkInputMatrix(input, "a");
   const r = resolveRangeFinder(options, input.rows, input.cols);
+  const driver = options.rangeFinder ?? rangeFinderResolved;
+  if (typeof driver !== "function") throw new ValueError("options.rangeFinder", "a range-finder driver function", describe(driver));
   // extreme scales run on an exactly rescaled copy (see safeScaled); B is scaled back
   const { scaled: a, factor } = safeScaled(input);
-  const { Q, cost } = rangeFinderResolved(a, r, derive(seed, "rangeFinder"));
+  const found = driver(a, r, derive(seed, "rangeFinder"));
+  const Q = found?.Q;
+  if (!(Q instanceof Matrix) || Q.rows !== a.rows || Q.cols < 1 || Q.cols > Math.min(a.rows, a.cols)) {
+    throw new ValueError("options.rangeFinder", `a driver returning { Q: ${a.rows}×ℓ, cost }`, describe(Q));
+  }
+  const cost: Cost = { ...found.cost };
   const l = Q.cols;
   const b = new Matrix(l, a.cols);
   matmulTransAInto(Q.data, a.data, b.data, a.rows, l, a.cols, false);
@@ -82,7 +88,15 @@ export interface BlockedQbOptions {
   blockSize?: number;
   /** Largest rank allowed. @default min(m, n) */
   maxRank?: number;
-  /** Power iterations on the residual per block. @default 0 */
+  /**
+   * Power iterations on the residual per block.
+   * @default 0 — unlike `rangeFinder`/`qb`/`randomizedSvd` (2). Why: each block of the blocked QB
+   * is drawn from the current RESIDUAL A − QB, whose leading directions are the ones still missing,
+   * and the loop stops on the error indicator ‖A‖²_F − ‖B‖²_F ≤ ε²‖A‖²_F (Yu, Gu & Li 2018), so the
+   * tolerance is certified however the blocks were found; power steps only lower the rank reached
+   * on slowly decaying spectra, at 2 extra passes over A per step and per block. The fixed-rank
+   * drivers have no such certificate, so they default to 2 power steps.
+   */
   powerIterations?: number;
   /** Re-normalization between power steps. @default "qr" */
   orthonormalization?: Orthonormalization;
@@ -131,6 +145,18 @@ function residualTransposeTimes(a: Matrix, q: Matrix, b: Matrix, y: Matrix): Mat
     for (let i = 0; i < z.data.length; i++) z.data[i] -= bqy[i];
   }
   return z;
+}
+
+/** The residual R = A − QB as a power-iteration operator (never formed). */
+function residualOperator(a: Matrix, q: Matrix, b: Matrix): PowerOperator {
+  const m = a.rows;
+  const n = a.cols;
+  const r = q.cols;
+  return {
+    times: (x) => residualTimes(a, q, b, x),
+    transposeTimes: (y) => residualTransposeTimes(a, q, b, y),
+    stepFlops: (c) => 4 * m * n * c + 8 * m * r * c,
+  };
 }
 
 /** X − Q(QᵀX) for orthonormal Q (one Gram–Schmidt pass of a block). */
@@ -189,17 +215,6 @@ export function blockedQb(input: Matrix, options: BlockedQbOptions, seed: SeedKe
   let residual2 = normA2;
   let converged = normA2 <= threshold; // a zero matrix is already approximated
   const unreliable = 1e3 * Number.EPSILON * normA2;
-  const renorm = (y: Matrix): Matrix => {
-    if (mode === "qr") {
-      cost.flops += qrFlops(y.rows, y.cols);
-      return householderQr(y).q;
-    }
-    if (mode === "lu") {
-      cost.flops += y.rows * y.cols * y.cols;
-      return luLowerFactor(y);
-    }
-    return y;
-  };
   for (let block = 0; !converged && q.cols < maxRank; block++) {
     const r = q.cols;
     const bi = Math.min(blockSize, maxRank - r);
@@ -207,11 +222,9 @@ export function blockedQb(input: Matrix, options: BlockedQbOptions, seed: SeedKe
     // (A − QB)Ω through the operator (A·Ω and B·Ω), so a structured Ω is never materialized.
     let y = subtractQ(omega.sketchRight(a), q, r > 0 ? omega.sketchRight(b) : new Matrix(0, bi));
     cost.flops += 2 * m * n * bi + 4 * m * r * bi;
-    for (let it = 0; it < powerIterations; it++) {
-      const z = renorm(residualTransposeTimes(a, q, b, renorm(y)));
-      y = residualTimes(a, q, b, z);
-      cost.flops += 4 * m * n * bi + 8 * m * r * bi;
-    }
+    // Power steps on the residual R = A − QB, through the range finder's shared pieces (the same
+    // re-normalization, with its overflow rescaling for "none").
+    y = powerIterate(residualOperator(a, q, b), y, powerIterations, mode, cost);
     // Orthonormalize, then re-orthogonalize against Q and once more ("twice is enough").
     let qi = householderQr(y).q;
     qi = householderQr(projectOut(q, qi)).q;

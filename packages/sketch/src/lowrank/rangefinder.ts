@@ -11,21 +11,17 @@
  * The big products run on core's kernels (`matmulInto`, `matmulTransAInto`); orthonormalization of
  * the tall samples uses the Householder kernel in householder.ts.
  */
+import { Matrix, type SeedKey, ShapeError, ValueError, derive } from "@randattn/core";
 import {
-  Matrix,
-  type SeedKey,
-  ShapeError,
-  ValueError,
   assertFinite,
   assertInteger,
   assertMatrix,
   assertNonEmpty,
   assertOneOf,
-  derive,
   describe,
   matmulInto,
   matmulTransAInto,
-} from "@randattn/core";
+} from "@randattn/core/internal";
 import {
   type Cost,
   type SketchDistribution,
@@ -169,8 +165,12 @@ export function qrFlops(m: number, n: number): number {
   return 4 * m * n * n - (4 / 3) * n * n * n;
 }
 
-/** Re-normalizes a tall sample per the chosen mode, adding its flops to `cost`. */
-function renormalize(y: Matrix, mode: Orthonormalization, cost: Cost): Matrix {
+/**
+ * Re-normalizes a tall sample per the chosen mode, adding its flops to `cost` (HMT §4.5). The one
+ * re-normalization of every driver here (range finder, blocked QB): `"none"` still rescales by an
+ * exact power of two, so q power steps — each multiplying Y by ≈ σ₁² — cannot overflow.
+ */
+export function renormalize(y: Matrix, mode: Orthonormalization, cost: Cost): Matrix {
   if (mode === "qr") {
     cost.flops += qrFlops(y.rows, y.cols);
     return householderQr(y).q;
@@ -188,6 +188,59 @@ function renormalize(y: Matrix, mode: Orthonormalization, cost: Cost): Matrix {
   if (s !== 1) for (let i = 0; i < y.data.length; i++) y.data[i] *= s;
   return y;
 }
+
+/**
+ * A linear operator for the power iteration: the products M·X and Mᵀ·Y of an m × n matrix M that
+ * need not be formed (the blocked QB iterates on the residual A − QB through A and Q, B).
+ */
+export interface PowerOperator {
+  /** M X (m × c) for X (n × c). */
+  times(x: Matrix): Matrix;
+  /** Mᵀ Y (n × c) for Y (m × c). */
+  transposeTimes(y: Matrix): Matrix;
+  /** Flops of one power step (one Mᵀ· and one M· product) on c columns. */
+  stepFlops(c: number): number;
+}
+
+/** The dense operator of A (core's kernels, same products as before the refactor, so bit-identical). */
+export function denseOperator(a: Matrix): PowerOperator {
+  const m = a.rows;
+  const n = a.cols;
+  return {
+    times(x) {
+      const out = new Matrix(m, x.cols);
+      matmulInto(a.data, x.data, out.data, m, n, x.cols, false);
+      return out;
+    },
+    transposeTimes(y) {
+      const out = new Matrix(n, y.cols);
+      matmulTransAInto(a.data, y.data, out.data, m, n, y.cols, false);
+      return out;
+    },
+    stepFlops: (c) => 4 * m * n * c,
+  };
+}
+
+/**
+ * q power (subspace) iterations Y ← M (Mᵀ Y), re-normalized before each product (HMT Alg. 4.4), so
+ * the small singular directions survive rounding and the scale of Y stays bounded. The shared piece
+ * of `rangeFinder` and `blockedQb` (PARLA composes its drivers from such pieces).
+ */
+export function powerIterate(op: PowerOperator, y: Matrix, iterations: number, mode: Orthonormalization, cost: Cost): Matrix {
+  for (let it = 0; it < iterations; it++) {
+    y = renormalize(y, mode, cost);
+    const z = renormalize(op.transposeTimes(y), mode, cost);
+    y = op.times(z);
+    cost.flops += op.stepFlops(y.cols);
+  }
+  return y;
+}
+
+/**
+ * A range-finder driver (PARLA's `RangeFinder` role): Q (m × ℓ, orthonormal) with range(Q) ≈ range(A),
+ * from validated, resolved options. `qb` and `randomizedSvd` take one as `options.rangeFinder`.
+ */
+export type RangeFinderDriver = (a: Matrix, options: ResolvedRangeFinder, seed: SeedKey) => RangeFinderResult;
 
 /**
  * Randomized range finder with power iterations (module doc). Returns Q (m × ℓ) orthonormal to
@@ -212,7 +265,7 @@ export function rangeFinder(a: Matrix, options: RangeFinderOptions, seed: SeedKe
   return rangeFinderResolved(safeScaled(a).scaled, r, derive(seed, "rangeFinder"));
 }
 
-/** The range finder on validated arguments (shared with qb / randomizedSvd). */
+/** The default range-finder driver: the range finder on validated arguments (shared with qb / randomizedSvd). */
 export function rangeFinderResolved(a: Matrix, r: ResolvedRangeFinder, seed: SeedKey): RangeFinderResult {
   const m = a.rows;
   const n = a.cols;
@@ -221,18 +274,7 @@ export function rangeFinderResolved(a: Matrix, r: ResolvedRangeFinder, seed: See
   const omega = createSketch(dist, derive(seed, "testMatrix"));
   const sketchCost = omega.cost(m, "right");
   const cost: Cost = { flops: sketchCost.flops, floatsStored: sketchCost.floatsStored + m * l + n * l };
-  let y = omega.sketchRight(a);
-  const z = new Matrix(n, l);
-  for (let it = 0; it < r.powerIterations; it++) {
-    // Y ← A (Aᵀ Y), re-normalized after each product so the small singular directions survive rounding.
-    y = renormalize(y, r.orthonormalization, cost);
-    matmulTransAInto(a.data, y.data, z.data, m, n, l, false);
-    const zn = renormalize(z, r.orthonormalization, cost);
-    const next = new Matrix(m, l);
-    matmulInto(a.data, zn.data, next.data, m, n, l, false);
-    y = next;
-    cost.flops += 4 * m * n * l;
-  }
+  const y = powerIterate(denseOperator(a), omega.sketchRight(a), r.powerIterations, r.orthonormalization, cost);
   cost.flops += qrFlops(m, l);
   return { Q: householderQr(y).q, cost };
 }

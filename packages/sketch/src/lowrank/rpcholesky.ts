@@ -21,12 +21,8 @@
  * A is given as a Matrix or as a `PsdColumns` oracle (diagonal + columns), so a kernel matrix is
  * never formed; `cost.kernelEvaluations` counts the entries requested.
  */
+import { Matrix, RandomStream, type SeedKey, ShapeError, ValueError, derive } from "@randattn/core";
 import {
-  Matrix,
-  RandomStream,
-  type SeedKey,
-  ShapeError,
-  ValueError,
   assertFinite,
   assertInteger,
   assertMatrix,
@@ -34,9 +30,8 @@ import {
   assertNumber,
   assertOneOf,
   assertRequiredOptions,
-  derive,
   describe,
-} from "@randattn/core";
+} from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 
 /** Bits of randomness of one uniform double (`RandomStream.uniform`). */

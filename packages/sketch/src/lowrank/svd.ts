@@ -3,11 +3,12 @@
  * (ℓ × n, small), the SVD B = Ũ Σ Vᵀ by ml-matrix, U = Q Ũ, truncated to the target rank k.
  * ml-matrix handles only the small factor; the m-sized products use core's kernels.
  */
-import { Matrix, type SeedKey, assertInteger, matmulInto } from "@randattn/core";
+import { Matrix, type SeedKey } from "@randattn/core";
+import { assertInteger, assertOptions, matmulInto } from "@randattn/core/internal";
 import { SVD } from "ml-matrix";
 import type { Cost } from "../operators/index.js";
-import { qb } from "./qb.js";
-import { type RangeFinderOptions, checkInputMatrix, safeScaled } from "./rangefinder.js";
+import { type QbOptions, qb } from "./qb.js";
+import { checkInputMatrix, safeScaled } from "./rangefinder.js";
 
 export interface SvdFactors {
   /** U (m × k), orthonormal columns. */
@@ -23,17 +24,30 @@ export interface RandomizedSvdResult extends SvdFactors {
   cost: Cost;
 }
 
+/** Options of {@link exactSvd}. */
+export interface ExactSvdOptions {
+  /** Truncation rank k, 1 ≤ k ≤ min(m, n). @default min(m, n) */
+  rank?: number;
+}
+
+/** Result of {@link exactSvd}: the factors and the cost of the full dense SVD. */
+export interface ExactSvdResult extends SvdFactors {
+  /** Golub–Kahan–Reinsch estimate 4mn·min(m, n) + 8·min(m, n)³ flops; floats of A and the full factors. */
+  cost: Cost;
+}
+
 /**
  * Thin SVD by ml-matrix of a (small) matrix, truncated to `rank` (default min(m, n)): A ≈ U diag(S) Vᵀ,
  * singular values in decreasing order. The reference (deterministic) SVD used on B and by the
  * "exact" paths of the MLA tools; O(mn·min(m, n)), so only for small or moderate sizes.
  * @throws ShapeError / NonFiniteError for a bad `a`; ValueError for a rank outside [1, min(m, n)].
  */
-export function exactSvd(a: Matrix, rank?: number): SvdFactors {
+export function exactSvd(a: Matrix, options: ExactSvdOptions = {}): ExactSvdResult {
+  assertOptions(options, "options");
   checkInputMatrix(a, "a");
   const full = Math.min(a.rows, a.cols);
-  const k = rank ?? full;
-  assertInteger(k, "rank", 1, full);
+  const k = options.rank ?? full;
+  assertInteger(k, "options.rank", 1, full);
   // ml-matrix's SVD iteration never terminates on entries of ≈ 1e-300 (its convergence test
   // underflows) — issue #6: run it on an exact power-of-two rescaling and scale S back.
   const { scaled, factor } = safeScaled(a);
@@ -51,13 +65,15 @@ export function exactSvd(a: Matrix, rank?: number): SvdFactors {
     for (let i = 0; i < a.rows; i++) U.data[i * k + t] = u.get(i, c);
     for (let j = 0; j < a.cols; j++) Vt.data[t * a.cols + j] = v.get(j, c);
   }
-  return { U, S, Vt };
+  const cost: Cost = { flops: 4 * a.rows * a.cols * full + 8 * full ** 3, floatsStored: a.rows * a.cols + (a.rows + a.cols + 1) * full };
+  return { U, S, Vt, cost };
 }
 
 /**
  * Randomized SVD of rank k (HMT Alg. 5.1 on top of {@link qb}).
  * @param a A (m × n), finite.
- * @param options rank k, oversampling p (default 10), power iterations q (default 2), re-normalization, test matrix.
+ * @param options rank k, oversampling p (default 10), power iterations q (default 2), re-normalization,
+ *   test matrix, and the range-finder driver (`options.rangeFinder`, see {@link QbOptions}).
  * @param seed the test matrix's seed (the same stream as `qb` / `rangeFinder` with this seed).
  * @throws as {@link rangeFinder}.
  * @example
@@ -71,11 +87,12 @@ export function exactSvd(a: Matrix, rank?: number): SvdFactors {
  * console.log(U.shape, S.length, Vt.shape, cost.flops > 0); // "100×5" 5 "5×60" true
  * ```
  */
-export function randomizedSvd(a: Matrix, options: RangeFinderOptions, seed: SeedKey): RandomizedSvdResult {
+export function randomizedSvd(a: Matrix, options: QbOptions, seed: SeedKey): RandomizedSvdResult {
   const { Q, B, cost } = qb(a, options, seed);
   const k = options.rank;
   const l = Q.cols;
-  const small = exactSvd(B, k);
+  // the small SVD's flops are counted in the formula below (4nℓ² + 8ℓ³), not from its own cost
+  const small = exactSvd(B, { rank: k });
   // U = Q Ũ (m × ℓ · ℓ × k).
   const U = new Matrix(a.rows, k);
   matmulInto(Q.data, small.U.data, U.data, a.rows, l, k, false);

@@ -2,17 +2,8 @@
  * Input checks shared by the LSH-based attention sketches (hyper/, kdeformer/, scatterbrain/):
  * shapes and finiteness of Q, K, V, the softmax kernel they support, and the causal mask they accept.
  */
-import {
-  type Matrix,
-  ShapeError,
-  ValueError,
-  assertFinite,
-  assertInteger,
-  assertMatrix,
-  assertNonEmpty,
-  assertNumber,
-  assertOneOf,
-} from "@randattn/core";
+import { type Matrix, ShapeError, ValueError } from "@randattn/core";
+import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertNumber, assertOneOf } from "@randattn/core/internal";
 
 /** The kernel these sketches approximate: κ(q, k) = exp(scale·⟨q, k⟩). */
 export type SoftmaxKernel = { kind: "softmax"; scale?: number };

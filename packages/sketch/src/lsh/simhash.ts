@@ -17,17 +17,8 @@
  * function — N_Q + N_KV for one r-bit SimHash, whose r dot products are in `flops`); `randomBits`
  * counts 64 bits per random double drawn (the r·d Gaussian entries of the hyperplanes here).
  */
-import {
-  Matrix,
-  type SeedKey,
-  ShapeError,
-  assertFinite,
-  assertInteger,
-  assertMatrix,
-  assertShape,
-  derive,
-  randomMatrix,
-} from "@randattn/core";
+import { Matrix, type SeedKey, ShapeError, derive, randomMatrix } from "@randattn/core";
+import { assertFinite, assertInteger, assertMatrix, assertShape } from "@randattn/core/internal";
 
 /** Largest number of hash bits (2^r buckets are counted in an Int32Array). */
 export const MAX_HASH_BITS = 24;

@@ -10,7 +10,8 @@
  * Deterministic (no seed). Exact limit: m = N_Q = N_KV with the exact pseudo-inverse gives
  * A A⁺ A = A, i.e. softmax attention. No causal form in the paper: `options.mask` is refused (ValueError).
  */
-import { Matrix, assertInteger, assertOneOf, assertRequiredOptions } from "@randattn/core";
+import { Matrix } from "@randattn/core";
+import { assertInteger, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 import {
   type PseudoInverse,

@@ -3,18 +3,8 @@
  * the softmax scale, exp-kernel blocks with a stabilizing shift, and the pseudo-inverse of the
  * small landmark matrix (exact by SVD, or the Nyströmformer iteration).
  */
-import {
-  Matrix,
-  NumericalError,
-  ShapeError,
-  assertFinite,
-  assertInteger,
-  assertMatrix,
-  assertNonEmpty,
-  assertNumber,
-  describe,
-  ValueError,
-} from "@randattn/core";
+import { Matrix, NumericalError, ShapeError, ValueError } from "@randattn/core";
+import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertNumber, describe } from "@randattn/core/internal";
 import { SVD, Matrix as MlMatrix } from "ml-matrix";
 
 /** Checks Q (N_Q × d), K (N_KV × d), V (N_KV × d_V): matrices, non-empty, matching, finite. */

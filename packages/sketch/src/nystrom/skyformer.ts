@@ -16,17 +16,8 @@
  * Exact limit: m = N_Q + N_KV, λ = 0, exact pseudo-inverse → Nyström with every column is exact.
  * No causal form in the paper: `options.mask` is refused (ValueError).
  */
-import {
-  Matrix,
-  NumericalError,
-  RandomStream,
-  type SeedKey,
-  assertInteger,
-  assertNumber,
-  assertOneOf,
-  assertRequiredOptions,
-  derive,
-} from "@randattn/core";
+import { Matrix, NumericalError, RandomStream, type SeedKey, derive } from "@randattn/core";
+import { assertInteger, assertNumber, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
 import {

@@ -4,18 +4,8 @@
  * (`transposed`), so one implementation serves both the wide (left-sketch) and the tall
  * (right-sketch) orientation and every operator supports both sketchLeft and sketchRight.
  */
-import {
-  type Matrix,
-  type SeedKey,
-  ValueError,
-  assertFinite,
-  assertInteger,
-  assertOneOf,
-  assertShape,
-  describe,
-  seedString,
-  transpose,
-} from "@randattn/core";
+import { type Matrix, type SeedKey, ValueError, seedString, transpose } from "@randattn/core";
+import { assertFinite, assertInteger, assertOneOf, assertShape, describe } from "@randattn/core/internal";
 import type { Cost, SketchDistribution, SketchOperator } from "./types.js";
 
 /** Checks a `SeedKey` (non-empty array of strings / finite numbers) and returns a frozen copy. */

@@ -3,10 +3,8 @@
  * `createSketch(distribution, seed)` (create.ts) turns one into an operator.
  */
 import { type Matrix as MlMatrix, SVD } from "ml-matrix";
+import { type Matrix, ShapeError, ValueError } from "@randattn/core";
 import {
-  type Matrix,
-  ShapeError,
-  ValueError,
   assertFinite,
   assertInteger,
   assertMatrix,
@@ -15,7 +13,7 @@ import {
   assertOneOf,
   describe,
   assertOptions,
-} from "@randattn/core";
+} from "@randattn/core/internal";
 import { normalizeWeights, validateProbabilities } from "../random/probabilities.js";
 import type {
   CountSketchDistribution,

@@ -2,7 +2,8 @@
  * Fast Walsh–Hadamard transform (unnormalized, Sylvester ordering): y = H x with
  * H[a, b] = (−1)^{popcount(a & b)}, H Hᵀ = n I, in n·log₂ n additions/subtractions, in place.
  */
-import { ShapeError, ValueError, assertInteger, describe } from "@randattn/core";
+import { ShapeError, ValueError } from "@randattn/core";
+import { assertInteger, describe } from "@randattn/core/internal";
 
 function checkBuffer(x: unknown): asserts x is Float64Array {
   if (!(x instanceof Float64Array)) throw new ShapeError("x", "a Float64Array", describe(x));

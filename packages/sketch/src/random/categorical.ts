@@ -18,7 +18,8 @@
  *   (u uniform on [0,1)) select `count` distinct units, each with probability exactly π_j — so the
  *   Horvitz–Thompson estimator Σ_{j∈S} y_j/π_j is unbiased.
  */
-import { RandomStream, type SeedKey, ValueError, assertInteger, assertRequiredOptions, derive } from "@randattn/core";
+import { RandomStream, type SeedKey, ValueError, derive } from "@randattn/core";
+import { assertInteger, assertRequiredOptions } from "@randattn/core/internal";
 import { supportSize, validateProbabilities } from "./probabilities.js";
 import type { SubsetOptions } from "./samplers.js";
 

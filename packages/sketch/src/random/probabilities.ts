@@ -9,7 +9,8 @@
  *  - `normalizeWeights(w)` TURNS non-negative finite weights with a positive sum into a
  *    distribution (w / Σ w). Use it when proportional weights (‖V_j‖², leverage scores…) are meant.
  */
-import { NonFiniteError, ShapeError, ValueError, assertNumber, assertVector, assertOptions } from "@randattn/core";
+import { NonFiniteError, ShapeError, ValueError } from "@randattn/core";
+import { assertNumber, assertVector, assertOptions } from "@randattn/core/internal";
 
 /** Options of {@link validateProbabilities}. */
 export interface ProbabilityOptions {

@@ -3,7 +3,8 @@
  * stream (`new RandomStream(seed)`), so each draw is a pure function of (root seed, purpose) and
  * never depends on what ran before (docs/ARCHITECTURE.md, "Randomness").
  */
-import { RandomStream, type SeedKey, ValueError, assertInteger, assertNumber, assertRequiredOptions } from "@randattn/core";
+import { RandomStream, type SeedKey, ValueError } from "@randattn/core";
+import { assertInteger, assertNumber, assertRequiredOptions } from "@randattn/core/internal";
 
 /** Options of {@link gaussianArray}. */
 export interface GaussianOptions {

@@ -20,16 +20,11 @@ import {
   NumericalError,
   type SeedKey,
   ShapeError,
-  assertFinite,
-  assertInteger,
-  assertMatrix,
-  assertNonEmpty,
-  assertOneOf,
   attentionScores,
   attentionWeights,
   selectRows,
-  assertRequiredOptions,
 } from "@randattn/core";
+import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 import { defensiveMixture, resolveDefensiveWeight } from "./defensive.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";

@@ -14,7 +14,8 @@
  * unbiased for any p that covers the nonzero terms, and earlier results stay bit-identical).
  * ε = 0 is refused where it is needed.
  */
-import { ValueError, assertNumber } from "@randattn/core";
+import { ValueError } from "@randattn/core";
+import { assertNumber } from "@randattn/core/internal";
 
 /** ε used by the ratio estimator with scheme "value-norm" or "optimal" unless given. */
 export const DEFAULT_DEFENSIVE_WEIGHT = 0.1;

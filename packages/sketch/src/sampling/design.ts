@@ -14,7 +14,8 @@
  *   and their mean is, per sampled index k (1-based), the weight
  *   c_k = (1/s)·[(1 − Σ_{l<k} p_{i_l})/p_{i_k} + (s − k)].
  */
-import { type SeedKey, assertInteger, assertOneOf, assertRequiredOptions } from "@randattn/core";
+import type { SeedKey } from "@randattn/core";
+import { assertInteger, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import { AliasTable, sampleWithoutReplacement, systematicSample } from "../random/categorical.js";
 import { supportSize } from "../random/probabilities.js";
 

@@ -5,20 +5,8 @@
  *   E‖AB − CR‖²_F = (1/s)(Σ_k ‖A⁽ᵏ⁾‖²‖B₍ₖ₎‖²/p_k − ‖AB‖²_F),
  * minimized by p_k ∝ ‖A⁽ᵏ⁾‖·‖B₍ₖ₎‖ (Cauchy–Schwarz): the "optimal" probabilities.
  */
-import {
-  Matrix,
-  NumericalError,
-  type SeedKey,
-  ShapeError,
-  ValueError,
-  assertFinite,
-  assertInteger,
-  assertMatrix,
-  assertNonEmpty,
-  matmul,
-  selectRows,
-  assertRequiredOptions,
-} from "@randattn/core";
+import { Matrix, NumericalError, type SeedKey, ShapeError, ValueError, matmul, selectRows } from "@randattn/core";
+import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertRequiredOptions } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 import { normalizeWeights, validateProbabilities } from "../random/probabilities.js";
 import { type SamplingDesign, drawWeightedSample } from "./design.js";

@@ -4,7 +4,8 @@
  * With W = P and renormalization this is exact softmax attention restricted to each query's top-k
  * keys; with k = N_KV it is exact.
  */
-import { type Kernel, Matrix, NumericalError, assertInteger, attentionWeights, assertOptions } from "@randattn/core";
+import { type Kernel, Matrix, NumericalError, attentionWeights } from "@randattn/core";
+import { assertInteger, assertOptions } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 import { checkWeightsValues } from "./values.js";
 

@@ -15,20 +15,8 @@
  *  - `"ratio"`: W is A (or P); estimate A V and Z = A·1 from the SAME sampled keys and divide: the
  *               ratio estimator of sampling-based attention. Biased at O(1/s), consistent.
  */
-import {
-  Matrix,
-  NumericalError,
-  type SeedKey,
-  ShapeError,
-  ValueError,
-  assertFinite,
-  assertInteger,
-  assertMatrix,
-  assertNonEmpty,
-  assertOneOf,
-  derive,
-  assertRequiredOptions,
-} from "@randattn/core";
+import { Matrix, NumericalError, type SeedKey, ShapeError, ValueError, derive } from "@randattn/core";
+import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 import { normalizeWeights } from "../random/probabilities.js";
 import { defensiveMixture, resolveDefensiveWeight } from "./defensive.js";

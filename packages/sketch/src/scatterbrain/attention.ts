@@ -19,7 +19,8 @@
  * Numerics: the low-rank part comes in the random-feature driver's per-row log scale L_i; each row
  * is rescaled to r_i = max(L_i, largest exact logit on 𝒮) before exact entries are added.
  */
-import { Matrix, NumericalError, type SeedKey, ValueError, assertInteger, assertOneOf, derive } from "@randattn/core";
+import { Matrix, NumericalError, type SeedKey, ValueError, derive } from "@randattn/core";
+import { assertInteger, assertOneOf } from "@randattn/core/internal";
 import { randomFeatureAttention, type RandomFeatureMask } from "../features/attention.js";
 import { randomFeatures } from "../features/maps.js";
 import type { ProjectionKind } from "../features/projection.js";
@@ -108,7 +109,7 @@ export function scatterbrainAttention(
     keyLength > 0
       ? randomFeatures(keysUsed, rf.omega, { features: "positive", kernel, shift: "global" }).features.data
       : new Float64Array(0);
-  const F = rf.featureDim;
+  const F = rf.featureCount;
   let planes = options.planes;
   if (planes === undefined) {
     planes = drawHyperplanes(numBits, d, derive(seed, "lsh"));

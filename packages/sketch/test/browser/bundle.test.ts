@@ -23,7 +23,11 @@ const common: BuildOptions = {
   write: false,
   metafile: true,
   logLevel: "silent",
-  alias: { "@randattn/core": pkg("core/src/index.ts"), "@randattn/sketch": pkg("sketch/src/index.ts") },
+  alias: {
+    "@randattn/core/internal": pkg("core/src/internal.ts"),
+    "@randattn/core": pkg("core/src/index.ts"),
+    "@randattn/sketch": pkg("sketch/src/index.ts"),
+  },
   // BPE encodings are loaded on demand from the optional peer `gpt-tokenizer`; an app that wants
   // them bundles that package itself.
   external: ["gpt-tokenizer", "gpt-tokenizer/*"],

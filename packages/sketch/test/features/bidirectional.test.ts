@@ -32,7 +32,7 @@ describe("bidirectional random-feature attention", () => {
           const dRep = res.normalizer[i] * Math.exp(res.normalizerLogScale[i]);
           expect(Math.abs(dRep - dTrue) / Math.abs(dTrue)).toBeLessThan(1e-12);
         }
-        expect(res.featureDim).toBe(kind === "positive" ? 12 : 24);
+        expect(res.featureCount).toBe(kind === "positive" ? 12 : 24);
       });
     }
 

@@ -49,7 +49,7 @@ describe("lowrank/ argument validation", () => {
     expect(e.actual).toContain("[3, 4]");
     expect(caught(() => qb(new Matrix(0, 3), { rank: 1 }, [1]))).toBeInstanceOf(ShapeError);
     expect(caught(() => rangeFinder([[1, 2]] as never, { rank: 1 }, [1]))).toMatchObject({ name: "ShapeError", argument: "a" });
-    expect(caught(() => exactSvd(a, 20))).toMatchObject({ argument: "rank", actual: "20" });
+    expect(caught(() => exactSvd(a, { rank: 20 }))).toMatchObject({ argument: "options.rank", actual: "20" });
   });
   it("householderQr / luLowerFactor refuse wide matrices", () => {
     expect(caught(() => householderQr(randomMatrix(3, 5, {}, [2])))).toMatchObject({ name: "ShapeError", argument: "a", actual: "3×5" });

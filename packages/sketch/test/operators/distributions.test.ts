@@ -12,9 +12,9 @@ import {
   squaredNormRowSampler,
   srhtSketch,
   uniformRowSampler,
-  validateDistribution,
   weightedRowSampler,
 } from "@randattn/sketch";
+import { validateDistribution } from "../../src/operators/distributions.js";
 
 describe("distribution constructors: defaults, validation", () => {
   it("default scales follow the 1/√(short side) isometry convention", () => {

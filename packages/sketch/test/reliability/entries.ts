@@ -57,11 +57,11 @@ import {
   uniformIntegers,
   uniformRowSampler,
   uniformSubset,
-  validateDistribution,
   validateProbabilities,
   valueSamplingProbabilities,
   weightedRowSampler,
 } from "@randattn/sketch";
+import { validateDistribution } from "../../src/operators/distributions.js";
 import { type Entry, lengthIs, shapeIs } from "../../../core/test/reliability/harness.js";
 import {
   badIntArb,
@@ -533,12 +533,12 @@ export const sketchEntries: Entry[] = [
   },
   {
     family: "lowrank",
-    name: "householderQr / orthonormalize / luLowerFactor / exactSvd(a, rank)",
+    name: "householderQr / orthonormalize / luLowerFactor / exactSvd(a, { rank })",
     args: fc
       .tuple(dimArb(7), dimArb(5), fc.constantFrom(0, 1, 2, 3))
       .chain(([m, n, which]) => fc.tuple(structuredMatrixArb(m, n), fc.constant(which), fc.oneof(fc.constant(undefined), intArg(0, 5)))),
     call: (a, which, rank) =>
-      which === 0 ? householderQr(a).q : which === 1 ? orthonormalize(a) : which === 2 ? luLowerFactor(a) : exactSvd(a, rank),
+      which === 0 ? householderQr(a).q : which === 1 ? orthonormalize(a) : which === 2 ? luLowerFactor(a) : exactSvd(a, { rank }),
     check: (out, [a, which]) => (which <= 1 ? (out.rows === a.rows ? orthonormalCheck(out) : `rows ${out.rows}`) : undefined),
   },
   {

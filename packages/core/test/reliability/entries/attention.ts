@@ -10,7 +10,6 @@ import {
   attention,
   attentionScores,
   attentionWeights,
-  compileMask,
   crossAttention,
   defaultQueryPositions,
   dotKernel,
@@ -32,6 +31,7 @@ import {
   streamingAttention,
   tieKvHeads,
 } from "@randattn/core";
+import { compileMask } from "@randattn/core/internal";
 import { type Entry, lengthIs, shapeIs } from "../harness.js";
 import {
   badIntArb,

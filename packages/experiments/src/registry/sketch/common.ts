@@ -5,32 +5,10 @@
  */
 import { type Kernel, type Matrix, type SeedKey, ValueError, derive } from "@randattn/core";
 import { attentionOptions } from "../kernel.js";
-import type { ParamsSchema, ProblemInstance } from "../types.js";
+import type { ProblemInstance } from "../types.js";
 
-/** An integer param with bounds and default. */
-export const intParam = (min: number, max: number, def: number, description: string) => ({
-  type: "integer",
-  minimum: min,
-  maximum: max,
-  default: def,
-  description,
-});
-
-/** A string-enum param. */
-export const enumParam = (values: readonly string[], def: string, description: string) => ({
-  type: "string",
-  enum: [...values],
-  default: def,
-  description,
-});
-
-/** A boolean param. */
-export const boolParam = (def: boolean, description: string) => ({ type: "boolean", default: def, description });
-
-/** A params schema (closed: unknown params are rejected with their path). */
-export function paramsSchema(properties: Record<string, Record<string, unknown>>): ParamsSchema {
-  return { type: "object", properties, additionalProperties: false };
-}
+// Typed param-schema builders (registry/define.ts): the schema types the adapter's params.
+export { boolParam, defineMethod, enumParam, intParam, numberParam, paramsSchema } from "../define.js";
 
 /**
  * The seed of head h: `derive(methodSeed, "head", h)`. Every head draws its own sketch, and a

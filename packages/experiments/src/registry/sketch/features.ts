@@ -7,17 +7,8 @@
  *   with the closed-form MSE of i.i.d. features as a reference column.
  */
 import { ValueError, concatCols } from "@randattn/core";
-import {
-  type FeatureKind,
-  type NonPositiveNormalizerPolicy,
-  type ProjectionKind,
-  drawProjection,
-  featureDimension,
-  randomFeatureAttention,
-  randomFeatures,
-} from "@randattn/sketch";
-import type { MethodDefinition } from "../types.js";
-import { enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
+import { type FeatureKind, drawProjection, featureDimension, randomFeatureAttention, randomFeatures } from "@randattn/sketch";
+import { defineMethod, enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
 /** `random-features` also takes the closed-form optimal exponential features (sketch features/exponential.ts). */
@@ -25,7 +16,7 @@ const ATTENTION_FEATURE_KINDS = [...FEATURE_KINDS, "oprf", "derf"] as const;
 const PROJECTIONS = ["iid", "orthogonal"] as const;
 
 /** `random-features`: sketch's `randomFeatureAttention` on every head (seed `derive(seed, "head", h)`). */
-export const randomFeaturesMethod: MethodDefinition = {
+export const randomFeaturesMethod = defineMethod({
   name: "random-features",
   description:
     "Linear-time attention Ŷ = D⁻¹φ(Q)(φ(K)ᵀV) with m random frequencies per head (sketch `randomFeatureAttention`: trig / positive (FAVOR+) / hyperbolic × iid / orthogonal; causal prefix sums under a causal mask). Softmax kernel only.",
@@ -43,6 +34,7 @@ export const randomFeaturesMethod: MethodDefinition = {
   }),
   exposesWeights: false,
   extraMetrics: [
+    { name: "feature_count", description: "F, features per head: m for positive and the exponential maps, 2m for trig/hyperbolic" },
     { name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose estimated normalizer D_i ≤ 0" },
   ],
   run(problem, params, _context, seed) {
@@ -55,11 +47,11 @@ export const randomFeaturesMethod: MethodDefinition = {
         h.keys,
         h.values,
         {
-          numFrequencies: params.numFrequencies as number,
-          features: params.features as (typeof ATTENTION_FEATURE_KINDS)[number],
-          projection: params.projection as ProjectionKind,
-          blockSize: params.blockSize as number,
-          onNonPositiveNormalizer: params.onNonPositiveNormalizer as NonPositiveNormalizerPolicy,
+          numFrequencies: params.numFrequencies,
+          features: params.features,
+          projection: params.projection,
+          blockSize: params.blockSize,
+          onNonPositiveNormalizer: params.onNonPositiveNormalizer,
           ...(scale === undefined ? {} : { kernel: { kind: "softmax" as const, scale } }),
           ...(mask ? { mask } : {}),
         },
@@ -75,10 +67,10 @@ export const randomFeaturesMethod: MethodDefinition = {
     return {
       output: concatCols(results.map((r) => r.output)),
       cost: sumCosts(results.map((r) => r.cost)),
-      extras: { non_positive_row_fraction: bad / rows },
+      extras: { feature_count: results[0].featureCount, non_positive_row_fraction: bad / rows },
     };
   },
-};
+});
 
 /**
  * The Performer closed-form MSE of one pair for m i.i.d. frequencies (Lemma 2), with x, y the
@@ -103,7 +95,7 @@ export function performerMse(features: FeatureKind, m: number, x: Float64Array, 
 }
 
 /** `kernel-value`: φ(q)ᵀφ(k) against κ(q, k) on a `kernel-pairs` problem (one Ω per trial). */
-export const kernelValue: MethodDefinition = {
+export const kernelValue = defineMethod({
   name: "kernel-value",
   description:
     "Kernel estimate φ(q_i)ᵀφ(k_i) of κ = exp(scale·q_iᵀk_i) on a kernel-pairs problem (sketch `drawProjection` + `randomFeatures`, one Ω per trial); no attention output — the MSE columns and the Performer closed form are extra columns.",
@@ -115,6 +107,7 @@ export const kernelValue: MethodDefinition = {
   }),
   exposesWeights: false,
   extraMetrics: [
+    { name: "feature_count", description: "F, features: m for positive, 2m for trig/hyperbolic" },
     { name: "kernel_mse", description: "mean over pairs of (φ(q)ᵀφ(k) − κ(q,k))²" },
     { name: "kernel_rel_mse", description: "mean over pairs of ((φ(q)ᵀφ(k) − κ)/κ)²" },
     { name: "performer_mse", description: "Performer closed-form MSE (i.i.d. frequencies; empty for orthogonal), mean over pairs" },
@@ -124,9 +117,7 @@ export const kernelValue: MethodDefinition = {
     const pairs = problem.kernelPairs;
     if (!pairs) throw new ValueError("problem", 'the kernel-pairs problem for method "kernel-value"', "a problem without kernel pairs");
     const scale = softmaxScale(problem, "kernel-value") ?? 1 / Math.sqrt(pairs.queries.cols);
-    const features = params.features as FeatureKind;
-    const projection = params.projection as ProjectionKind;
-    const m = params.numFrequencies as number;
+    const { features, projection, numFrequencies: m } = params;
     const { rows: n, cols: d } = pairs.queries;
     const omega = drawProjection(m, d, { projection }, seed);
     const kernel = { kind: "softmax" as const, scale };
@@ -166,6 +157,7 @@ export const kernelValue: MethodDefinition = {
       output: null,
       cost: { flops: 2 * (2 * n * d * m + n * featureDim) + 2 * n * featureDim, floatsStored: m * d + 2 * n * featureDim },
       extras: {
+        feature_count: featureDim,
         kernel_mse: mse / n,
         kernel_rel_mse: rel / n,
         performer_mse: iid ? theory / n : null,
@@ -173,4 +165,4 @@ export const kernelValue: MethodDefinition = {
       },
     };
   },
-};
+});

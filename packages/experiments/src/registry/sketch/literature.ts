@@ -15,18 +15,10 @@
 import { concatCols } from "@randattn/core";
 import { hyperAttention, hyperAttentionParameters, kdeformerAttention, scatterbrainAttention } from "@randattn/sketch";
 import type { MethodDefinition, ProblemInstance } from "../types.js";
-import { enumParam, headSeed, intParam, paramsSchema, rejectMask, requireHeads, softmaxScale, sumCosts } from "./common.js";
+import { enumParam, headSeed, intParam, numberParam, paramsSchema, rejectMask, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 /** Largest N_Q·N_KV per head for which α and κ are computed. */
 const MAX_PARAMETER_SCORES = 1 << 24;
-
-const numberParam = (min: number, max: number, def: number, description: string) => ({
-  type: "number",
-  minimum: min,
-  maximum: max,
-  default: def,
-  description,
-});
 
 function kernelOf(problem: ProblemInstance, method: string) {
   const scale = softmaxScale(problem, method);

@@ -17,8 +17,8 @@ import { type Orthonormalization, type SvdMethod, type TestMatrixKind, compressL
 import { spectralNorm } from "../../base/metrics.js";
 import { headAttentionFlops } from "../exact.js";
 import { attentionOptions } from "../kernel.js";
-import type { AttentionHead, Cost, LatentStructure, MethodDefinition, Params, ProblemInstance } from "../types.js";
-import { enumParam, intParam, paramsSchema, requireHeads } from "./common.js";
+import type { AttentionHead, Cost, LatentStructure, ProblemInstance } from "../types.js";
+import { defineMethod, enumParam, intParam, paramsSchema, requireHeads } from "./common.js";
 
 const TEST_MATRICES: readonly TestMatrixKind[] = ["gaussian", "rademacher", "srht", "countsketch", "sparse-sign"];
 const ORTHONORMALIZATIONS: readonly Orthonormalization[] = ["qr", "lu", "none"];
@@ -31,12 +31,18 @@ const RSVD_PARAMS = {
   orthonormalization: enumParam(ORTHONORMALIZATIONS, "qr", "re-normalization between power steps"),
 };
 
-function rsvdOptions(params: Params) {
+/** The range-finder options of the typed RSVD params (absent ones keep the sketch defaults). */
+function rsvdOptions(params: {
+  readonly oversampling?: number;
+  readonly powerIterations?: number;
+  readonly testMatrix?: TestMatrixKind;
+  readonly orthonormalization?: Orthonormalization;
+}) {
   return {
-    oversampling: params.oversampling as number,
-    powerIterations: params.powerIterations as number,
-    testMatrix: params.testMatrix as TestMatrixKind,
-    orthonormalization: params.orthonormalization as Orthonormalization,
+    oversampling: params.oversampling,
+    powerIterations: params.powerIterations,
+    testMatrix: params.testMatrix,
+    orthonormalization: params.orthonormalization,
   };
 }
 
@@ -140,9 +146,9 @@ const LATENT_EXTRAS = [
   { name: "optimal_latent_rel_spectral_error", description: "Eckart–Young optimum σ_{k+1}/σ_1" },
 ] as const;
 
-function latentMethod(name: string, svd: SvdMethod): MethodDefinition {
+function latentMethod(name: string, svd: SvdMethod) {
   const randomized = svd === "randomized";
-  return {
+  return defineMethod({
     name,
     description: randomized
       ? "MLA latent cache compressed to rank k by randomized SVD (sketch `compressLatent`: HMT range finder with p, q, test matrix); heads attend to L̃ = C Ṽᵀ, the cache holds C = L Ṽ (N_KV × k)."
@@ -158,7 +164,7 @@ function latentMethod(name: string, svd: SvdMethod): MethodDefinition {
     ],
     run(problem, params, _context, seed) {
       const latent = requireLatent(problem, name);
-      const k = params.rank as number;
+      const k = params.rank;
       const compressed = compressLatent(latent.latent, { rank: k, method: svd, ...(randomized ? rsvdOptions(params) : {}) }, seed);
       const { output, flops } = attendOnFactor(problem, latent, compressed.factor, compressed.basis);
       const cost: Cost = { flops: compressed.cost.flops + flops, floatsStored: compressed.factor.data.length + largestScores(problem) };
@@ -176,19 +182,20 @@ function latentMethod(name: string, svd: SvdMethod): MethodDefinition {
       if (!problem.latent) return {};
       const l = problem.latent.latent;
       const sigma = singularValues(l);
-      const k = params.rank as number;
+      const k = params.rank;
       const opt = optimum(sigma, k);
       const out: Record<string, number | null> = {
         optimal_latent_rel_error: opt.frobenius,
         optimal_latent_rel_spectral_error: opt.spectral,
       };
       if (randomized) {
-        const bound = hmtSpectralBound(sigma, k, params.oversampling as number, params.powerIterations as number, l.rows, l.cols);
+        const bound = // present whenever randomized: the RSVD params are in the schema with defaults
+          hmtSpectralBound(sigma, k, params.oversampling!, params.powerIterations!, l.rows, l.cols);
         out.hmt_bound_rel_spectral_error = bound === null ? null : bound / sigma[0];
       }
       return out;
     },
-  };
+  });
 }
 
 /** `latent-rsvd`: randomized-SVD compression of the MLA latent. */
@@ -197,7 +204,7 @@ export const latentRsvd = latentMethod("latent-rsvd", "randomized");
 export const latentSvd = latentMethod("latent-svd", "exact");
 
 /** `mha-to-mla`: MHA/GQA → MLA conversion by (randomized) SVD of the stacked K/V weights. */
-export const mhaToMla: MethodDefinition = {
+export const mhaToMla = defineMethod({
   name: "mha-to-mla",
   description:
     "Converts the GQA/MHA layer of a llama3-gqa problem to MLA (sketch `multiHeadToMla`: SVD of [W_K, W_V], W_L = U_r Σ_r) and attends with K_h = X W_L W_LK^h, V_h = X W_L W_LV^h; the cache holds d_L floats per token instead of G·(d_QK + d_V).",
@@ -219,7 +226,7 @@ export const mhaToMla: MethodDefinition = {
       throw new ValueError("problem", 'a multi-head problem (llama3-gqa) for method "mha-to-mla"', "a problem without multi-head weights");
     const { weights, report } = multiHeadToMla(
       mh.weights,
-      { latentDim: params.latentDim as number, method: params.svd as SvdMethod, ...rsvdOptions(params) },
+      { latentDim: params.latentDim, method: params.svd, ...rsvdOptions(params) },
       seed,
     );
     const latent = matmul(mh.x, weights.latentDown);
@@ -240,4 +247,4 @@ export const mhaToMla: MethodDefinition = {
       extras: { cache_floats: n * dL, weight_rel_error: report.weightRelativeError },
     };
   },
-};
+});

@@ -29,10 +29,12 @@ import {
   topKAttention,
   valueSamplingProbabilities,
 } from "@randattn/sketch";
-import type { MethodDefinition, Params, ProblemInstance } from "../types.js";
+import type { ParamsOf } from "../define.js";
+import type { ProblemInstance } from "../types.js";
 import {
   boolParam,
   coreKernel,
+  defineMethod,
   enumParam,
   frobenius2,
   headSeed,
@@ -43,6 +45,17 @@ import {
   sumCosts,
 } from "./common.js";
 
+/** Params of `row-sampling` (typed from this schema: see registry/define.ts). */
+const ROW_SAMPLING_PARAMS = paramsSchema({
+  samples: intParam(1, 1 << 20, 32, "s, keys sampled per head"),
+  scheme: enumParam(VALUE_SAMPLING_SCHEMES, "uniform", "sampling distribution over keys"),
+  design: enumParam(SAMPLING_DESIGNS, "with-replacement", "with replacement, or without (Horvitz–Thompson πps, Des Raj)"),
+  normalizer: enumParam(["estimated", "exact"], "estimated", "ratio estimator from the same keys, or the exact Z (streamed)"),
+  blockSize: intParam(1, 1 << 20, 256, "keys per block when streaming the exact normalizer"),
+});
+/** The params `row-sampling` runs with (defaults filled). */
+export type RowSamplingParams = ParamsOf<typeof ROW_SAMPLING_PARAMS>;
+
 /** Largest N_Q·N_KV for which reference values that need P are computed. */
 export const MAX_REFERENCE_SCORES = 1 << 24;
 
@@ -50,11 +63,10 @@ export const MAX_REFERENCE_SCORES = 1 << 24;
  * The DKM expectation √(Σ_h E‖Ŷ_h − Y_h‖²_F) / ‖Y‖_F of `row-sampling` with these params (module
  * comment), or null when it is not defined (without-replacement designs) or too large to form P.
  */
-export function dkmExpectedRelativeError(problem: ProblemInstance, params: Params): number | null {
-  if ((params.design as SamplingDesign) !== "with-replacement") return null;
+export function dkmExpectedRelativeError(problem: ProblemInstance, params: RowSamplingParams): number | null {
+  if (params.design !== "with-replacement") return null;
   if (problem.heads.some((h) => h.queries.rows * h.keys.rows > MAX_REFERENCE_SCORES)) return null;
-  const scheme = params.scheme as ValueSamplingScheme;
-  const normalizer = params.normalizer as string;
+  const { scheme, normalizer } = params;
   // Both expectations are (something independent of s)/s: computed once per instance, scheme and
   // normalizer (a sweep over s reuses it; the runner keeps recent instances alive).
   let perInstance = dkmCache.get(problem);
@@ -80,7 +92,7 @@ export function dkmExpectedRelativeError(problem: ProblemInstance, params: Param
     perInstance.set(key, unit);
   }
   if (unit.norm2 === 0) return null;
-  return Math.sqrt(Math.max(0, unit.expected / (params.samples as number)) / unit.norm2);
+  return Math.sqrt(Math.max(0, unit.expected / params.samples) / unit.norm2);
 }
 
 const dkmCache = new WeakMap<ProblemInstance, Map<string, { expected: number; norm2: number }>>();
@@ -105,18 +117,12 @@ function ratioFirstOrderSquaredError(p: Matrix, v: Matrix, y: Matrix, s: number,
 }
 
 /** `row-sampling`: sketch's `sampledAttention` on every head (seed `derive(seed, "head", h)`). */
-export const rowSampling: MethodDefinition = {
+export const rowSampling = defineMethod({
   name: "row-sampling",
   description:
     "Y ≈ Z⁻¹ A S Sᵀ V from s sampled keys (rows of K and V) per head: sketch `sampledAttention` (schemes uniform / value-norm ∝‖V_j‖² / optimal ∝‖P[:,j]‖‖V_j‖ / attention ∝P[i,j] per query; designs; ratio-estimated or exact normalizer).",
   family: "sampling",
-  paramsSchema: paramsSchema({
-    samples: intParam(1, 1 << 20, 32, "s, keys sampled per head"),
-    scheme: enumParam(VALUE_SAMPLING_SCHEMES, "uniform", "sampling distribution over keys"),
-    design: enumParam(SAMPLING_DESIGNS, "with-replacement", "with replacement, or without (Horvitz–Thompson πps, Des Raj)"),
-    normalizer: enumParam(["estimated", "exact"], "estimated", "ratio estimator from the same keys, or the exact Z (streamed)"),
-    blockSize: intParam(1, 1 << 20, 256, "keys per block when streaming the exact normalizer"),
-  }),
+  paramsSchema: ROW_SAMPLING_PARAMS,
   exposesWeights: false,
   extraMetrics: [
     {
@@ -135,11 +141,11 @@ export const rowSampling: MethodDefinition = {
         h.keys,
         h.values,
         {
-          samples: params.samples as number,
-          scheme: params.scheme as ValueSamplingScheme,
-          design: params.design as SamplingDesign,
-          normalizer: params.normalizer as "estimated" | "exact",
-          blockSize: params.blockSize as number,
+          samples: params.samples,
+          scheme: params.scheme,
+          design: params.design,
+          normalizer: params.normalizer,
+          blockSize: params.blockSize,
           kernel,
         },
         headSeed(seed, i),
@@ -150,10 +156,10 @@ export const rowSampling: MethodDefinition = {
   references(problem, params) {
     return { dkm_expected_rel_error: problem.heads.length === 0 ? null : dkmExpectedRelativeError(problem, params) };
   },
-};
+});
 
 /** `top-k`: sketch's `topKAttention` on every head (deterministic). */
-export const topK: MethodDefinition = {
+export const topK = defineMethod({
   name: "top-k",
   description: "Deterministic baseline: each query keeps its k largest attention weights (sketch `topKAttention`; P is formed).",
   family: "sampling",
@@ -167,8 +173,8 @@ export const topK: MethodDefinition = {
     rejectMask(problem, "top-k");
     const kernel = coreKernel(problem);
     const results = problem.heads.map((h) =>
-      topKAttention(h.queries, h.keys, h.values, params.k as number, { renormalize: params.renormalize as boolean, kernel }),
+      topKAttention(h.queries, h.keys, h.values, params.k, { renormalize: params.renormalize, kernel }),
     );
     return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
   },
-};
+});

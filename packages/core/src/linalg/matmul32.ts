@@ -14,11 +14,11 @@
  * ≈ 1e-38 the inputs flush to 0, both silently. The raw `…Into` kernels have no such check.
  */
 import { ShapeError } from "../errors.js";
-import { matmul, matmulInto, matmulTransA, matmulTransAInto, matmulTransB, matmulTransBInto } from "../linalg/matmul.js";
-import { Matrix } from "../linalg/matrix.js";
+import { matmul, matmulInto, matmulTransA, matmulTransAInto, matmulTransB, matmulTransBInto } from "./matmul.js";
+import { Matrix } from "../matrix.js";
 import { assertMatrix } from "../validate.js";
-import { type DenseArray, gemmWasm, getKernelBackend, wasmSimdAvailable } from "./gemm.js";
-import { maxAbsOf, productInFloat32Range } from "./range32.js";
+import { type DenseArray, gemmWasm, getKernelBackend, wasmSimdAvailable } from "../kernels/gemm.js";
+import { maxAbsOf, productInFloat32Range } from "../kernels/range32.js";
 
 function useWasm32(m: number, n: number): boolean {
   // The float32 path is opt-in, so only the backend setting and SIMD availability decide; a

@@ -398,7 +398,9 @@ export const AUTO_MIN_WORK = 16 * 16 * 16;
 export const SMALL_M_ROWS = 4;
 
 /**
- * Selects the matmul kernels for this thread: `"scalar"` (the register-tiled JavaScript kernels of
+ * PROCESS-WIDE switch (per thread: each worker has its own): selects the matmul kernels for every
+ * later call in this thread — prefer the scoped {@link withKernelBackend}, which restores the
+ * previous setting. `"scalar"` (the register-tiled JavaScript kernels of
  * `linalg/matmul.ts`), `"wasm"` (always the SIMD128 kernels) or `"auto"` (WebAssembly when SIMD is
  * available and the product is large enough to amortize packing). The initial value comes from the
  * `RANDATTN_KERNEL_BACKEND` environment variable, else `"auto"`. Returns the previous setting.
@@ -414,6 +416,28 @@ export function setKernelBackend(value: KernelBackend): KernelBackend {
   const previous = getKernelBackend();
   backend = value;
   return previous;
+}
+
+/**
+ * Runs `fn` with the matmul kernels set to `backend`, then restores the previous setting (also
+ * when `fn` throws) — the scoped form of {@link setKernelBackend}. Synchronous only: an async `fn`
+ * would leave the scope before its awaited work runs, so a returned promise is refused.
+ * @throws ValueError as {@link setKernelBackend}, or when `fn` returns a promise.
+ * @example
+ * const exact = withKernelBackend("scalar", () => matmul(a, b)); // the reference kernels, just here
+ */
+export function withKernelBackend<T>(value: KernelBackend, fn: () => T): T {
+  const previous = setKernelBackend(value);
+  let out: T;
+  try {
+    out = fn();
+  } finally {
+    backend = previous;
+  }
+  if (out !== null && typeof out === "object" && typeof (out as { then?: unknown }).then === "function") {
+    throw new ValueError("fn", "a synchronous function (the backend scope ends when fn returns)", "a function returning a promise");
+  }
+  return out;
 }
 
 /**

@@ -7,9 +7,9 @@
  */
 import { ValueError } from "../errors.js";
 import { matmulInto } from "../linalg/matmul.js";
-import type { Matrix } from "../linalg/matrix.js";
+import type { Matrix } from "../matrix.js";
 import { assertFinite, assertMatrix, assertNonEmpty, assertShape } from "../validate.js";
-import { type AttentionPlan, attentionInto } from "./attention32.js";
+import { type AttentionPlan, attentionInto } from "./fast.js";
 
 /** Per-head projection weights; structurally the `MultiHeadWeights` of `attention/`. */
 export interface HeadWeights {

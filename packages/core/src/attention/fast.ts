@@ -18,7 +18,7 @@
  */
 import { NumericalError, ValueError } from "../errors.js";
 import { matmulInto, matmulTransBInto } from "../linalg/matmul.js";
-import { Matrix } from "../linalg/matrix.js";
+import { Matrix } from "../matrix.js";
 import {
   assertFinite,
   assertInteger,
@@ -29,10 +29,10 @@ import {
   assertShape,
   assertOptions,
 } from "../validate.js";
-import type { DenseArray } from "./gemm.js";
-import { matmul32Into, matmulTransB32Into } from "./matmul32.js";
-import { attentionInFloat32Range } from "./range32.js";
-import { fusedSoftmaxAttention, prefixTileMask, useFusedSoftmax } from "./softmaxWasm.js";
+import type { DenseArray } from "../kernels/gemm.js";
+import { matmul32Into, matmulTransB32Into } from "../linalg/matmul32.js";
+import { attentionInFloat32Range } from "../kernels/range32.js";
+import { fusedSoftmaxAttention, prefixTileMask, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 
 /** Arithmetic of the two products: `"float32"` (f32x4 kernels) or `"float64"`. */
 export type AttentionPrecision = "float32" | "float64";

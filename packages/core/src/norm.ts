@@ -7,8 +7,8 @@
  *  - RMSNorm [ZS19]: y = g ⊙ x / √((1/d) Σ x_i² + ε) — no recentring and no shift, hence cheaper
  *    (the remark at the end of §3.2: Llama, Gemma, DeepSeek use it).
  */
-import { ShapeError, ValueError } from "../errors.js";
-import { Matrix } from "../linalg/matrix.js";
+import { ShapeError, ValueError } from "./errors.js";
+import { Matrix } from "./matrix.js";
 import {
   assertFinite,
   assertInteger,
@@ -18,7 +18,7 @@ import {
   assertOneOf,
   describe,
   assertOptions,
-} from "../validate.js";
+} from "./validate.js";
 
 /** Which normalization: LayerNorm (`"layer"`) or RMSNorm (`"rms"`). */
 export type NormKind = "layer" | "rms";

@@ -1,0 +1,49 @@
+/**
+ * `@randattn/core/internal` — building blocks for RandAttn's own packages (sketch, experiments) and
+ * for tests and benchmarks: argument validators, compiled masks, the flat-array ("Into") kernels,
+ * the WebAssembly kernel plumbing and the profiling switches. NOT a stable public API (issue 9):
+ * names here may change in any release. The public API is `@randattn/core`.
+ */
+export {
+  assertFinite,
+  assertInteger,
+  assertMatrix,
+  assertMatrixList,
+  assertNonEmpty,
+  assertNumber,
+  assertOneOf,
+  assertOptions,
+  assertRequiredOptions,
+  assertShape,
+  assertVector,
+  describe,
+  optionsObject,
+} from "./validate.js";
+export { CompiledMask, TILE_ALL, TILE_NONE, TILE_PARTIAL, type TileStatus, compileMask } from "./attention/mask.js";
+export { SMALL_M, matmulInto, matmulTransAInto, matmulTransBInto } from "./linalg/matmul.js";
+export {
+  AUTO_MIN_WORK,
+  type DenseArray,
+  type GemmPrecision,
+  type GemmProfile,
+  SMALL_M_ROWS,
+  gemmProfile,
+  gemmWasm,
+  kernelBackendFor,
+  setGemmProfiling,
+  wasmKernelBytes,
+  wasmMemoryBytes,
+} from "./kernels/gemm.js";
+export { matmul32Into, matmulTransA32Into, matmulTransB32Into } from "./linalg/matmul32.js";
+export { kernelWat } from "./kernels/wat.js";
+export {
+  FUSED_MIN_WORK,
+  type FusedSoftmaxProfile,
+  fusedSoftmaxProfile,
+  setFusedSoftmaxProfiling,
+  simdExp,
+  useFusedSoftmax,
+} from "./kernels/softmaxWasm.js";
+export { assertNormParams } from "./norm.js";
+export { assertFfnWeights } from "./layers/ffn.js";
+export { assertSublayerNorms } from "./layers/residual.js";

@@ -1,0 +1,14 @@
+/**
+ * kernels/ — the WebAssembly SIMD128 kernels below linalg (issue #5; layer: errors → matrix →
+ * validate → kernels → linalg): the WAT generator and embedded bytes, the packing GEMM driver,
+ * float32 range checks, the SIMD exp and the fused softmax-attention kernel. Public here: the
+ * backend switch; the raw kernels are in `@randattn/core/internal`.
+ */
+export {
+  KERNEL_BACKEND_ENV,
+  type KernelBackend,
+  getKernelBackend,
+  setKernelBackend,
+  wasmSimdAvailable,
+  withKernelBackend,
+} from "./gemm.js";
