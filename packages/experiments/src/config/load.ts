@@ -18,7 +18,7 @@ import { MAX_CONFIG_BYTES, parseConfigText } from "./parse.js";
 import { nodeFs, nodePath } from "../platform/node.js";
 
 export { MAX_CONFIG_BYTES, MAX_YAML_ALIASES, parseConfigText } from "./parse.js";
-import { CONFIG_SCHEMA, type ConfigMetricName, type ExperimentConfig, METRIC_NAMES, type MetricName } from "./schema.js";
+import { CONFIG_SCHEMA, type ConfigMetricName, type ExperimentConfig, METRIC_NAMES } from "./schema.js";
 
 /** A validated config with everything needed to plan it. */
 export interface LoadedConfig {

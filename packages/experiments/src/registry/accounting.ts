@@ -1,14 +1,15 @@
 /** KV-cache accounting methods of Table 3 (core accounting/), run on the `model-preset` problem. */
+import { defineMethod } from "./define.js";
 import { attentionFlops, kvCacheFloatsPerToken, mhaEquivalentCacheFloatsPerToken, modelKvCacheFloats, ValueError } from "@randattn/core";
 import { MODEL_PRESETS } from "./problems.js";
-import type { MethodDefinition, ProblemInstance } from "./types.js";
+import type { ProblemInstance } from "./types.js";
 
 function presetOf(problem: ProblemInstance, method: string) {
   if (!problem.accounting) throw new ValueError("problem", `the model-preset problem for method "${method}"`, "a tensor problem");
   return MODEL_PRESETS[problem.accounting.preset];
 }
 
-export const kvCache: MethodDefinition = {
+export const kvCache = defineMethod({
   name: "kv-cache",
   description:
     "KV-cache accounting of a Table 3 model (core accounting): floats_stored = cached floats (per token and layer, or whole model at `tokens`); flops = one decode step.",
@@ -31,7 +32,7 @@ export const kvCache: MethodDefinition = {
   run(problem, params) {
     const preset = presetOf(problem, "kv-cache");
     const tokens = problem.accounting!.tokens;
-    const opts = { includeRotaryKey: params.includeRotaryKey as boolean };
+    const opts = { includeRotaryKey: params.includeRotaryKey };
     const perTokenLayer = params.asMha ? mhaEquivalentCacheFloatsPerToken(preset.attention) : kvCacheFloatsPerToken(preset.attention, opts);
     const floatsStored =
       params.scope === "model"
@@ -43,4 +44,4 @@ export const kvCache: MethodDefinition = {
     const flops = params.scope === "model" ? step * preset.numLayers : step;
     return { output: null, cost: { flops, floatsStored } };
   },
-};
+});

@@ -17,6 +17,7 @@
  * A shipped checkpoint plugs in the same way: give `evaluateDecode` its model and a token sequence
  * (and `kvCacheFactory(name, budgetOptions(name, budget), seed)`).
  */
+import { defineMethod, defineProblem, intParam } from "./define.js";
 import {
   type DecodeCache,
   type DecodeCacheFactory,
@@ -34,7 +35,7 @@ import {
   initDecoderOnly,
 } from "@randattn/core";
 import { KV_CACHE_NAMES, type KvCacheName, TurboQuantCache, budgetOptions, kvCacheFactory } from "@randattn/sketch";
-import type { MethodDefinition, ProblemDefinition, ProblemInstance } from "./types.js";
+import type { ProblemInstance } from "./types.js";
 
 /** A decode problem: the model, the token sequence and where the prompt ends. */
 export interface DecodeStructure {
@@ -269,16 +270,10 @@ export function syntheticDecodeProblem(
   return { model, text, promptLength: params.promptLength };
 }
 
-const int = (min: number, max: number, def: number, description: string) => ({
-  type: "integer",
-  minimum: min,
-  maximum: max,
-  default: def,
-  description,
-});
+const int = intParam;
 
 /** Problem `synthetic-decoder`: a seeded decoder-only stack and its sampled text (no attention tensors). */
-export const syntheticDecoder: ProblemDefinition = {
+export const syntheticDecoder = defineProblem({
   name: "synthetic-decoder",
   description:
     "A seeded decoder-only stack (pre-RMSNorm, RoPE, GQA, W_Q and W_K scaled by qkScale) and a text: a random prompt and a continuation sampled from the model, for the decode evaluation of KV caches.",
@@ -314,10 +309,10 @@ export const syntheticDecoder: ProblemDefinition = {
   generate(p, context, seed): ProblemInstance {
     const { kernel, mask } = context;
     const decode = syntheticDecodeProblem(p as unknown as Parameters<typeof syntheticDecodeProblem>[0], seed);
-    const instance: ProblemInstance & { decode: DecodeStructure } = { heads: [], kernel, mask, numKvHeads: p.numKvHeads as number, decode };
+    const instance: ProblemInstance & { decode: DecodeStructure } = { heads: [], kernel, mask, numKvHeads: p.numKvHeads, decode };
     return instance;
   },
-};
+});
 
 const EXTRAS = [
   { name: "attention_error", description: "mean over steps and layers of ‖Ŷ − Y‖_F/‖Y‖_F (same inputs as the exact twin)" },
@@ -332,7 +327,7 @@ const EXTRAS = [
 ] as const;
 
 /** Method `kv-cache-decode`: the decode evaluation of one cache at one budget. */
-export const kvCacheDecode: MethodDefinition = {
+export const kvCacheDecode = defineMethod({
   name: "kv-cache-decode",
   description:
     "Decode evaluation (registry/decode.ts) of a KV cache of @randattn/sketch's kvcache at a budget (budgetOptions: tokens, block size, clusters, projection rows, bits or frequencies): attention error, next-token KL, top-1 agreement, perplexity and memory in bits.",
@@ -353,7 +348,7 @@ export const kvCacheDecode: MethodDefinition = {
     if (!decode)
       throw new ValueError("problem", 'the "synthetic-decoder" problem for method "kv-cache-decode"', "a problem without a decoder");
     const name = params.cache as KvCacheName;
-    const settings = budgetOptions(name, params.budget as number);
+    const settings = budgetOptions(name, params.budget);
     const turbo: TurboQuantCache[] = [];
     const factory = kvCacheFactory(name, settings as never, derive(seed, "cache"));
     const r = evaluateDecode(decode, (spec) => {
@@ -361,7 +356,7 @@ export const kvCacheDecode: MethodDefinition = {
       if (c instanceof TurboQuantCache) turbo.push(c);
       return c;
     });
-    const mseBits = name === "turbo-quant" ? (params.budget as number) - 1 : undefined;
+    const mseBits = name === "turbo-quant" ? params.budget - 1 : undefined;
     return {
       output: null,
       cost: { flops: r.flops, floatsStored: r.floatsStored },
@@ -378,4 +373,4 @@ export const kvCacheDecode: MethodDefinition = {
       },
     };
   },
-};
+});

@@ -10,6 +10,7 @@
  */
 import type { SeedKey } from "@randattn/core";
 import type {
+  Cost,
   GenerateContext,
   MethodDefinition,
   MethodResult,
@@ -45,6 +46,9 @@ export type StringParamSchema<E extends string = string> = {
   readonly default?: E;
   readonly description?: string;
   readonly minLength?: number;
+  readonly maxLength?: number;
+  /** ECMA regex the value must match (ajv `pattern`). */
+  readonly pattern?: string;
 };
 /** A boolean param. */
 export type BooleanParamSchema = {
@@ -91,7 +95,7 @@ export type ParamsOf<S extends TypedParamsSchema> = {
       ? never
       : K]?: ParamValueOf<S["properties"][K]>;
 };
-type RequiredOf<S extends TypedParamsSchema> = S["required"] extends readonly (infer R)[] ? R : never;
+type RequiredOf<S extends TypedParamsSchema> = NonNullable<S["required"]> extends readonly (infer R)[] ? R : never;
 
 /** An integer param with bounds and default. */
 export function intParam(minimum: number, maximum: number, def: number, description: string): IntegerParamSchema & { default: number } {
@@ -117,19 +121,25 @@ export function boolParam(def: boolean, description: string): BooleanParamSchema
   return { type: "boolean", default: def, description };
 }
 
-/** A closed params schema (unknown params are rejected with their path). */
-export function paramsSchema<const P extends Record<string, ParamSchema>>(
+/**
+ * A closed params schema (unknown params are rejected with their path). The `required` names are
+ * kept in the type, so a required param without a default is typed as present.
+ */
+export function paramsSchema<const P extends Record<string, ParamSchema>, const R extends keyof P & string = never>(
   properties: P,
-  required?: readonly (keyof P & string)[],
-): TypedParamsSchema<P> {
+  required?: readonly R[],
+): TypedParamsSchema<P> & { readonly required?: readonly R[] } {
   return required
     ? { type: "object", properties, required, additionalProperties: false }
     : { type: "object", properties, additionalProperties: false };
 }
 
 /** A method whose `run`/`references` read params typed from `paramsSchema`. */
-export interface TypedMethodDefinition<S extends TypedParamsSchema> extends Omit<MethodDefinition, "paramsSchema" | "run" | "references"> {
+export interface TypedMethodDefinition<S extends TypedParamsSchema>
+  extends Omit<MethodDefinition, "paramsSchema" | "run" | "references" | "estimateCost"> {
   readonly paramsSchema: S;
+  /** See `MethodDefinition.estimateCost`. */
+  estimateCost?(problem: ProblemInstance, params: ParamsOf<S>): Cost;
   run(problem: ProblemInstance, params: ParamsOf<S>, context: RunContext, seed: SeedKey): MethodResult;
   references?(problem: ProblemInstance, params: ParamsOf<S>): Readonly<Record<string, number | null>>;
 }

@@ -2,6 +2,7 @@
  * The exact methods: materialized and streaming (online-softmax) attention from core, with their
  * analytic costs. Also the reference every other method is measured against.
  */
+import { defineMethod } from "./define.js";
 import { attention, attentionWeights, concatCols, type Matrix, streamingAttention } from "@randattn/core";
 import { attentionOptions } from "./kernel.js";
 import { requireHeads } from "./sketch/common.js";
@@ -83,7 +84,7 @@ export const exact: MethodDefinition = {
   },
 };
 
-export const exactStreaming: MethodDefinition = {
+export const exactStreaming = defineMethod({
   name: "exact-streaming",
   description: "Exact attention by online softmax over key blocks, never forming N_Q×N_KV (core `streamingAttention`).",
   family: "exact",
@@ -93,12 +94,12 @@ export const exactStreaming: MethodDefinition = {
     additionalProperties: false,
   },
   exposesWeights: false,
-  estimateCost: (problem, params) => exactCost(problem, false, params.blockSize as number),
+  estimateCost: (problem, params) => exactCost(problem, false, params.blockSize),
   run(problem, params) {
     requireHeads(problem, "exact-streaming");
-    const blockSize = params.blockSize as number;
+    const blockSize = params.blockSize;
     const opts = { ...attentionOptions(problem.kernel, problem.mask), blockSize };
     const outputs = problem.heads.map((h) => streamingAttention(h.queries, h.keys, h.values, opts));
     return { output: concatCols(outputs), cost: exactCost(problem, false, blockSize) };
   },
-};
+});

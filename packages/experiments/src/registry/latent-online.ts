@@ -5,12 +5,12 @@
  * `latent-rsvd` / `latent-svd` that see the whole latent at once. The heads then attend to the
  * final L̃ exactly as those methods do (registry/sketch/lowrank.ts), so the columns compare.
  */
+import { defineMethod } from "./define.js";
 import { Matrix } from "@randattn/core";
 import { OnlineLatentCache } from "@randattn/sketch";
 import { attendOnFactor, largestScores, latentSpectralError, optimum, requireLatent, singularValues } from "./sketch/lowrank.js";
-import type { MethodDefinition } from "./types.js";
 
-export const latentOnline: MethodDefinition = {
+export const latentOnline = defineMethod({
   name: "latent-online",
   description:
     "MLA latent compressed online to rank k (sketch kvcache `OnlineLatentCache`: incremental SVD, truncated after each append; prefill then one token per step); heads attend to the final L̃ = W diag(σ) Uᵀ. Stores N·k + k + d_L·k floats.",
@@ -34,8 +34,8 @@ export const latentOnline: MethodDefinition = {
   run(problem, params) {
     const latent = requireLatent(problem, "latent-online");
     const L = latent.latent;
-    const cache = new OnlineLatentCache({ latentDim: L.cols, rank: params.rank as number });
-    const prefill = Math.min(params.prefill as number, L.rows);
+    const cache = new OnlineLatentCache({ latentDim: L.cols, rank: params.rank });
+    const prefill = Math.min(params.prefill, L.rows);
     let flops = 0;
     const rows = (a: number, b: number) => new Matrix(b - a, L.cols, L.data.slice(a * L.cols, b * L.cols));
     cache.append(rows(0, prefill));
@@ -65,7 +65,7 @@ export const latentOnline: MethodDefinition = {
   },
   references(problem, params): Record<string, number | null> {
     if (!problem.latent) return {};
-    const opt = optimum(singularValues(problem.latent.latent), params.rank as number);
+    const opt = optimum(singularValues(problem.latent.latent), params.rank);
     return { optimal_latent_rel_error: opt.frobenius, optimal_latent_rel_spectral_error: opt.spectral };
   },
-};
+});

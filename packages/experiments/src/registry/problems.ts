@@ -26,8 +26,9 @@ import { anatomySourceProblem } from "./anatomy.js";
 import { syntheticDecoder } from "./decode.js";
 import { readNpyMatrices } from "./npy.js";
 import { modelProblem } from "./real.js";
-import type { AttentionHead, KernelSpec, MaskSpec, Params, ParamsSchema, ProblemDefinition, ProblemInstance, RunContext } from "./types.js";
+import type { AttentionHead, KernelSpec, MaskSpec, ProblemDefinition, ProblemInstance } from "./types.js";
 import { sha256 } from "../base/canonical.js";
+import { defineProblem, type IntegerParamSchema, type NumberParamSchema, paramsSchema } from "./define.js";
 import { nodeFs, nodePath } from "../platform/node.js";
 
 /** Largest sequence length a generator accepts (keeps a typo from allocating terabytes). */
@@ -35,20 +36,18 @@ export const MAX_SEQUENCE_LENGTH = 65_536;
 /** Largest head / model width a generator accepts. */
 export const MAX_WIDTH = 8_192;
 
-const int = (min: number, max: number, def?: number, description?: string) => ({
-  type: "integer",
-  minimum: min,
-  maximum: max,
-  ...(def === undefined ? {} : { default: def }),
-  ...(description ? { description } : {}),
-});
-const positive = (def: number, description: string, max = 1e6) => ({
-  type: "number",
-  exclusiveMinimum: 0,
-  maximum: max,
-  default: def,
-  description,
-});
+/** An integer param: with a default, or (def undefined) one a config must give. */
+function int(min: number, max: number, def: number, description: string): IntegerParamSchema & { default: number };
+function int(min: number, max: number, def: undefined, description: string): IntegerParamSchema;
+function int(min: number, max: number, def: number | undefined, description: string): IntegerParamSchema {
+  return def === undefined
+    ? { type: "integer", minimum: min, maximum: max, description }
+    : { type: "integer", minimum: min, maximum: max, default: def, description };
+}
+/** A positive real param with a default. */
+function positive(def: number, description: string, max = 1e6): NumberParamSchema & { default: number } {
+  return { type: "number", exclusiveMinimum: 0, maximum: max, default: def, description };
+}
 
 const SIZE_PROPS = {
   n: int(1, MAX_SEQUENCE_LENGTH, undefined, "sequence length N_KV (and N_Q unless nQueries is set)"),
@@ -59,12 +58,8 @@ const SIZE_PROPS = {
 };
 const SIZE_STRUCTURAL = ["n", "nQueries", "d", "dv"] as const;
 
-function schema(properties: Record<string, Record<string, unknown>>, required: string[]): ParamsSchema {
-  return { type: "object", properties, required, additionalProperties: false };
-}
-
-function nq(p: Params): number {
-  return (p.nQueries as number) > 0 ? (p.nQueries as number) : (p.n as number);
+function nq(p: { readonly n: number; readonly nQueries: number }): number {
+  return p.nQueries > 0 ? p.nQueries : p.n;
 }
 
 function scaleInPlace(m: Matrix, s: number): Matrix {
@@ -99,25 +94,25 @@ function heavyTailedRows(rows: number, cols: number, tailIndex: number, key: See
   return m;
 }
 
-const gaussian: ProblemDefinition = {
+const gaussian = defineProblem({
   name: "gaussian",
   description: "Synthetic Q, K ~ N(0, scale²), V ~ N(0, 1), i.i.d. entries.",
-  paramsSchema: schema({ ...SIZE_PROPS }, ["n"]),
+  paramsSchema: paramsSchema({ ...SIZE_PROPS }, ["n"]),
   structuralParams: SIZE_STRUCTURAL,
   producesTensors: true,
   generate(p, { kernel, mask }, seed) {
-    const s = p.scale as number;
-    const q = randomMatrix(nq(p), p.d as number, { scale: s }, derive(seed, "queries"));
-    const k = randomMatrix(p.n as number, p.d as number, { scale: s }, derive(seed, "keys"));
-    const v = randomMatrix(p.n as number, p.dv as number, {}, derive(seed, "values"));
+    const s = p.scale;
+    const q = randomMatrix(nq(p), p.d, { scale: s }, derive(seed, "queries"));
+    const k = randomMatrix(p.n, p.d, { scale: s }, derive(seed, "keys"));
+    const v = randomMatrix(p.n, p.dv, {}, derive(seed, "values"));
     return singleHead(q, k, v, kernel, mask);
   },
-};
+});
 
-const lowRank: ProblemDefinition = {
+const lowRank = defineProblem({
   name: "low-rank",
   description: "Q, K and V each rank-r Gaussian products plus Gaussian noise (scale multiplies Q and K).",
-  paramsSchema: schema(
+  paramsSchema: paramsSchema(
     {
       ...SIZE_PROPS,
       rank: int(1, MAX_WIDTH, 4, "rank r of the low-rank part"),
@@ -128,35 +123,35 @@ const lowRank: ProblemDefinition = {
   structuralParams: [...SIZE_STRUCTURAL, "rank"],
   producesTensors: true,
   generate(p, { kernel, mask }, seed) {
-    const r = p.rank as number;
-    const noise = p.noise as number;
-    const q = scaleInPlace(lowRankPlusNoise(nq(p), p.d as number, r, noise, derive(seed, "queries")), p.scale as number);
-    const k = scaleInPlace(lowRankPlusNoise(p.n as number, p.d as number, r, noise, derive(seed, "keys")), p.scale as number);
-    const v = lowRankPlusNoise(p.n as number, p.dv as number, r, noise, derive(seed, "values"));
+    const r = p.rank;
+    const noise = p.noise;
+    const q = scaleInPlace(lowRankPlusNoise(nq(p), p.d, r, noise, derive(seed, "queries")), p.scale);
+    const k = scaleInPlace(lowRankPlusNoise(p.n, p.d, r, noise, derive(seed, "keys")), p.scale);
+    const v = lowRankPlusNoise(p.n, p.dv, r, noise, derive(seed, "values"));
     return singleHead(q, k, v, kernel, mask);
   },
-};
+});
 
-const heavyTailed: ProblemDefinition = {
+const heavyTailed = defineProblem({
   name: "heavy-tailed",
   description: "Gaussian directions with Pareto(tailIndex) row norms for keys and values; Gaussian queries.",
-  paramsSchema: schema({ ...SIZE_PROPS, tailIndex: positive(1.5, "Pareto tail index α (smaller = heavier tails)", 100) }, ["n"]),
+  paramsSchema: paramsSchema({ ...SIZE_PROPS, tailIndex: positive(1.5, "Pareto tail index α (smaller = heavier tails)", 100) }, ["n"]),
   structuralParams: SIZE_STRUCTURAL,
   producesTensors: true,
   generate(p, { kernel, mask }, seed) {
-    const s = p.scale as number;
-    const a = p.tailIndex as number;
-    const q = randomMatrix(nq(p), p.d as number, { scale: s }, derive(seed, "queries"));
-    const k = scaleInPlace(heavyTailedRows(p.n as number, p.d as number, a, derive(seed, "keys")), s);
-    const v = heavyTailedRows(p.n as number, p.dv as number, a, derive(seed, "values"));
+    const s = p.scale;
+    const a = p.tailIndex;
+    const q = randomMatrix(nq(p), p.d, { scale: s }, derive(seed, "queries"));
+    const k = scaleInPlace(heavyTailedRows(p.n, p.d, a, derive(seed, "keys")), s);
+    const v = heavyTailedRows(p.n, p.dv, a, derive(seed, "values"));
     return singleHead(q, k, v, kernel, mask);
   },
-};
+});
 
-const clustered: ProblemDefinition = {
+const clustered = defineProblem({
   name: "clustered",
   description: "Keys and queries drawn around shared cluster centres (centre + spread·noise); Gaussian values.",
-  paramsSchema: schema(
+  paramsSchema: paramsSchema(
     {
       ...SIZE_PROPS,
       clusters: int(1, 4096, 4, "number of cluster centres"),
@@ -167,10 +162,10 @@ const clustered: ProblemDefinition = {
   structuralParams: [...SIZE_STRUCTURAL, "clusters"],
   producesTensors: true,
   generate(p, { kernel, mask }, seed) {
-    const d = p.d as number;
-    const c = p.clusters as number;
-    const spread = p.spread as number;
-    const s = p.scale as number;
+    const d = p.d;
+    const c = p.clusters;
+    const spread = p.spread;
+    const s = p.scale;
     const centres = randomMatrix(c, d, {}, derive(seed, "centres"));
     const around = (rows: number, purpose: string): Matrix => {
       const rng = new RandomStream(derive(seed, purpose, "assignment"));
@@ -183,19 +178,19 @@ const clustered: ProblemDefinition = {
       return m;
     };
     const q = around(nq(p), "queries");
-    const k = around(p.n as number, "keys");
-    const v = randomMatrix(p.n as number, p.dv as number, {}, derive(seed, "values"));
+    const k = around(p.n, "keys");
+    const v = randomMatrix(p.n, p.dv, {}, derive(seed, "values"));
     return singleHead(q, k, v, kernel, mask);
   },
-};
+});
 
 /** Query heads per KV head of Llama 3 70B (Table 3: 64 heads, 8 KV heads). */
 const LLAMA_GROUP = LLAMA3_70B.attention.numHeads / ((LLAMA3_70B.attention as { numKvHeads?: number }).numKvHeads ?? 1);
 
-const llamaGqa: ProblemDefinition = {
+const llamaGqa = defineProblem({
   name: "llama3-gqa",
   description: `Llama-3-like grouped-query heads, scaled down: X ~ N(0, scale²) projected by LeCun-normal W_Q, W_K, W_V; ${LLAMA_GROUP} query heads per KV head (Table 3).`,
-  paramsSchema: schema(
+  paramsSchema: paramsSchema(
     {
       n: SIZE_PROPS.n,
       numKvHeads: int(1, 64, 1, "G, the number of KV heads"),
@@ -209,12 +204,12 @@ const llamaGqa: ProblemDefinition = {
   structuralParams: ["n", "numKvHeads", "groupSize", "headDim", "dIn"],
   producesTensors: true,
   generate(p, { kernel, mask }, seed) {
-    const n = p.n as number;
-    const g = p.numKvHeads as number;
-    const h = g * (p.groupSize as number);
-    const dh = p.headDim as number;
-    const dIn = (p.dIn as number) > 0 ? (p.dIn as number) : h * dh;
-    const x = randomMatrix(n, dIn, { scale: p.scale as number }, derive(seed, "x"));
+    const n = p.n;
+    const g = p.numKvHeads;
+    const h = g * p.groupSize;
+    const dh = p.headDim;
+    const dIn = p.dIn > 0 ? p.dIn : h * dh;
+    const x = randomMatrix(n, dIn, { scale: p.scale }, derive(seed, "x"));
     const wK = Array.from({ length: g }, (_, j) => initWeight(dIn, dh, {}, derive(seed, "wK", j)));
     const wV = Array.from({ length: g }, (_, j) => initWeight(dIn, dh, {}, derive(seed, "wV", j)));
     const wQ = Array.from({ length: h }, (_, i) => initWeight(dIn, dh, {}, derive(seed, "wQ", i)));
@@ -230,15 +225,15 @@ const llamaGqa: ProblemDefinition = {
     const weights: MultiHeadWeights = { queries: wQ, keys: wK, values: wV, output: Matrix.identity(h * dh) };
     return { heads, kernel, mask, numKvHeads: g, multiHead: { x, weights } };
   },
-};
+});
 
 const DS = DEEPSEEK_V2.attention as { numHeads: number; latentDim?: number; headDim: number; dIn: number; queryLatentDim?: number };
 
-const deepseekMla: ProblemDefinition = {
+const deepseekMla = defineProblem({
   name: "deepseek-v2-mla",
   description:
     "DeepSeek-V2-like multi-head latent attention layer scaled down by `shrink` (Table 3: 128 heads, d_L = 512, d_head = 128, d_in = 5120); K_h = L W_LK^h, V_h = L W_LV^h from the cached latent L = X W_L (§4.2), no decoupled RoPE; `decay` makes the input anisotropic.",
-  paramsSchema: schema(
+  paramsSchema: paramsSchema(
     {
       n: SIZE_PROPS.n,
       shrink: int(1, 128, 16, "divides every DeepSeek-V2 width (heads, d_L, d_LQ, d_head, d_in)"),
@@ -256,7 +251,7 @@ const deepseekMla: ProblemDefinition = {
   structuralParams: ["n", "shrink"],
   producesTensors: true,
   generate(p, { kernel, mask }, seed) {
-    const f = p.shrink as number;
+    const f = p.shrink;
     const dims = {
       dIn: Math.max(1, Math.round(DS.dIn / f)),
       numHeads: Math.max(1, Math.round(DS.numHeads / f)),
@@ -265,8 +260,8 @@ const deepseekMla: ProblemDefinition = {
       headDim: Math.max(1, Math.round(DS.headDim / f)),
     };
     const w = initMlaWeights(dims, derive(seed, "weights"));
-    const x = randomMatrix(p.n as number, dims.dIn, { scale: p.scale as number }, derive(seed, "x"));
-    const decay = p.decay as number;
+    const x = randomMatrix(p.n, dims.dIn, { scale: p.scale }, derive(seed, "x"));
+    const decay = p.decay;
     if (decay > 0) {
       // Hidden states of trained models are far from isotropic; a power-law column scale gives the
       // latent L = X W_L a decaying spectrum (the regime where a low-rank latent cache makes sense).
@@ -288,13 +283,13 @@ const deepseekMla: ProblemDefinition = {
       latent: { latent, keyUp: w.keyUp, valueUp: w.valueUp },
     };
   },
-};
+});
 
-const kernelPairs: ProblemDefinition = {
+const kernelPairs = defineProblem({
   name: "kernel-pairs",
   description:
     "n pairs (q_i, k_i) for kernel-value methods (no attention): after the softmax kernel's scale, x = √scale·q and y = √scale·k have ‖x‖ = ‖y‖ = norm and cos∠(x, y) = cosine, so SM(x, y) = exp(norm²·cosine); random directions.",
-  paramsSchema: schema(
+  paramsSchema: paramsSchema(
     {
       n: int(1, MAX_SEQUENCE_LENGTH, undefined, "number of pairs"),
       d: SIZE_PROPS.d,
@@ -308,11 +303,11 @@ const kernelPairs: ProblemDefinition = {
   producesTensors: true,
   generate(p, { kernel }, seed) {
     if (kernel.kind !== "softmax") throw new ValueError("problem.kernel", 'the softmax kernel for "kernel-pairs"', `"${kernel.kind}"`);
-    const n = p.n as number;
-    const d = p.d as number;
+    const n = p.n;
+    const d = p.d;
     if (d < 2) throw new ValueError("problem.params.d", "d ≥ 2 (two directions per pair)", String(d));
-    const r = p.norm as number;
-    const c = p.cosine as number;
+    const r = p.norm;
+    const c = p.cosine;
     const s = Math.sqrt(1 - c * c);
     const unscale = 1 / Math.sqrt(kernel.scale ?? 1 / Math.sqrt(d));
     const u = randomMatrix(n, d, {}, derive(seed, "u"));
@@ -341,7 +336,7 @@ const kernelPairs: ProblemDefinition = {
     }
     return { heads: [], kernel, mask: null, numKvHeads: 0, kernelPairs: { queries: q, keys: k } };
   },
-};
+});
 
 /** sha256 of a data file, recorded in the canonical config so changed data invalidates resume. */
 export function fileSha256(path: string): string {
@@ -354,11 +349,11 @@ export function resolveDataPath(path: string, baseDir: string): string {
   return isAbsolute(path) ? path : resolve(baseDir, path);
 }
 
-const npy: ProblemDefinition = {
+const npy = defineProblem({
   name: "npy",
   description:
     "Queries, keys and values loaded from .npy files (2-D N×d for one head, or 3-D heads×N×d); paths relative to the config file. `scale` multiplies Q and K.",
-  paramsSchema: schema(
+  paramsSchema: paramsSchema(
     {
       queries: { type: "string", pattern: "\\.npy$", maxLength: 1024 },
       keys: { type: "string", pattern: "\\.npy$", maxLength: 1024 },
@@ -371,7 +366,8 @@ const npy: ProblemDefinition = {
   producesTensors: true,
   generate(p, context, _seed) {
     const { kernel, mask } = context;
-    const load = (name: string) => readNpyMatrices(resolveDataPath(p[name] as string, context.baseDir), `problem.params.${name}`);
+    const load = (name: "queries" | "keys" | "values") =>
+      readNpyMatrices(resolveDataPath(p[name], context.baseDir), `problem.params.${name}`);
     const q = load("queries");
     const k = load("keys");
     const v = load("values");
@@ -379,7 +375,7 @@ const npy: ProblemDefinition = {
     if (q.length % k.length !== 0) {
       throw new FormatError("problem.params.queries", `a multiple of the ${k.length} key heads`, `${q.length} heads`);
     }
-    const s = p.scale as number;
+    const s = p.scale;
     const ks = k.map((m) => scaleInPlace(m, s));
     const heads = q.map((m, h) => {
       const g = Math.floor(h / (q.length / k.length));
@@ -387,7 +383,7 @@ const npy: ProblemDefinition = {
     });
     return { heads, kernel, mask, numKvHeads: k.length };
   },
-};
+});
 
 /** The Table 3 models by config name. */
 export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
@@ -396,11 +392,11 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
   "deepseek-v2": DEEPSEEK_V2,
 };
 
-const modelPreset: ProblemDefinition = {
+const modelPreset = defineProblem({
   name: "model-preset",
   description:
     "A full-size model of Table 3 (llama3-70b, gemma3-27b, deepseek-v2) and a context length, for the accounting methods (no tensors).",
-  paramsSchema: schema(
+  paramsSchema: paramsSchema(
     {
       preset: { type: "string", enum: Object.keys(MODEL_PRESETS) },
       tokens: int(1, 2 ** 30, 4096, "context length N_KV"),
@@ -410,9 +406,9 @@ const modelPreset: ProblemDefinition = {
   structuralParams: ["preset", "tokens"],
   producesTensors: false,
   generate(p, { kernel, mask }, _seed) {
-    return { heads: [], kernel, mask, numKvHeads: 0, accounting: { preset: p.preset as string, tokens: p.tokens as number } };
+    return { heads: [], kernel, mask, numKvHeads: 0, accounting: { preset: p.preset, tokens: p.tokens } };
   },
-};
+});
 
 const PROBLEMS = new Map<string, ProblemDefinition>();
 

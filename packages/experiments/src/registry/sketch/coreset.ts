@@ -7,7 +7,8 @@
  */
 import { attention, concatCols } from "@randattn/core";
 import { nystromformerAttention, skyformerAttention, thinformerAttention, wildcatAttention } from "@randattn/sketch";
-import type { MethodDefinition, ProblemInstance } from "../types.js";
+import { defineMethod } from "../define.js";
+import type { ProblemInstance } from "../types.js";
 import {
   boolParam,
   coreKernel,
@@ -29,7 +30,7 @@ function prepare(problem: ProblemInstance, method: string): number | undefined {
 }
 
 /** `wildcat`: sketch's `wildcatAttention` per head. */
-export const wildcat: MethodDefinition = {
+export const wildcat = defineMethod({
   name: "wildcat",
   description:
     "WildCat (Schröder & Mackey 2026): keys coreset of size r by randomly pivoted Cholesky on exp((β/τ²)⟨k,k'⟩), Nyström weights W = K_SS⁻¹K_S:, Ŷ = e^{βQK_Sᵀ}WV / e^{βQK_Sᵀ}W1 (sketch `wildcatAttention`).",
@@ -54,9 +55,9 @@ export const wildcat: MethodDefinition = {
         h.keys,
         h.values,
         {
-          coresetSize: Math.min(params.coresetSize as number, h.keys.rows),
+          coresetSize: Math.min(params.coresetSize, h.keys.rows),
           scale,
-          temperature: params.temperature as number,
+          temperature: params.temperature,
           pivoting: params.pivoting as "plain" | "accelerated",
         },
         headSeed(seed, i),
@@ -64,10 +65,10 @@ export const wildcat: MethodDefinition = {
     );
     return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
   },
-};
+});
 
 /** `thinformer`: sketch's `thinformerAttention` per head. */
-export const thinformer: MethodDefinition = {
+export const thinformer = defineMethod({
   name: "thinformer",
   description:
     "Thinformer (Carrell et al. 2025): KH-Compress (oversampling g, ≈2^g√N pairs) or h rounds of kernel halving (⌊N/2^h⌋ pairs) of the key–value pairs under e^{β⟨k,k'⟩}(⟨v,v'⟩+1), softmax over the kept pairs (sketch `thinformerAttention`); optional a-posteriori error certificate.",
@@ -89,7 +90,7 @@ export const thinformer: MethodDefinition = {
   ],
   run(problem, params, _context, seed) {
     const scale = prepare(problem, "thinformer");
-    const certificate = params.certificate as boolean;
+    const certificate = params.certificate;
     const results = problem.heads.map((h, i) =>
       thinformerAttention(
         h.queries,
@@ -97,9 +98,9 @@ export const thinformer: MethodDefinition = {
         h.values,
         {
           algorithm: params.algorithm as "kh-compress" | "kh",
-          oversampling: params.oversampling as number,
-          halvings: params.halvings as number,
-          delta: params.delta as number,
+          oversampling: params.oversampling,
+          halvings: params.halvings,
+          delta: params.delta,
           scale,
           certificate,
         },
@@ -124,10 +125,10 @@ export const thinformer: MethodDefinition = {
       extras: { thinning_bound_rel_error: extra },
     };
   },
-};
+});
 
 /** `nystromformer`: sketch's `nystromformerAttention` per head (deterministic). */
-export const nystromformer: MethodDefinition = {
+export const nystromformer = defineMethod({
   name: "nystromformer",
   description:
     "Nyströmformer (Xiong et al. 2021): segment-means landmarks, softmax(QK̃ᵀ)·softmax(Q̃K̃ᵀ)⁺·softmax(Q̃Kᵀ)V with the paper's iterative or an exact pseudo-inverse (sketch `nystromformerAttention`).",
@@ -142,18 +143,18 @@ export const nystromformer: MethodDefinition = {
     const scale = prepare(problem, "nystromformer");
     const results = problem.heads.map((h) =>
       nystromformerAttention(h.queries, h.keys, h.values, {
-        landmarks: Math.min(params.landmarks as number, h.queries.rows, h.keys.rows),
+        landmarks: Math.min(params.landmarks, h.queries.rows, h.keys.rows),
         pinv: params.pinv as "iterative" | "exact",
-        pinvIterations: params.pinvIterations as number,
+        pinvIterations: params.pinvIterations,
         scale,
       }),
     );
     return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
   },
-};
+});
 
 /** `skyformer`: sketch's `skyformerAttention` per head. */
-export const skyformer: MethodDefinition = {
+export const skyformer = defineMethod({
   name: "skyformer",
   description:
     "Skyformer (Chen et al. 2021): Nyström of the PSD Gaussian-kernel matrix on [Q; K] with m uniform landmarks, used inside softmax attention via e^{β⟨q,k⟩} = e^{β‖q‖²/2}G(q,k)e^{β‖k‖²/2} and row normalization (sketch `skyformerAttention`).",
@@ -172,8 +173,8 @@ export const skyformer: MethodDefinition = {
         h.keys,
         h.values,
         {
-          landmarks: Math.min(params.landmarks as number, h.queries.rows + h.keys.rows),
-          regularization: params.regularization as number,
+          landmarks: Math.min(params.landmarks, h.queries.rows + h.keys.rows),
+          regularization: params.regularization,
           pinv: params.pinv as "iterative" | "exact",
           scale,
         },
@@ -182,4 +183,4 @@ export const skyformer: MethodDefinition = {
     );
     return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
   },
-};
+});

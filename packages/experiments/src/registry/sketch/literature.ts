@@ -14,7 +14,8 @@
  */
 import { concatCols } from "@randattn/core";
 import { hyperAttention, hyperAttentionParameters, kdeformerAttention, scatterbrainAttention } from "@randattn/sketch";
-import type { MethodDefinition, ProblemInstance } from "../types.js";
+import { defineMethod } from "../define.js";
+import type { ProblemInstance } from "../types.js";
 import { enumParam, headSeed, intParam, numberParam, paramsSchema, rejectMask, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 /** Largest N_Q·N_KV per head for which α and κ are computed. */
@@ -37,7 +38,7 @@ const LSH_PARAMS = {
 };
 
 /** `hyper-attention`: sketch's `hyperAttention` on every head. */
-export const hyperAttentionMethod: MethodDefinition = {
+export const hyperAttentionMethod = defineMethod({
   name: "hyper-attention",
   description:
     "HyperAttention (Han et al. 2024): sortLSH block-diagonal large entries exact, residual sampled ∝‖V_j‖², ApproxD normalizer; causal recursion (Algorithm 4) under a causal mask. Reports α and κ of its guarantee.",
@@ -60,13 +61,13 @@ export const hyperAttentionMethod: MethodDefinition = {
   run(problem, params, _context, seed) {
     requireHeads(problem, "hyper-attention");
     const options = {
-      numBits: params.numBits as number,
-      blockSize: params.blockSize as number,
-      sampleSize: params.sampleSize as number,
-      normalizerSamples: params.normalizerSamples as number,
+      numBits: params.numBits,
+      blockSize: params.blockSize,
+      sampleSize: params.sampleSize,
+      normalizerSamples: params.normalizerSamples,
       normalizer: params.normalizer as "approximate" | "exact" | "shared",
       valueSampling: params.valueSampling as "value-norm" | "uniform",
-      minCausalLength: params.minCausalLength as number,
+      minCausalLength: params.minCausalLength,
       ...kernelOf(problem, "hyper-attention"),
     };
     const results = problem.heads.map((h, i) =>
@@ -88,10 +89,10 @@ export const hyperAttentionMethod: MethodDefinition = {
       extras: { hyper_alpha: alpha, hyper_kappa: kappa },
     };
   },
-};
+});
 
 /** `kdeformer`: sketch's `kdeformerAttention` on every head (no masks). */
-export const kdeformerMethod: MethodDefinition = {
+export const kdeformerMethod = defineMethod({
   name: "kdeformer",
   description:
     "KDEformer (Zandieh et al. 2023): sortLSH heavy entries exact, normalizer by KDE (simplified: uniform key sample), residual keys sampled ∝ estimated squared column norms of D⁻¹A mixed with ε uniform. No masked form.",
@@ -112,12 +113,12 @@ export const kdeformerMethod: MethodDefinition = {
         h.keys,
         h.values,
         {
-          numBits: params.numBits as number,
-          blockSize: params.blockSize as number,
-          sampleSize: params.sampleSize as number,
-          normalizerSamples: params.normalizerSamples as number,
-          columnSamples: params.columnSamples as number,
-          uniformShare: params.uniformShare as number,
+          numBits: params.numBits,
+          blockSize: params.blockSize,
+          sampleSize: params.sampleSize,
+          normalizerSamples: params.normalizerSamples,
+          columnSamples: params.columnSamples,
+          uniformShare: params.uniformShare,
           normalizer: params.normalizer as "approximate" | "exact",
           ...kernelOf(problem, "kdeformer"),
         },
@@ -126,10 +127,10 @@ export const kdeformerMethod: MethodDefinition = {
     );
     return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
   },
-};
+});
 
 /** `scatterbrain`: sketch's `scatterbrainAttention` on every head. */
-export const scatterbrainMethod: MethodDefinition = {
+export const scatterbrainMethod = defineMethod({
   name: "scatterbrain",
   description:
     "Scatterbrain (Chen et al. 2021): exact entries on the SimHash-bucket support plus the FAVOR+ low-rank estimate elsewhere (unbiased, no double counting); causal prefix sums under a causal mask.",
@@ -149,8 +150,8 @@ export const scatterbrainMethod: MethodDefinition = {
         h.keys,
         h.values,
         {
-          numFrequencies: params.numFrequencies as number,
-          numBits: params.numBits as number,
+          numFrequencies: params.numFrequencies,
+          numBits: params.numBits,
           projection: params.projection as "iid" | "orthogonal",
           normalizer: params.normalizer as "estimated" | "exact",
           ...kernelOf(problem, "scatterbrain"),
@@ -161,4 +162,4 @@ export const scatterbrainMethod: MethodDefinition = {
     );
     return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
   },
-};
+});

@@ -20,8 +20,6 @@ import { Matrix, attentionWeights, concatCols, matmul } from "@randattn/core";
 import {
   SAMPLING_DESIGNS,
   VALUE_SAMPLING_SCHEMES,
-  type SamplingDesign,
-  type ValueSamplingScheme,
   defensiveMixture,
   dkmExpectedSquaredError,
   resolveDefensiveWeight,
