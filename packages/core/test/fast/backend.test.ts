@@ -33,7 +33,7 @@ describe("kernel backend selection", () => {
   });
 
   it("reads RANDATTN_KERNEL_BACKEND at start-up (compiled build)", () => {
-    const gemm = fileURLToPath(new URL("../../dist/fast/gemm.js", import.meta.url));
+    const gemm = fileURLToPath(new URL("../../dist/kernels/gemm.js", import.meta.url));
     const script = `import(${JSON.stringify(gemm)}).then((g) => console.log(g.getKernelBackend(), g.kernelBackendFor(512, 512, 512)))`;
     const run = (value: string) =>
       execFileSync(process.execPath, ["-e", script], {
