@@ -29,7 +29,7 @@ import { Matrix, RandomStream, type SeedKey, derive, selectRows } from "@randatt
 import { assertInteger, assertNumber, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
-import { checkQkv, refuseMask, resolveScale, rowNorms2 } from "../nystrom/shared.js";
+import { checkAttentionInputs, refuseMask, resolveScale, rowNorms2 } from "../nystrom/shared.js";
 import { type IndexKernel, compress, thin } from "./halving.js";
 
 /** Options of {@link thinformerAttention}. */
@@ -125,7 +125,7 @@ export function thinformerAttention(
   seed: SeedKey,
 ): ThinformerResult {
   assertRequiredOptions(options, "options");
-  checkQkv(queries, keys, values);
+  checkAttentionInputs(queries, keys, values);
   const opts = options ?? ({} as ThinformerOptions);
   refuseMask(opts, "Thinformer");
   const n = keys.rows;

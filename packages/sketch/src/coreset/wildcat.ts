@@ -22,7 +22,7 @@ import { Matrix, NumericalError, type SeedKey, derive, selectRows } from "@randa
 import { assertInteger, assertNumber, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import { type PsdColumns, type RpCholeskyVariant, rpCholesky } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
-import { checkQkv, refuseMask, resolveScale, rowNorms2 } from "../nystrom/shared.js";
+import { checkAttentionInputs, refuseMask, resolveScale, rowNorms2 } from "../nystrom/shared.js";
 
 /** Options of {@link wildcatAttention}. */
 export interface WildCatOptions {
@@ -87,7 +87,7 @@ function keyKernel(keys: Matrix, gamma: number): PsdColumns {
  */
 export function wildcatAttention(queries: Matrix, keys: Matrix, values: Matrix, options: WildCatOptions, seed: SeedKey): WildCatResult {
   assertRequiredOptions(options, "options");
-  checkQkv(queries, keys, values);
+  checkAttentionInputs(queries, keys, values);
   const opts = options ?? ({} as WildCatOptions);
   refuseMask(opts, "WildCat");
   const n = keys.rows;

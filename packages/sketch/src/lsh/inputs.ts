@@ -2,28 +2,13 @@
  * Input checks shared by the LSH-based attention sketches (hyper/, kdeformer/, scatterbrain/):
  * shapes and finiteness of Q, K, V, the softmax kernel they support, and the causal mask they accept.
  */
-import { type Matrix, ShapeError, ValueError } from "@randattn/core";
-import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertNumber, assertOneOf } from "@randattn/core/internal";
+import { ValueError } from "@randattn/core";
+import { assertInteger, assertNumber, assertOneOf } from "@randattn/core/internal";
+
+export { checkAttentionInputs } from "../inputs.js";
 
 /** The kernel these sketches approximate: κ(q, k) = exp(scale·⟨q, k⟩). */
 export type SoftmaxKernel = { kind: "softmax"; scale?: number };
-
-/** Checks Q (N_Q × d), K (N_KV × d), V (N_KV × d_V): non-empty, matching, finite. */
-export function checkAttentionInputs(queries: Matrix, keys: Matrix, values: Matrix): void {
-  for (const [m, name] of [
-    [queries, "queries"],
-    [keys, "keys"],
-    [values, "values"],
-  ] as const) {
-    assertMatrix(m, name);
-    assertNonEmpty(m, name);
-  }
-  if (keys.cols !== queries.cols) throw new ShapeError("keys", `*×${queries.cols} (cols = queries.cols = d_QK)`, keys.shape);
-  if (values.rows !== keys.rows) throw new ShapeError("values", `${keys.rows}×* (rows = keys.rows = N_KV)`, values.shape);
-  assertFinite(queries, "queries");
-  assertFinite(keys, "keys");
-  assertFinite(values, "values");
-}
 
 /**
  * The softmax scale (default 1/√d).

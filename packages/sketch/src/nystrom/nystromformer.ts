@@ -15,7 +15,7 @@ import { assertInteger, assertOneOf, assertRequiredOptions } from "@randattn/cor
 import type { Cost } from "../operators/types.js";
 import {
   type PseudoInverse,
-  checkQkv,
+  checkAttentionInputs,
   refuseMask,
   exactPinv,
   exactPinvFlops,
@@ -63,7 +63,7 @@ export function segmentMeans(a: Matrix, m: number): Matrix {
  */
 export function nystromformerAttention(queries: Matrix, keys: Matrix, values: Matrix, options: NystromformerOptions): NystromformerResult {
   assertRequiredOptions(options, "options");
-  checkQkv(queries, keys, values);
+  checkAttentionInputs(queries, keys, values);
   const opts = options ?? ({} as NystromformerOptions);
   refuseMask(opts, "Nyströmformer");
   const nQ = queries.rows;

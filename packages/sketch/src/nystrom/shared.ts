@@ -3,29 +3,11 @@
  * the softmax scale, exp-kernel blocks with a stabilizing shift, and the pseudo-inverse of the
  * small landmark matrix (exact by SVD, or the Nyströmformer iteration).
  */
-import { Matrix, NumericalError, ShapeError, ValueError } from "@randattn/core";
-import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertNumber, describe } from "@randattn/core/internal";
+import { Matrix, NumericalError, ValueError } from "@randattn/core";
+import { assertInteger, assertNumber, describe } from "@randattn/core/internal";
 import { SVD, Matrix as MlMatrix } from "ml-matrix";
 
-/** Checks Q (N_Q × d), K (N_KV × d), V (N_KV × d_V): matrices, non-empty, matching, finite. */
-export function checkQkv(queries: unknown, keys: unknown, values: unknown): asserts queries is Matrix {
-  for (const [m, name] of [
-    [queries, "queries"],
-    [keys, "keys"],
-    [values, "values"],
-  ] as const) {
-    assertMatrix(m, name);
-    assertNonEmpty(m, name);
-  }
-  const q = queries as Matrix;
-  const k = keys as Matrix;
-  const v = values as Matrix;
-  if (k.cols !== q.cols) throw new ShapeError("keys", `*×${q.cols} (cols = queries.cols = d_QK)`, k.shape);
-  if (v.rows !== k.rows) throw new ShapeError("values", `${k.rows}×* (rows = keys.rows = N_KV)`, v.shape);
-  assertFinite(q, "queries");
-  assertFinite(k, "keys");
-  assertFinite(v, "values");
-}
+export { checkAttentionInputs } from "../inputs.js";
 
 /** β of exp(β⟨q, k⟩): the given scale (> 0) or core's default 1/√d_QK. */
 export function resolveScale(scale: number | undefined, d: number, argument = "options.scale"): number {

@@ -22,7 +22,7 @@ import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
 import {
   type PseudoInverse,
-  checkQkv,
+  checkAttentionInputs,
   refuseMask,
   exactPinv,
   exactPinvFlops,
@@ -82,7 +82,7 @@ export function skyformerAttention(
   seed: SeedKey,
 ): SkyformerResult {
   assertRequiredOptions(options, "options");
-  checkQkv(queries, keys, values);
+  checkAttentionInputs(queries, keys, values);
   const opts = options ?? ({} as SkyformerOptions);
   refuseMask(opts, "Skyformer");
   const nQ = queries.rows;

@@ -14,17 +14,9 @@
  * it is formed (N_Q × N_KV, counted in the cost) and the work is done by `sampledValueProduct`.
  * Masks are not supported here (a sampled key set changes which keys a mask refers to).
  */
-import {
-  type Kernel,
-  Matrix,
-  NumericalError,
-  type SeedKey,
-  ShapeError,
-  attentionScores,
-  attentionWeights,
-  selectRows,
-} from "@randattn/core";
-import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
+import { checkAttentionInputs } from "../inputs.js";
+import { type Kernel, Matrix, NumericalError, type SeedKey, attentionScores, attentionWeights, selectRows } from "@randattn/core";
+import { assertInteger, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 import { defensiveMixture, resolveDefensiveWeight } from "./defensive.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
@@ -57,23 +49,6 @@ export interface SampledAttentionOptions {
    * @default 0.1 for normalizer "estimated" with scheme "value-norm" / "optimal", 0 otherwise
    */
   defensiveWeight?: number;
-}
-
-/** Checks Q (N_Q × d), K (N_KV × d), V (N_KV × d_V). */
-function checkQKV(queries: Matrix, keys: Matrix, values: Matrix): void {
-  for (const [m, name] of [
-    [queries, "queries"],
-    [keys, "keys"],
-    [values, "values"],
-  ] as const) {
-    assertMatrix(m, name);
-    assertNonEmpty(m, name);
-  }
-  if (keys.cols !== queries.cols) throw new ShapeError("keys", `*×${queries.cols} (cols = queries.cols = d_QK)`, keys.shape);
-  if (values.rows !== keys.rows) throw new ShapeError("values", `${keys.rows}×* (rows = keys.rows = N_KV)`, values.shape);
-  assertFinite(queries, "queries");
-  assertFinite(keys, "keys");
-  assertFinite(values, "values");
 }
 
 /** log Z_i for every query, streamed over key blocks (log-sum-exp of each block's shifted normalizer). */
@@ -127,7 +102,7 @@ export function sampledAttention(
   seed: SeedKey,
 ): SampledValueResult {
   assertRequiredOptions(options, "options");
-  checkQKV(queries, keys, values);
+  checkAttentionInputs(queries, keys, values);
   const s = options.samples;
   assertInteger(s, "options.samples", 1);
   const scheme = options.scheme ?? "uniform";
