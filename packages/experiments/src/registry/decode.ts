@@ -25,7 +25,12 @@ import {
   type DecodeStepResult,
   type DecoderOnlyModel,
   KVCache,
+  LatentCache,
+  type LatentCacheFactory,
+  type LatentDecodeCache,
   type Matrix,
+  type PositionalFill,
+  PretrainedModel,
   RandomStream,
   type SeedKey,
   ValueError,
@@ -34,12 +39,14 @@ import {
   derive,
   initDecoderOnly,
 } from "@randattn/core";
-import { KV_CACHE_NAMES, type KvCacheName, TurboQuantCache, budgetOptions, kvCacheFactory } from "@randattn/sketch";
+import { KV_CACHE_NAMES, type KvCacheName, TurboQuantCache, budgetOptions, createLatentKvCache, kvCacheFactory } from "@randattn/sketch";
+import { pretrainedOf } from "./real.js";
 import type { ProblemInstance } from "./types.js";
 
 /** A decode problem: the model, the token sequence and where the prompt ends. */
 export interface DecodeStructure {
-  readonly model: DecoderOnlyModel;
+  /** The core's decoder stack, or a loaded checkpoint (its GQA layers use the KV factory, its MLA layers the latent one). */
+  readonly model: DecoderOnlyModel | PretrainedModel;
   /** Prompt followed by the held-out continuation. */
   readonly text: readonly number[];
   readonly promptLength: number;
@@ -129,6 +136,83 @@ class TwinCache implements DecodeCache {
   }
 }
 
+/**
+ * A compressed latent cache (MLA) paired with an exact LatentCache fed the same rows. Its error
+ * after each append is ‖L̂ − L‖_F/‖L‖_F of the latent rows attention reads (the MLA analogue of
+ * the attention output error: MLA's keys and values are linear in the latent, §4).
+ */
+class TwinLatentCache implements LatentDecodeCache {
+  readonly kind: string;
+  errors: number[] = [];
+  flops = 0;
+  constructor(
+    readonly cache: LatentDecodeCache,
+    readonly exact: LatentCache,
+  ) {
+    this.kind = cache.kind;
+  }
+  get latentDim() {
+    return this.cache.latentDim;
+  }
+  get ropeDim() {
+    return this.cache.ropeDim;
+  }
+  get length() {
+    return this.cache.length;
+  }
+  get fill() {
+    return this.cache.fill;
+  }
+  append(latent: Matrix, rotaryKeys?: Matrix, fill?: PositionalFill): void {
+    this.cache.append(latent, rotaryKeys, fill);
+    this.exact.append(latent, rotaryKeys, fill);
+    const got = this.cache.latent().data;
+    const ref = this.exact.latent().data;
+    let num = 0;
+    let den = 0;
+    for (let i = 0; i < ref.length; i++) {
+      num += (got[i] - ref[i]) ** 2;
+      den += ref[i] ** 2;
+    }
+    this.errors.push(den > 0 ? Math.sqrt(num / den) : 0);
+    this.flops += (this.cache as { lastFlops?: number }).lastFlops ?? 0;
+  }
+  latent(): Matrix {
+    return this.cache.latent();
+  }
+  rotaryKeys(): Matrix | undefined {
+    return this.cache.rotaryKeys();
+  }
+  floatsStored() {
+    return this.cache.floatsStored();
+  }
+  bitsStored() {
+    return this.cache.bitsStored();
+  }
+}
+
+/**
+ * The adapter between the evaluation and a model: a fresh decoding state built with the given
+ * cache factories, returned as "append these tokens, give their logits". The core's stack takes
+ * only KV caches; a checkpoint takes both (PretrainedModel.createState).
+ */
+function decoderRunner(
+  model: DecoderOnlyModel | PretrainedModel,
+  factories: { cacheFactory?: DecodeCacheFactory; latentCacheFactory?: LatentCacheFactory },
+): (ids: number[]) => Matrix {
+  if (model instanceof PretrainedModel) {
+    const state = model.createState(factories);
+    return (ids) => model.step(state, ids).logits;
+  }
+  const state = createDecoderState(model, factories.cacheFactory ? { cacheFactory: factories.cacheFactory } : {});
+  return (ids) => decoderOnlyStep(model, state, ids);
+}
+
+/** Whether a checkpoint's attention is MLA (its caches are latent caches). */
+export function isMlaModel(model: DecoderOnlyModel | PretrainedModel): boolean {
+  return model instanceof PretrainedModel && model.weights.layers.some((l) => l.attention.kind === "mla");
+}
+
 function logSoftmaxRow(logits: Matrix, row: number): Float64Array {
   const n = logits.cols;
   const out = logits.data.slice(row * n, (row + 1) * n);
@@ -152,22 +236,32 @@ function argmax(x: Float64Array): number {
  * tokens one by one with the exact caches and with `factory`'s caches.
  * @throws ValueError when the text has no held-out token.
  */
-export function evaluateDecode(problem: DecodeStructure, factory: DecodeCacheFactory): DecodeEvaluation {
+export function evaluateDecode(
+  problem: DecodeStructure,
+  factory: DecodeCacheFactory,
+  latentFactory?: LatentCacheFactory,
+): DecodeEvaluation {
   const { model, text, promptLength } = problem;
   const steps = text.length - promptLength;
   if (!(promptLength >= 1 && steps >= 1))
     throw new ValueError("problem.text", "a prompt and at least one held-out token", `${text.length} tokens`);
-  const twins: TwinCache[] = [];
-  const compressed = createDecoderState(model, {
+  const twins: (TwinCache | TwinLatentCache)[] = [];
+  const compressed = decoderRunner(model, {
     cacheFactory: (spec) => {
       const twin = new TwinCache(factory(spec), new KVCache(spec));
       twins.push(twin);
       return twin;
     },
+    latentCacheFactory: (spec) => {
+      const inner = latentFactory ? latentFactory(spec) : new LatentCache({ latentDim: spec.latentDim, ropeDim: spec.ropeDim });
+      const twin = new TwinLatentCache(inner, new LatentCache({ latentDim: spec.latentDim, ropeDim: spec.ropeDim }));
+      twins.push(twin);
+      return twin;
+    },
   });
-  const exact = createDecoderState(model);
-  let lc = decoderOnlyStep(model, compressed, text.slice(0, promptLength));
-  let le = decoderOnlyStep(model, exact, text.slice(0, promptLength));
+  const exact = decoderRunner(model, {});
+  let lc = compressed(text.slice(0, promptLength));
+  let le = exact(text.slice(0, promptLength));
   const records: DecodeStepMetrics[] = [];
   for (let s = 0; s < steps; s++) {
     const pc = logSoftmaxRow(lc, lc.rows - 1);
@@ -186,8 +280,8 @@ export function evaluateDecode(problem: DecodeStructure, factory: DecodeCacheFac
       floats: twins.reduce((a, t) => a + t.floatsStored(), 0),
     });
     if (s + 1 < steps) {
-      lc = decoderOnlyStep(model, compressed, [target]);
-      le = decoderOnlyStep(model, exact, [target]);
+      lc = compressed([target]);
+      le = exact([target]);
     }
   }
   const mean = (f: (r: DecodeStepMetrics) => number) => records.reduce((a, r) => a + f(r), 0) / records.length;
@@ -314,8 +408,51 @@ export const syntheticDecoder = defineProblem({
   },
 });
 
+/**
+ * Problem `checkpoint-decode`: a shipped checkpoint and a window of its held-out text (default the
+ * models/heldout.txt next to the checkpoint folder, tokenized as the `model` problem does): the
+ * first `promptLength` tokens are the prompt, the next `steps` the teacher-forced continuation.
+ */
+export const checkpointDecode = defineProblem({
+  name: "checkpoint-decode",
+  description:
+    "A Hugging Face checkpoint (GQA: any KV cache; MLA: latent caches) and a window of held-out text (default models/heldout.txt): prompt then teacher-forced continuation, for the decode evaluation of KV caches.",
+  paramsSchema: {
+    type: "object",
+    properties: {
+      checkpoint: { type: "string", minLength: 1, description: "Hugging Face checkpoint folder, relative to the config file" },
+      text: {
+        type: "string",
+        default: "",
+        description: "held-out text (fortune format), relative to the config; '' = heldout.txt next to the checkpoint folder",
+      },
+      offset: int(0, 1 << 20, 0, "first token of the window in the text's token stream"),
+      promptLength: int(1, 4096, 64, "prompt tokens (prefill)"),
+      steps: int(1, 4096, 32, "held-out tokens decoded"),
+    },
+    required: ["checkpoint"],
+    additionalProperties: false,
+  },
+  structuralParams: ["checkpoint", "text", "offset", "promptLength", "steps"],
+  producesTensors: false,
+  generate(p, context): ProblemInstance {
+    const { kernel, mask } = context;
+    const pre = pretrainedOf({ checkpoint: p.checkpoint, text: p.text, offset: p.offset, n: p.promptLength + p.steps }, context.baseDir);
+    const decode: DecodeStructure = { model: pre.model, text: pre.ids, promptLength: p.promptLength };
+    const instance: ProblemInstance & { decode: DecodeStructure } = { heads: [], kernel, mask, numKvHeads: 1, decode };
+    return instance;
+  },
+});
+
+/** Caches of MLA checkpoints: `budget` is the rank of `online-svd`. */
+export const LATENT_DECODE_CACHES = ["exact", "online-svd"] as const;
+
 const EXTRAS = [
-  { name: "attention_error", description: "mean over steps and layers of ‖Ŷ − Y‖_F/‖Y‖_F (same inputs as the exact twin)" },
+  {
+    name: "attention_error",
+    description:
+      "mean over steps and layers of ‖Ŷ − Y‖_F/‖Y‖_F (same inputs as the exact twin); MLA latent caches: ‖L̂ − L‖_F/‖L‖_F of the latent",
+  },
   { name: "next_token_kl", description: "mean over steps of KL(p_exact ‖ p_cache), nats" },
   { name: "top1_agreement", description: "fraction of steps whose argmax next token equals the exact cache's" },
   { name: "perplexity", description: "perplexity of the held-out continuation with this cache" },
@@ -335,7 +472,11 @@ export const kvCacheDecode = defineMethod({
   paramsSchema: {
     type: "object",
     properties: {
-      cache: { type: "string", enum: [...KV_CACHE_NAMES], description: "cache name (createKvCache)" },
+      cache: {
+        type: "string",
+        enum: [...KV_CACHE_NAMES, ...LATENT_DECODE_CACHES],
+        description: "cache name (createKvCache; on an MLA checkpoint createLatentKvCache: exact or online-svd, budget = rank)",
+      },
       budget: { type: "integer", minimum: 1, maximum: 1_000_000, default: 32, description: "the cache's budget knob (budgetOptions)" },
     },
     required: ["cache"],
@@ -346,11 +487,45 @@ export const kvCacheDecode = defineMethod({
   run(problem, params, _context, seed) {
     const decode = (problem as ProblemInstance & { decode?: DecodeStructure }).decode;
     if (!decode)
-      throw new ValueError("problem", 'the "synthetic-decoder" problem for method "kv-cache-decode"', "a problem without a decoder");
+      throw new ValueError(
+        "problem",
+        'the "synthetic-decoder" or "checkpoint-decode" problem for method "kv-cache-decode"',
+        "a problem without a decoder",
+      );
+    const cacheSeed = derive(seed, "cache");
+    if (isMlaModel(decode.model)) {
+      // MLA caches the latent (§4): only latent caches apply; budget = rank kept.
+      const latentName = params.cache as (typeof LATENT_DECODE_CACHES)[number];
+      if (!LATENT_DECODE_CACHES.includes(latentName))
+        throw new ValueError(
+          "method.params.cache",
+          `a latent cache for an MLA checkpoint (${LATENT_DECODE_CACHES.join(", ")})`,
+          JSON.stringify(params.cache),
+        );
+      const r = evaluateDecode(
+        decode,
+        () => {
+          throw new ValueError("problem", "an MLA checkpoint without GQA layers", "a GQA layer");
+        },
+        (spec) =>
+          createLatentKvCache(
+            latentName,
+            { latentDim: spec.latentDim, ropeDim: spec.ropeDim, rank: Math.min(params.budget, spec.latentDim) },
+            derive(cacheSeed, "layer", spec.layer),
+          ),
+      );
+      return { output: null, cost: { flops: r.flops, floatsStored: r.floatsStored }, extras: decodeExtras(r, null, null) };
+    }
+    if ((LATENT_DECODE_CACHES as readonly string[]).includes(params.cache))
+      throw new ValueError(
+        "method.params.cache",
+        `a KV cache (${KV_CACHE_NAMES.join(", ")}) for a GQA model`,
+        JSON.stringify(params.cache),
+      );
     const name = params.cache as KvCacheName;
     const settings = budgetOptions(name, params.budget);
     const turbo: TurboQuantCache[] = [];
-    const factory = kvCacheFactory(name, settings as never, derive(seed, "cache"));
+    const factory = kvCacheFactory(name, settings as never, cacheSeed);
     const r = evaluateDecode(decode, (spec) => {
       const c = factory(spec);
       if (c instanceof TurboQuantCache) turbo.push(c);
@@ -360,17 +535,25 @@ export const kvCacheDecode = defineMethod({
     return {
       output: null,
       cost: { flops: r.flops, floatsStored: r.floatsStored },
-      extras: {
-        attention_error: r.meanAttentionError,
-        next_token_kl: r.meanKl,
-        top1_agreement: r.top1Agreement,
-        perplexity: r.perplexity,
-        perplexity_exact: r.perplexityExact,
-        cache_bits: r.bitsStored,
-        bits_fraction: r.bitsStored / r.exactBits,
-        key_distortion: turbo.length > 0 ? turbo.reduce((a, c) => a + c.meanKeyDistortion(), 0) / turbo.length : null,
-        distortion_lower_bound: mseBits === undefined ? null : 4 ** -mseBits,
-      },
+      extras: decodeExtras(
+        r,
+        turbo.length > 0 ? turbo.reduce((a, c) => a + c.meanKeyDistortion(), 0) / turbo.length : null,
+        mseBits === undefined ? null : 4 ** -mseBits,
+      ),
     };
   },
 });
+
+function decodeExtras(r: DecodeEvaluation, keyDistortion: number | null, lowerBound: number | null) {
+  return {
+    attention_error: r.meanAttentionError,
+    next_token_kl: r.meanKl,
+    top1_agreement: r.top1Agreement,
+    perplexity: r.perplexity,
+    perplexity_exact: r.perplexityExact,
+    cache_bits: r.bitsStored,
+    bits_fraction: r.bitsStored / r.exactBits,
+    key_distortion: keyDistortion,
+    distortion_lower_bound: lowerBound,
+  };
+}

@@ -23,7 +23,7 @@ import {
   derive,
 } from "@randattn/core";
 import { anatomySourceProblem } from "./anatomy.js";
-import { syntheticDecoder } from "./decode.js";
+import { checkpointDecode, syntheticDecoder } from "./decode.js";
 import { readNpyMatrices } from "./npy.js";
 import { modelProblem } from "./real.js";
 import type { AttentionHead, KernelSpec, MaskSpec, ProblemDefinition, ProblemInstance } from "./types.js";
@@ -433,6 +433,7 @@ for (const def of [
   npy,
   modelPreset,
   syntheticDecoder,
+  checkpointDecode,
   modelProblem,
   anatomySourceProblem(getProblem),
 ]) {

@@ -137,7 +137,8 @@ const modelSchema = paramsSchema(
   ["checkpoint"],
 );
 
-function pretrainedOf(
+/** A checkpoint and a token window of its held-out text (the `model` problem's loading). */
+export function pretrainedOf(
   params: { checkpoint?: string; text: string; offset: number; n: number },
   baseDir: string,
 ): PretrainedStructure & { key: string } {
