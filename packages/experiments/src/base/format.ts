@@ -47,3 +47,11 @@ export function formatDisplay(x: number | null): string {
   }
   return Number(x.toPrecision(4)).toString();
 }
+
+/** `nQueries` → `n_queries` (results.csv column names of params). */
+export function snakeCase(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/[^A-Za-z0-9]+/g, "_")
+    .toLowerCase();
+}

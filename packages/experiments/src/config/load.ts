@@ -9,7 +9,7 @@ import { describe } from "@randattn/core/internal";
 import { type ErrorObject, Ajv, type ValidateFunction } from "ajv";
 import { getMethod, listMethods } from "../registry/methods.js";
 import { fileSha256, getProblem, listProblems, resolveDataPath } from "../registry/problems.js";
-import type { KernelSpec, MaskSpec, ParamsSchema } from "../registry/types.js";
+import type { KernelSpec, MaskSpec } from "../registry/types.js";
 import { canonicalJson, sha256 } from "../base/canonical.js";
 import { ConfigError, type ConfigIssue, formatPath } from "./errors.js";
 import { compileKernelFormula } from "./expressions.js";
@@ -18,7 +18,7 @@ import { MAX_CONFIG_BYTES, parseConfigText } from "./parse.js";
 import { nodeFs, nodePath } from "../platform/node.js";
 
 export { MAX_CONFIG_BYTES, MAX_YAML_ALIASES, parseConfigText } from "./parse.js";
-import { CONFIG_SCHEMA, type ConfigMetricName, type ExperimentConfig, METRIC_NAMES } from "./schema.js";
+import { CONFIG_SCHEMA, type ConfigMetricName, type ExperimentConfig, METRIC_NAMES, type ProblemConfig } from "./schema.js";
 
 /** A validated config with everything needed to plan it. */
 export interface LoadedConfig {
@@ -44,9 +44,52 @@ export interface LoadedConfig {
   readonly baseDir: string;
   /** Where it was read from (for messages), or `<inline>`. */
   readonly source: string;
+  /** The kernel of the first problem (of the only one, for a single `problem:`). */
+  readonly kernel: KernelSpec;
+  /** The mask of the first problem. */
+  readonly mask: MaskSpec | null;
+  /** Every problem, in config order, with its kernel and mask resolved. */
+  readonly problems: readonly LoadedProblem[];
+  readonly metrics: readonly ConfigMetricName[];
+}
+
+/** A problem of a loaded config. */
+export interface LoadedProblem extends ConfigProblem {
   readonly kernel: KernelSpec;
   readonly mask: MaskSpec | null;
-  readonly metrics: readonly ConfigMetricName[];
+}
+
+/** Generators that read a Hugging Face checkpoint folder (`params.checkpoint`) and held-out text (`params.text`). */
+export const CHECKPOINT_GENERATORS: ReadonlySet<string> = new Set(["model", "checkpoint-decode"]);
+
+/** Files of a checkpoint folder the loader reads (registry/real.ts), hashed into the identity of tasks that read them. */
+export const CHECKPOINT_FILES = ["config.json", "model.safetensors", "tokenizer.json"] as const;
+
+/**
+ * The data files (paths as written in the config, POSIX-joined) a checkpoint problem point reads:
+ * the checkpoint's files and the held-out text (`text`, or heldout.txt next to the folder when
+ * `text` is "", as registry/real.ts resolves it). A retrained checkpoint changes their sha256, so
+ * the cells that read it change id and a resume names the file that changed.
+ */
+export function checkpointDataPaths(checkpoint: string, text: string): string[] {
+  const folder = checkpoint.replace(/\/+$/, "");
+  const heldout = text === "" ? posixJoin(posixDirname(folder), "heldout.txt") : text;
+  return [...CHECKPOINT_FILES.map((f) => `${folder}/${f}`), heldout];
+}
+
+function posixDirname(p: string): string {
+  const i = p.lastIndexOf("/");
+  return i < 0 ? "." : i === 0 ? "/" : p.slice(0, i);
+}
+
+function posixJoin(a: string, b: string): string {
+  const parts: string[] = [];
+  for (const seg of `${a}/${b}`.split("/")) {
+    if (seg === "." || seg === "") continue;
+    if (seg === ".." && parts.length > 0 && parts[parts.length - 1] !== "..") parts.pop();
+    else parts.push(seg);
+  }
+  return `${a.startsWith("/") ? "/" : ""}${parts.join("/")}`;
 }
 
 let ajvInstance: Ajv | undefined;
@@ -179,12 +222,40 @@ export function validateConfigObject(raw: unknown, source = "<inline>"): Experim
   return copy as ExperimentConfig;
 }
 
-/** Param-schema property names of the target of a sweep axis (`problem` or a method label). */
-function targetSchema(config: ExperimentConfig, target: string): { schema: ParamsSchema; path: (string | number)[] } | undefined {
-  if (target === "problem") return { schema: getProblem(config.problem.generator).paramsSchema, path: ["problem", "params"] };
-  const i = config.methods.findIndex((m) => (m.label ?? m.method) === target);
-  if (i < 0) return undefined;
-  return { schema: getMethod(config.methods[i].method).paramsSchema, path: ["methods", i, "params"] };
+/** One problem of a config, as written: `problem:` (label = generator, not named) or a `problems:` entry. */
+export interface ConfigProblem {
+  /** The `problem` column of results.csv: the entry's label, or the generator of a single `problem:`. */
+  readonly label: string;
+  /** Whether it came from `problems:` (its sweep axes may be addressed as `<label>.<param>`). */
+  readonly named: boolean;
+  /** Config path of the entry, e.g. `problem` or `problems[1]`. */
+  readonly path: string;
+  readonly problem: ProblemConfig;
+}
+
+/** The problems of a config in order: the single `problem:`, or the entries of `problems:`. */
+export function configProblems(config: Pick<ExperimentConfig, "problem" | "problems">): ConfigProblem[] {
+  if (config.problems) return config.problems.map(({ label, ...problem }, i) => ({ label, named: true, path: `problems[${i}]`, problem }));
+  return config.problem ? [{ label: config.problem.generator, named: false, path: "problem", problem: config.problem }] : [];
+}
+
+/** The sweep targets of an axis name `<target>.<param>`. */
+function axisParts(axis: string): { target: string; param: string } {
+  const dot = axis.indexOf(".");
+  return { target: axis.slice(0, dot), param: axis.slice(dot + 1) };
+}
+
+/**
+ * Which problems a problem-side sweep axis applies to: `problem.<param>` to every problem whose
+ * generator has the param, `<label>.<param>` to that named problem; [] for a method axis.
+ */
+export function axisProblems(config: ExperimentConfig, axis: string): number[] {
+  const { target, param } = axisParts(axis);
+  const problems = configProblems(config);
+  if (target === "problem")
+    return problems.flatMap((p, i) => (Object.hasOwn(getProblem(p.problem.generator).paramsSchema.properties, param) ? [i] : []));
+  const i = problems.findIndex((p) => p.named && p.label === target);
+  return i < 0 ? [] : [i];
 }
 
 /**
@@ -192,14 +263,36 @@ function targetSchema(config: ExperimentConfig, target: string): { schema: Param
  */
 export function semanticIssues(config: ExperimentConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  const problemNames = listProblems().map((p) => p.name);
-  if (!problemNames.includes(config.problem.generator)) {
+  if ((config.problem === undefined) === (config.problems === undefined)) {
     issues.push({
-      path: "problem.generator",
-      expected: `one of ${problemNames.join(", ")}`,
-      actual: JSON.stringify(config.problem.generator),
+      path: config.problem ? "problems" : "problem",
+      expected: "exactly one of `problem:` (one problem) and `problems:` (a list of labelled problems)",
+      actual: config.problem ? "both" : "neither",
     });
+    return issues;
   }
+  const problems = configProblems(config);
+  const problemNames = listProblems().map((p) => p.name);
+  const problemLabels = new Map<string, number>();
+  problems.forEach((p, i) => {
+    if (!problemNames.includes(p.problem.generator)) {
+      issues.push({
+        path: `${p.path}.generator`,
+        expected: `one of ${problemNames.join(", ")}`,
+        actual: JSON.stringify(p.problem.generator),
+      });
+    }
+    if (!p.named) return;
+    if (p.label === "problem") issues.push({ path: `${p.path}.label`, expected: 'a label other than "problem"', actual: '"problem"' });
+    const prev = problemLabels.get(p.label);
+    if (prev !== undefined) {
+      issues.push({
+        path: `${p.path}.label`,
+        expected: `a label unique among problems (problems[${prev}] is already "${p.label}")`,
+        actual: JSON.stringify(p.label),
+      });
+    } else problemLabels.set(p.label, i);
+  });
   const methodNames = listMethods().map((m) => m.name);
   const labels = new Map<string, number>();
   config.methods.forEach((m, i) => {
@@ -216,24 +309,67 @@ export function semanticIssues(config: ExperimentConfig): ConfigIssue[] {
         actual: JSON.stringify(label),
       });
     } else labels.set(label, i);
+    // Sweep axes are `<label>.<param>` for problems and methods alike, so one label names one thing.
+    if (problemLabels.has(label)) {
+      issues.push({
+        path: `methods[${i}].label`,
+        expected: `a label other than every problem label (problems[${problemLabels.get(label)}] is "${label}"; add \`label:\`)`,
+        actual: JSON.stringify(label),
+      });
+    }
+    (m.problems ?? []).forEach((want, j) => {
+      if (!problems.some((p) => p.label === want)) {
+        issues.push({
+          path: `methods[${i}].problems[${j}]`,
+          expected: `a problem label (${problems.map((p) => JSON.stringify(p.label)).join(", ")})`,
+          actual: JSON.stringify(want),
+        });
+      }
+    });
   });
   if (issues.length > 0) return issues;
+  const sweptParam = new Map<string, string>();
   for (const [axis] of Object.entries(config.sweep ?? {})) {
-    const dot = axis.indexOf(".");
-    const target = axis.slice(0, dot);
-    const param = axis.slice(dot + 1);
-    const t = targetSchema(config, target);
+    const { target, param } = axisParts(axis);
     const path = formatPath(["sweep", axis]);
-    if (!t) {
+    const methodIndex = config.methods.findIndex((m) => (m.label ?? m.method) === target);
+    if (methodIndex >= 0) {
+      const allowed = Object.keys(getMethod(config.methods[methodIndex].method).paramsSchema.properties);
+      if (!allowed.includes(param)) {
+        issues.push({
+          path,
+          expected: `a parameter of ${target}: ${allowed.length ? allowed.join(", ") : "(it has none)"}`,
+          actual: JSON.stringify(param),
+        });
+        continue;
+      }
+      if (config.methods[methodIndex].params && Object.hasOwn(config.methods[methodIndex].params!, param)) {
+        issues.push({ path, expected: `${param} given once (either in methods[${methodIndex}].params or in the sweep)`, actual: "both" });
+      }
+      continue;
+    }
+    const named = target !== "problem" && problemLabels.has(target);
+    if (target !== "problem" && !named) {
       issues.push({
         path,
-        expected: `an axis on "problem" or a method label (${[...labels.keys()].join(", ")})`,
+        expected: `an axis on "problem"${problemLabels.size ? `, a problem label (${[...problemLabels.keys()].join(", ")})` : ""} or a method label (${[...labels.keys()].join(", ")})`,
         actual: JSON.stringify(target),
       });
       continue;
     }
-    if (!Object.hasOwn(t.schema.properties, param)) {
-      const allowed = Object.keys(t.schema.properties);
+    const targets = axisProblems(config, axis);
+    if (targets.length === 0) {
+      const gens = [...new Set(problems.map((p) => p.problem.generator))];
+      const allowed = [...new Set(gens.flatMap((g) => Object.keys(getProblem(g).paramsSchema.properties)))];
+      issues.push({
+        path,
+        expected: `a parameter of ${named ? target : config.problems ? `problem (${gens.join(" or ")})` : "problem"}: ${allowed.length ? allowed.join(", ") : "(it has none)"}`,
+        actual: JSON.stringify(param),
+      });
+      continue;
+    }
+    if (named && !Object.hasOwn(getProblem(problems[targets[0]].problem.generator).paramsSchema.properties, param)) {
+      const allowed = Object.keys(getProblem(problems[targets[0]].problem.generator).paramsSchema.properties);
       issues.push({
         path,
         expected: `a parameter of ${target}: ${allowed.length ? allowed.join(", ") : "(it has none)"}`,
@@ -241,22 +377,35 @@ export function semanticIssues(config: ExperimentConfig): ConfigIssue[] {
       });
       continue;
     }
-    const fixed = target === "problem" ? config.problem.params : config.methods[t.path[1] as number].params;
-    if (fixed && Object.hasOwn(fixed, param)) {
-      issues.push({ path, expected: `${param} given once (either in ${formatPath([...t.path])} or in the sweep)`, actual: "both" });
+    for (const i of targets) {
+      const p = problems[i];
+      const fixed = p.problem.params;
+      if (fixed && Object.hasOwn(fixed, param)) {
+        issues.push({ path, expected: `${param} given once (either in ${p.path}.params or in the sweep)`, actual: "both" });
+      }
+      const other = sweptParam.get(`${i}.${param}`);
+      if (other !== undefined) {
+        issues.push({
+          path,
+          expected: `${p.label}'s ${param} swept by one axis (${formatPath(["sweep", other])} already sweeps it)`,
+          actual: "two axes",
+        });
+      } else sweptParam.set(`${i}.${param}`, axis);
     }
   }
-  const generator = getProblem(config.problem.generator);
-  if (!generator.producesTensors && config.problem.kernel) {
-    issues.push({ path: "problem.kernel", expected: "no kernel (this generator produces no tensors)", actual: "a kernel" });
+  for (const p of problems) {
+    const generator = getProblem(p.problem.generator);
+    if (!generator.producesTensors && p.problem.kernel) {
+      issues.push({ path: `${p.path}.kernel`, expected: "no kernel (this generator produces no tensors)", actual: "a kernel" });
+    }
   }
   return issues;
 }
 
-function kernelSpec(config: ExperimentConfig): KernelSpec {
-  const k = config.problem.kernel;
+function kernelSpec(problem: ProblemConfig, path: string): KernelSpec {
+  const k = problem.kernel;
   if (!k || k.kind === "softmax") return k?.scale === undefined ? { kind: "softmax" } : { kind: "softmax", scale: k.scale };
-  const expression = compileKernelFormula(k.formula, "problem.kernel.formula");
+  const expression = compileKernelFormula(k.formula, `${path}.kernel.formula`);
   return { kind: "dot", formula: k.formula, expression, ...(k.scale === undefined ? {} : { scale: k.scale }) };
 }
 
@@ -299,45 +448,65 @@ export function loadConfigObject(raw: unknown, baseDir: string, source = "<inlin
   const config = validateConfigObject(raw, source);
   const issues = semanticIssues(config);
   if (issues.length > 0) throw new ConfigError(source, issues);
-  let kernel: KernelSpec;
-  try {
-    kernel = kernelSpec(config);
-  } catch (e) {
-    const err = e as { argument?: string; expected?: string; actual?: string; message: string };
-    throw new ConfigError(source, [
-      { path: err.argument ?? "problem.kernel.formula", expected: err.expected ?? "a valid formula", actual: err.actual ?? err.message },
-    ]);
-  }
-  const mask: MaskSpec | null = config.problem.mask
-    ? { kind: "causal", ...(config.problem.mask.offset === undefined ? {} : { offset: config.problem.mask.offset }) }
-    : null;
+  const problems: LoadedProblem[] = configProblems(config).map((p) => {
+    let kernel: KernelSpec;
+    try {
+      kernel = kernelSpec(p.problem, p.path);
+    } catch (e) {
+      const err = e as { argument?: string; expected?: string; actual?: string; message: string };
+      throw new ConfigError(source, [
+        {
+          path: err.argument ?? `${p.path}.kernel.formula`,
+          expected: err.expected ?? "a valid formula",
+          actual: err.actual ?? err.message,
+        },
+      ]);
+    }
+    const m = p.problem.mask;
+    const mask: MaskSpec | null = m ? { kind: "causal", ...(m.offset === undefined ? {} : { offset: m.offset }) } : null;
+    return { ...p, kernel, mask };
+  });
   // Data files are part of the identity: changed data must not resume or merge with old results.
   const dataFiles: Record<string, string> = {};
-  if (config.problem.generator === "npy") {
-    const values = [
-      config.problem.params ?? {},
-      ...Object.entries(config.sweep ?? {})
-        .filter(([k]) => k.startsWith("problem."))
-        .map(([, v]) => v),
-    ];
-    const paths = new Set<string>();
-    for (const v of values)
-      for (const x of Object.values(Array.isArray(v) ? v : typeof v === "object" ? v : {}))
-        if (typeof x === "string" && x.endsWith(".npy")) paths.add(x);
-    for (const p of [...paths].sort()) {
+  const hashAll = (paths: Iterable<string>, path: string, expected: string) => {
+    for (const file of [...paths].sort()) {
+      if (Object.hasOwn(dataFiles, file)) continue;
       try {
-        dataFiles[p] = fileSha256(resolveDataPath(p, baseDir));
+        dataFiles[file] = fileSha256(resolveDataPath(file, baseDir));
       } catch (e) {
         throw new ConfigError(source, [
-          {
-            path: "problem.params",
-            expected: "readable .npy files",
-            actual: `${p} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-          },
+          { path, expected, actual: `${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` },
         ]);
       }
     }
-  }
+  };
+  problems.forEach((p, i) => {
+    const axes = Object.entries(config.sweep ?? {}).filter(([k]) => axisProblems(config, k).includes(i));
+    if (p.problem.generator === "npy") {
+      const values = [p.problem.params ?? {}, ...axes.map(([, v]) => v)];
+      const paths = new Set<string>();
+      for (const v of values)
+        for (const x of Object.values(Array.isArray(v) ? v : typeof v === "object" ? v : {}))
+          if (typeof x === "string" && x.endsWith(".npy")) paths.add(x);
+      hashAll(paths, p.named ? `${p.path}.params` : "problem.params", "readable .npy files");
+    } else if (CHECKPOINT_GENERATORS.has(p.problem.generator)) {
+      // Every (checkpoint, text) a cell may read: the fixed value, or each listed sweep value.
+      const valuesOf = (param: string, fallback: string[]): string[] => {
+        const fixed = p.problem.params?.[param];
+        if (typeof fixed === "string") return [fixed];
+        const axis = axes.find(([k]) => axisParts(k).param === param)?.[1];
+        return Array.isArray(axis) ? axis.filter((v): v is string => typeof v === "string") : fallback;
+      };
+      const paths = new Set<string>();
+      for (const checkpoint of valuesOf("checkpoint", []))
+        for (const text of valuesOf("text", [""])) for (const f of checkpointDataPaths(checkpoint, text)) paths.add(f);
+      hashAll(
+        paths,
+        p.named ? `${p.path}.params.checkpoint` : "problem.params.checkpoint",
+        "a readable checkpoint folder (config.json, model.safetensors, tokenizer.json) and held-out text",
+      );
+    }
+  });
   const canonical = canonicalJson({ config, dataFiles });
   const identity = canonicalJson({ config: identityConfig(config), dataFiles });
   return {
@@ -349,8 +518,9 @@ export function loadConfigObject(raw: unknown, baseDir: string, source = "<inlin
     overrides,
     baseDir,
     source,
-    kernel,
-    mask,
+    kernel: problems[0].kernel,
+    mask: problems[0].mask,
+    problems,
     metrics: config.metrics ?? [...METRIC_NAMES],
   };
 }

@@ -70,6 +70,36 @@ export interface FigureConfig {
   references?: { y: string; label: string }[];
 }
 
+/** A problem: a generator and its params, the kernel κ and the mask. */
+export interface ProblemConfig {
+  generator: string;
+  params?: Record<string, ConfigValue>;
+  /** @default { kind: "softmax" } */
+  kernel?: KernelConfig;
+  /** @default null (no mask) */
+  mask?: { kind: "causal"; offset?: number } | null;
+}
+
+/** One entry of `problems:`. */
+export interface NamedProblemConfig extends ProblemConfig {
+  /** kebab-case, unique among problems and method labels; the `problem` column of results.csv. */
+  label: string;
+}
+
+/** One entry of `methods:`. */
+export interface MethodConfig {
+  method: string;
+  /** @default the method name */
+  label?: string;
+  params?: Record<string, ConfigValue>;
+  /**
+   * Labels of the problems this method runs on (a KV cache only where the checkpoint has KV
+   * heads, say); the other problems get no cells for it, so no failed rows.
+   * @default every problem
+   */
+  problems?: string[];
+}
+
 /** A config as written (after YAML/JSON parsing and schema validation). */
 export interface ExperimentConfig {
   /** kebab-case name; results go to results/<experiment>/. */
@@ -79,14 +109,20 @@ export interface ExperimentConfig {
   seed: number;
   /** Independent repetitions of every cell. */
   trials: number;
-  problem: {
-    generator: string;
-    params?: Record<string, ConfigValue>;
-    kernel?: KernelConfig;
-    mask?: { kind: "causal"; offset?: number } | null;
-  };
-  methods: { method: string; label?: string; params?: Record<string, ConfigValue> }[];
-  /** Axis name → values. Axis names: `problem.<param>` or `<method label>.<param>`. */
+  /** The one problem of a single-problem experiment (exactly one of `problem` and `problems`). */
+  problem?: ProblemConfig;
+  /**
+   * Several named problems in one experiment (exactly one of `problem` and `problems`): every
+   * method runs on every problem (or on those its `problems` lists); results carry the label in
+   * the `problem` column. A problem's label is not part of its cells' identity, so turning a
+   * single `problem:` into a `problems:` entry, or renaming a label, reuses every finished task.
+   */
+  problems?: NamedProblemConfig[];
+  methods: MethodConfig[];
+  /**
+   * Axis name → values. Axis names: `problem.<param>` (every problem whose generator has the
+   * param), `<problem label>.<param>` (that named problem only) or `<method label>.<param>`.
+   */
   sweep?: Record<string, SweepAxisConfig>;
   metrics?: ConfigMetricName[];
   report?: { figures?: FigureConfig[]; tableMetric?: string };
@@ -97,54 +133,67 @@ const PARAM_VALUE = { type: ["number", "string", "boolean"] };
 const COLUMN = { type: "string", pattern: "^[a-z][a-z0-9_]*$" } as const;
 const COLUMNS = { anyOf: [COLUMN, { type: "array", maxItems: 8, items: COLUMN }] } as const;
 
+/** The schema of a problem (`problem:`, or an entry of `problems:` with its `label`). */
+const PROBLEM_SCHEMA = {
+  type: "object",
+  additionalProperties: false,
+  required: ["generator"],
+  properties: {
+    generator: { type: "string", pattern: NAME },
+    params: { type: "object", maxProperties: 64, additionalProperties: PARAM_VALUE },
+    kernel: {
+      type: "object",
+      required: ["kind"],
+      properties: { kind: { type: "string", enum: ["softmax", "dot"] } },
+      discriminator: { propertyName: "kind" },
+      oneOf: [
+        {
+          type: "object",
+          additionalProperties: false,
+          required: ["kind"],
+          properties: { kind: { const: "softmax" }, scale: { type: "number", exclusiveMinimum: 0, maximum: 1e6 } },
+        },
+        {
+          type: "object",
+          additionalProperties: false,
+          required: ["kind", "formula"],
+          properties: {
+            kind: { const: "dot" },
+            formula: { type: "string", minLength: 1, maxLength: 256 },
+            scale: { type: "number", exclusiveMinimum: 0, maximum: 1e6 },
+          },
+        },
+      ],
+    },
+    mask: {
+      type: ["object", "null"],
+      additionalProperties: false,
+      required: ["kind"],
+      properties: { kind: { type: "string", enum: ["causal"] }, offset: { type: "integer", minimum: 0, maximum: 1 << 30 } },
+    },
+  },
+} as const;
+
 /** The JSON schema of a config (draft-07, ajv strict mode). */
 export const CONFIG_SCHEMA = {
   $id: "https://randattn.dev/schemas/experiment.json",
   type: "object",
   additionalProperties: false,
-  required: ["experiment", "seed", "trials", "problem", "methods"],
+  required: ["experiment", "seed", "trials", "methods"],
   properties: {
     experiment: { type: "string", pattern: NAME, description: "kebab-case experiment name" },
     description: { type: "string", maxLength: 4000 },
     seed: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
     trials: { type: "integer", minimum: 1, maximum: 10_000 },
-    problem: {
-      type: "object",
-      additionalProperties: false,
-      required: ["generator"],
-      properties: {
-        generator: { type: "string", pattern: NAME },
-        params: { type: "object", maxProperties: 64, additionalProperties: PARAM_VALUE },
-        kernel: {
-          type: "object",
-          required: ["kind"],
-          properties: { kind: { type: "string", enum: ["softmax", "dot"] } },
-          discriminator: { propertyName: "kind" },
-          oneOf: [
-            {
-              type: "object",
-              additionalProperties: false,
-              required: ["kind"],
-              properties: { kind: { const: "softmax" }, scale: { type: "number", exclusiveMinimum: 0, maximum: 1e6 } },
-            },
-            {
-              type: "object",
-              additionalProperties: false,
-              required: ["kind", "formula"],
-              properties: {
-                kind: { const: "dot" },
-                formula: { type: "string", minLength: 1, maxLength: 256 },
-                scale: { type: "number", exclusiveMinimum: 0, maximum: 1e6 },
-              },
-            },
-          ],
-        },
-        mask: {
-          type: ["object", "null"],
-          additionalProperties: false,
-          required: ["kind"],
-          properties: { kind: { type: "string", enum: ["causal"] }, offset: { type: "integer", minimum: 0, maximum: 1 << 30 } },
-        },
+    problem: PROBLEM_SCHEMA,
+    problems: {
+      type: "array",
+      minItems: 1,
+      maxItems: 32,
+      items: {
+        ...PROBLEM_SCHEMA,
+        required: ["label", "generator"],
+        properties: { label: { type: "string", pattern: NAME }, ...PROBLEM_SCHEMA.properties },
       },
     },
     methods: {
@@ -159,6 +208,7 @@ export const CONFIG_SCHEMA = {
           method: { type: "string", pattern: NAME },
           label: { type: "string", pattern: NAME },
           params: { type: "object", maxProperties: 64, additionalProperties: PARAM_VALUE },
+          problems: { type: "array", minItems: 1, maxItems: 32, uniqueItems: true, items: { type: "string", pattern: NAME } },
         },
       },
     },

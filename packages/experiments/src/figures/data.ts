@@ -99,10 +99,25 @@ export function buildFigure(
   }
   const swept = varying(rows, cols);
   const seriesCols = list(fig.series, ["method_label"]);
-  const facetCols = list(
-    fig.facet,
-    swept.filter((c) => c.startsWith("problem_") && !seriesCols.includes(c) && c !== x),
-  );
+  // Default facets: the problem (several named problems: one panel each), then every swept
+  // problem parameter that still varies within one problem (a parameter that only tells problems
+  // apart, such as each named problem's checkpoint, would just repeat the problem's panels).
+  const problemVaries = swept.includes("problem") && !seriesCols.includes("problem") && x !== "problem";
+  const variesWithinProblem = (c: string) => {
+    if (!problemVaries) return true;
+    const seen = new Map<string, string>();
+    return rows.some((r) => {
+      const p = r.cellValues.get("problem") ?? "";
+      const v = r.cellValues.get(c) ?? "";
+      if ((seen.get(p) ?? v) !== v) return true;
+      seen.set(p, v);
+      return false;
+    });
+  };
+  const facetCols = list(fig.facet, [
+    ...(problemVaries ? ["problem"] : []),
+    ...swept.filter((c) => c.startsWith("problem_") && !seriesCols.includes(c) && c !== x && variesWithinProblem(c)),
+  ]);
   const averageCols = list(fig.average, []);
   const keyOf = (r: Row, cs: readonly string[]) =>
     cs.map((c) => r.cellValues.get(c) ?? String(columnValue(plan, r.task, r.record, c) ?? "")).join("\u0000");

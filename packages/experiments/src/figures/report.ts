@@ -67,7 +67,7 @@ export function writeReport(
 <h1>${esc(cfg.experiment)}</h1>
 <p>${esc(cfg.description ?? "")}</p>
 <ul>
-<li>problem: <code>${esc(cfg.problem.generator)}</code>; methods: ${cfg.methods.map((m) => `<code>${esc(m.label ?? m.method)}</code>`).join(", ")}</li>
+<li>${plan.loaded.problems.length > 1 ? "problems" : "problem"}: ${plan.loaded.problems.map((p) => `<code>${esc(p.named ? `${p.label} (${p.problem.generator})` : p.problem.generator)}</code>`).join(", ")}; methods: ${cfg.methods.map((m) => `<code>${esc(m.label ?? m.method)}</code>`).join(", ")}</li>
 <li>${plan.cells.length} cells × ${plan.trials} trial(s); ${manifest.status.ok} ok, ${manifest.status.failed} failed; root seed ${cfg.seed}</li>
 <li>config sha256 <code>${esc(manifest.config_sha256)}</code>; results.csv sha256 <code>${esc(manifest.results_sha256)}</code></li>
 <li>git ${manifest.git ? `<code>${esc(manifest.git.commit.slice(0, 12))}</code>${manifest.git.dirty ? " (dirty)" : ""}` : "unknown"}; Node ${esc(String(manifest.versions.node))}</li>

@@ -6,7 +6,6 @@
  */
 import { formatDisplay } from "../base/format.js";
 import { columnLabel } from "../base/labels.js";
-import { snakeCase } from "../output/results.js";
 import type { SummaryRow } from "../output/summary.js";
 import { cellAxes, type Plan, paramText } from "../plan/expand.js";
 
@@ -25,25 +24,21 @@ export function defaultTableMetric(plan: Plan): string {
   );
 }
 
-/** results.csv column of a sweep axis: `problem.n` → problem_n, `rf.numFeatures` → param_num_features. */
-export function axisColumn(axis: string): string {
-  const dot = axis.indexOf(".");
-  const param = snakeCase(axis.slice(dot + 1));
-  return axis.startsWith("problem.") ? `problem_${param}` : `param_${param}`;
-}
-
 /** Builds the summary table of a plan. */
 export function summaryTable(plan: Plan, rows: readonly SummaryRow[]): Table {
   const columns: string[] = [];
   for (const c of plan.cells)
     for (const a of cellAxes(plan, c.index)) {
-      const col = axisColumn(a.axis);
+      const col = a.column;
       if (!columns.includes(col)) columns.push(col);
     }
   // Problem parameters first (they group the rows), then method parameters, in name order.
   columns.sort((a, b) => Number(b.startsWith("problem_")) - Number(a.startsWith("problem_")) || (a < b ? -1 : a > b ? 1 : 0));
   const metric = defaultTableMetric(plan);
+  // Several problems: each row names its problem (a label, not a swept parameter).
+  const byProblem = plan.loaded.problems.length > 1;
   const header = [
+    ...(byProblem ? ["problem"] : []),
     "method",
     ...columns.map(columnLabel),
     `${columnLabel(metric).replace(/ ‖.*$/, "")}: mean ± 95% CI`,
@@ -54,7 +49,7 @@ export function summaryTable(plan: Plan, rows: readonly SummaryRow[]): Table {
   const get = (cell: number, m: string) => rows.find((r) => r.cell === cell && r.metric === m);
   const out: string[][] = [];
   for (const c of plan.cells) {
-    const axes = new Map(cellAxes(plan, c.index).map((a) => [axisColumn(a.axis), paramText(a.value)]));
+    const axes = new Map(cellAxes(plan, c.index).map((a) => [a.column, paramText(a.value)]));
     const main = get(c.index, metric);
     const ci = main?.stats.ciHigh != null && main.stats.mean != null ? main.stats.ciHigh - main.stats.mean : null;
     const mainText =
@@ -64,6 +59,7 @@ export function summaryTable(plan: Plan, rows: readonly SummaryRow[]): Table {
           ? formatDisplay(main.stats.mean)
           : `${formatDisplay(main.stats.mean)} ± ${formatDisplay(ci)}`;
     out.push([
+      ...(byProblem ? [c.problemLabel] : []),
       c.method.label,
       ...columns.map((col) => axes.get(col) ?? "–"),
       mainText,

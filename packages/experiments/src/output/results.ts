@@ -7,15 +7,9 @@
 import type { MetricName } from "../config/schema.js";
 import { type Plan, type Task, paramText } from "../plan/expand.js";
 import type { JournalRecord } from "../base/records.js";
-import { formatNumber, toCsv } from "../base/format.js";
+import { formatNumber, snakeCase, toCsv } from "../base/format.js";
 
-/** `nQueries` → `n_queries`. */
-export function snakeCase(name: string): string {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
-    .replace(/[^A-Za-z0-9]+/g, "_")
-    .toLowerCase();
-}
+export { snakeCase } from "../base/format.js";
 
 /** results.csv column of each error metric (units in the name where there are units). */
 export const METRIC_COLUMNS: Record<MetricName, string> = {
@@ -56,7 +50,7 @@ export function cellValues(plan: Plan, cellIndex: number): string[] {
   return [
     plan.loaded.config.experiment,
     c.id,
-    c.problem.generator,
+    c.problemLabel,
     ...plan.problemParams.map((p) => paramText(c.problem.params[p])),
     c.method.name,
     c.method.label,

@@ -10,12 +10,13 @@
 import { LITERATURE_METRIC_NAMES } from "../metrics/literature.js";
 import { type ConfigIssue, ConfigError, formatPath } from "../config/errors.js";
 import { expandSweepExpression, MAX_RANGE_VALUES } from "../config/expressions.js";
-import { type LoadedConfig, ajvIssues, validatorFor } from "../config/load.js";
+import { axisProblems, CHECKPOINT_GENERATORS, checkpointDataPaths, type LoadedConfig, ajvIssues, validatorFor } from "../config/load.js";
 import type { ConfigValue, SweepAxisConfig } from "../config/schema.js";
 import { getMethod } from "../registry/methods.js";
 import { getProblem } from "../registry/problems.js";
 import type { ParamValue, Params, ParamsSchema } from "../registry/types.js";
 import { cellSeed } from "./seeds.js";
+import { snakeCase } from "../base/format.js";
 
 /** Default most cells a plan may have (lift with `--max-cells`). */
 export const DEFAULT_MAX_CELLS = 10_000;
@@ -29,6 +30,10 @@ export interface Cell {
   /** 16 hex digits: hash of (root seed, cell identity). */
   readonly id: string;
   readonly problem: { readonly generator: string; readonly params: Params };
+  /** The problem's label (the `problem` column): its `problems:` label, or the generator of a single `problem:`. */
+  readonly problemLabel: string;
+  /** Position of the cell's problem in `loaded.problems` (its kernel and mask). */
+  readonly problemIndex: number;
   readonly method: { readonly name: string; readonly label: string; readonly params: Params };
 }
 
@@ -151,6 +156,7 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
   const maxCells = options.maxCells ?? DEFAULT_MAX_CELLS;
   const issues: ConfigIssue[] = [];
   const axesByTarget = new Map<string, Axis[]>();
+  const methodTargets = new Set(config.methods.map((m) => m.label ?? m.method));
   for (const name of Object.keys(config.sweep ?? {}).sort()) {
     const dot = name.indexOf(".");
     const target = name.slice(0, dot);
@@ -172,18 +178,33 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
     list.push({ name, param: name.slice(dot + 1), values });
     axesByTarget.set(target, list);
   }
-  const generator = getProblem(config.problem.generator);
-  const problemAxes = axesByTarget.get("problem") ?? [];
-  for (const a of problemAxes) checkAxisValues(a, generator.paramsSchema, issues);
+  const problems = loaded.problems;
+  // The axes of each problem: `problem.<param>` where its generator has the param, and
+  // `<its label>.<param>`; sorted by axis name (the order of a single problem's axes is unchanged).
+  const problemAxes = problems.map((_, i) =>
+    [...axesByTarget.entries()]
+      .filter(([target]) => methodTargets.has(target) === false)
+      .flatMap(([, axes]) => axes)
+      .filter((a) => axisProblems(config, a.name).includes(i))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+  );
+  problems.forEach((p, i) => {
+    for (const a of problemAxes[i]) checkAxisValues(a, getProblem(p.problem.generator).paramsSchema, issues);
+  });
   const methodAxes = config.methods.map((m) => axesByTarget.get(m.label ?? m.method) ?? []);
   config.methods.forEach((m, i) => {
     for (const a of methodAxes[i]) checkAxisValues(a, getMethod(m.method).paramsSchema, issues);
   });
   if (issues.length > 0) throw new ConfigError(loaded.source, issues);
+  // Which methods run on which problem (a method's `problems:` filter; default every problem).
+  const runsOn = (m: (typeof config.methods)[number], p: (typeof problems)[number]) => !m.problems || m.problems.includes(p.label);
 
   // The cap is checked on the counts before any cell object exists, so a 10¹²-cell grid costs nothing.
   const count = (axes: readonly Axis[]) => axes.reduce((n, a) => n * a.values.length, 1);
-  const cellCount = count(problemAxes) * methodAxes.reduce((n, axes) => n + count(axes), 0);
+  const cellCount = problems.reduce(
+    (total, p, pi) => total + count(problemAxes[pi]) * config.methods.reduce((n, m, i) => n + (runsOn(m, p) ? count(methodAxes[i]) : 0), 0),
+    0,
+  );
   if (cellCount > maxCells) {
     throw new ConfigError(loaded.source, [
       { path: "sweep", expected: `a grid of at most ${maxCells} cells (raise the cap with --max-cells)`, actual: `${cellCount} cells` },
@@ -199,11 +220,15 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
     ]);
   }
 
-  const problemPoints: Params[] = [];
-  for (const point of product(problemAxes)) {
-    const resolved = resolveParams(generator.paramsSchema, { ...(config.problem.params ?? {}), ...point }, ["problem", "params"], issues);
-    if (resolved) problemPoints.push(resolved);
-  }
+  const problemPoints: Params[][] = problems.map((p, pi) => {
+    const out: Params[] = [];
+    const schema = getProblem(p.problem.generator).paramsSchema;
+    for (const point of product(problemAxes[pi])) {
+      const resolved = resolveParams(schema, { ...(p.problem.params ?? {}), ...point }, [...pathSegments(p.path), "params"], issues);
+      if (resolved) out.push(resolved);
+    }
+    return out;
+  });
   const methodPoints: Params[][] = config.methods.map((m, i) => {
     const def = getMethod(m.method);
     const out: Params[] = [];
@@ -216,37 +241,49 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
   if (issues.length > 0) throw new ConfigError(loaded.source, issues.slice(0, 20));
 
   const cells: Cell[] = [];
-  const kernel = config.problem.kernel ?? { kind: "softmax" };
-  const ids = new Set<string>();
-  for (const pp of problemPoints) {
-    config.methods.forEach((m, i) => {
-      for (const mp of methodPoints[i]) {
-        const problem = { generator: generator.name, params: pp };
-        const method = { name: m.method, label: m.label ?? m.method, params: mp };
-        // A cell's identity is everything its tasks compute from, and nothing else: its own problem
-        // point and method point, the kernel and mask, the metrics asked for and the data files it
-        // reads. Not the rest of the grid, so adding sweep values, methods or trials leaves every
-        // existing cell's id (and its tasks' seeds, plan/seeds.ts) unchanged and its results reusable.
-        const data = Object.values(pp)
-          .filter((v): v is string => typeof v === "string" && Object.hasOwn(loaded.dataFiles, v))
-          .sort()
-          .map((path) => [path, loaded.dataFiles[path]]);
-        const id = cellSeed(config.seed, {
-          problem,
-          kernel,
-          mask: config.problem.mask ?? null,
-          method,
-          metrics: [...loaded.metrics].sort(),
-          ...(data.length > 0 ? { data } : {}),
-        });
-        if (ids.has(id))
-          throw new ConfigError(loaded.source, [{ path: "sweep", expected: "distinct cells", actual: `a repeated cell ${id}` }]);
-        ids.add(id);
-        cells.push({ index: cells.length, id, problem, method });
-      }
-    });
-  }
-  const problemParams = Object.keys(generator.paramsSchema.properties).sort();
+  const ids = new Map<string, string>();
+  problems.forEach((lp, pi) => {
+    const generator = getProblem(lp.problem.generator);
+    const kernel = lp.problem.kernel ?? { kind: "softmax" };
+    for (const pp of problemPoints[pi]) {
+      config.methods.forEach((m, i) => {
+        if (!runsOn(m, lp)) return;
+        for (const mp of methodPoints[i]) {
+          const problem = { generator: generator.name, params: pp };
+          const method = { name: m.method, label: m.label ?? m.method, params: mp };
+          // A cell's identity is everything its tasks compute from, and nothing else: its own problem
+          // point and method point, the kernel and mask, the metrics asked for and the data files it
+          // reads. Not the rest of the grid, so adding sweep values, methods, problems or trials leaves
+          // every existing cell's id (and its tasks' seeds, plan/seeds.ts) unchanged and its results
+          // reusable. Not the problem's label either (it only names the problem in results.csv), so a
+          // single `problem:` moved into `problems:` keeps its ids.
+          const data = cellDataFiles(loaded, generator.name, pp);
+          const id = cellSeed(config.seed, {
+            problem,
+            kernel,
+            mask: lp.problem.mask ?? null,
+            method,
+            metrics: [...loaded.metrics].sort(),
+            ...(data.length > 0 ? { data } : {}),
+          });
+          const where = `${lp.named ? `${lp.label}: ` : ""}${method.label}`;
+          const prev = ids.get(id);
+          if (prev !== undefined)
+            throw new ConfigError(loaded.source, [
+              {
+                path: lp.named ? "problems" : "sweep",
+                expected: "distinct cells (two problems with the same generator, params, kernel and mask compute the same cells)",
+                actual: `a repeated cell ${id} (${prev} and ${where})`,
+              },
+            ]);
+          ids.set(id, where);
+          cells.push({ index: cells.length, id, problem, problemLabel: lp.label, problemIndex: pi, method });
+        }
+      });
+    }
+  });
+  const generators = [...new Set(problems.map((p) => p.problem.generator))];
+  const problemParams = [...new Set(generators.flatMap((g) => Object.keys(getProblem(g).paramsSchema.properties)))].sort();
   const methodParams = [...new Set(config.methods.flatMap((m) => Object.keys(getMethod(m.method).paramsSchema.properties)))].sort();
   const extraColumns = [
     ...new Set([
@@ -256,6 +293,32 @@ export function expandPlan(loaded: LoadedConfig, options: ExpandOptions = {}): P
     ]),
   ].sort();
   return { loaded, cells, trials: config.trials, problemParams, methodParams, extraColumns };
+}
+
+/** `problems[1]` → ["problems", 1]. */
+function pathSegments(path: string): (string | number)[] {
+  return path
+    .replace(/\[(\d+)\]/g, ".$1")
+    .split(".")
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+/**
+ * The [path, sha256] pairs of the data files a problem point reads, sorted: the `.npy` inputs (as
+ * they always were: each string param that names a hashed file), or a checkpoint's files and
+ * held-out text (config/load.ts checkpointDataPaths).
+ */
+function cellDataFiles(loaded: LoadedConfig, generator: string, pp: Params): [string, string][] {
+  if (CHECKPOINT_GENERATORS.has(generator) && typeof pp.checkpoint === "string") {
+    return checkpointDataPaths(pp.checkpoint, typeof pp.text === "string" ? pp.text : "")
+      .filter((path) => Object.hasOwn(loaded.dataFiles, path))
+      .sort()
+      .map((path) => [path, loaded.dataFiles[path]]);
+  }
+  return Object.values(pp)
+    .filter((v): v is string => typeof v === "string" && Object.hasOwn(loaded.dataFiles, v))
+    .sort()
+    .map((path) => [path, loaded.dataFiles[path]]);
 }
 
 /** The tasks of a plan in order (cell-major, then trial). */
@@ -272,23 +335,29 @@ export function paramText(v: ParamValue | undefined): string {
   return v === undefined ? "" : String(v);
 }
 
-/** The swept axes of a plan that apply to a cell: `problem.<param>` and `<its label>.<param>`. */
-export function cellAxes(plan: Plan, cellIndex: number): { axis: string; param: string; value: ParamValue }[] {
+/**
+ * The swept axes of a plan that apply to a cell: `problem.<param>` and `<problem label>.<param>`
+ * of its problem, and `<its method label>.<param>`; `column` is the results.csv column.
+ */
+export function cellAxes(plan: Plan, cellIndex: number): { axis: string; param: string; value: ParamValue; column: string }[] {
   const c = plan.cells[cellIndex];
-  const out: { axis: string; param: string; value: ParamValue }[] = [];
-  for (const axis of Object.keys(plan.loaded.config.sweep ?? {}).sort()) {
+  const config = plan.loaded.config;
+  const out: { axis: string; param: string; value: ParamValue; column: string }[] = [];
+  for (const axis of Object.keys(config.sweep ?? {}).sort()) {
     const dot = axis.indexOf(".");
     const target = axis.slice(0, dot);
     const param = axis.slice(dot + 1);
-    if (target === "problem") out.push({ axis, param, value: c.problem.params[param] });
-    else if (target === c.method.label) out.push({ axis, param, value: c.method.params[param] });
+    if (target === c.method.label) out.push({ axis, param, value: c.method.params[param], column: `param_${snakeCase(param)}` });
+    else if (axisProblems(config, axis).includes(c.problemIndex))
+      out.push({ axis, param, value: c.problem.params[param], column: `problem_${snakeCase(param)}` });
   }
   return out;
 }
 
 /** `label (problem.n=512, samples=64)`: a cell named by its method label and swept values. */
 export function cellDescription(plan: Plan, cellIndex: number): string {
-  const axes = cellAxes(plan, cellIndex).map((a) => `${a.axis.startsWith("problem.") ? a.axis : a.param}=${paramText(a.value)}`);
-  const label = plan.cells[cellIndex].method.label;
+  const c = plan.cells[cellIndex];
+  const axes = cellAxes(plan, cellIndex).map((a) => `${a.column.startsWith("problem_") ? a.axis : a.param}=${paramText(a.value)}`);
+  const label = plan.loaded.problems.length > 1 ? `${c.problemLabel}: ${c.method.label}` : c.method.label;
   return axes.length > 0 ? `${label} (${axes.join(", ")})` : label;
 }

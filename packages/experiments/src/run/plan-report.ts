@@ -50,7 +50,7 @@ export function estimatePlan(plan: Plan, options: { outRoot: string; workers: nu
   const instances = new Map<string, ProblemInstance | null>();
   const instance = (cell: number): ProblemInstance | null => {
     const c = plan.cells[cell];
-    const key = JSON.stringify(c.problem);
+    const key = JSON.stringify([c.problem, c.problemIndex]);
     if (!instances.has(key)) {
       try {
         const gen = getProblem(c.problem.generator);
@@ -59,7 +59,12 @@ export function estimatePlan(plan: Plan, options: { outRoot: string; workers: nu
           key,
           gen.generate(
             c.problem.params,
-            { baseDir: plan.loaded.baseDir, wantWeights: false, kernel: plan.loaded.kernel, mask: plan.loaded.mask },
+            {
+              baseDir: plan.loaded.baseDir,
+              wantWeights: false,
+              kernel: plan.loaded.problems[c.problemIndex].kernel,
+              mask: plan.loaded.problems[c.problemIndex].mask,
+            },
             seed,
           ),
         );
@@ -127,7 +132,7 @@ export function estimatePlan(plan: Plan, options: { outRoot: string; workers: nu
     const axes = new Map<string, Set<string>>();
     for (const i of cells) for (const a of cellAxes(plan, i)) axes.set(a.axis, (axes.get(a.axis) ?? new Set()).add(String(a.value)));
     const swept = [...axes.entries()].map(
-      ([k, v]) => `${k.startsWith("problem.") ? k : k.slice(label.length + 1)} ∈ {${[...v].join(", ")}}`,
+      ([k, v]) => `${k.startsWith(`${label}.`) ? k.slice(label.length + 1) : k} ∈ {${[...v].join(", ")}}`,
     );
     const fl = cells.map((i) => (flopsOf.has(i) ? flopsOf.get(i) : cellFlops(i)) ?? null);
     const known = fl.filter((x): x is number => x !== null);

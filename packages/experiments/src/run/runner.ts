@@ -94,7 +94,7 @@ export function runDir(plan: Plan, outRoot: string, shard: Shard | null): string
 export function dispatchOrder(plan: Plan, tasks: readonly Task[]): Task[] {
   const point = new Map<string, number>();
   const pointOf = plan.cells.map((c) => {
-    const key = JSON.stringify(c.problem);
+    const key = JSON.stringify([c.problem, c.problemIndex]);
     if (!point.has(key)) point.set(key, point.size);
     return point.get(key)!;
   });
