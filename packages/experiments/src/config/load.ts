@@ -393,6 +393,28 @@ export function semanticIssues(config: ExperimentConfig): ConfigIssue[] {
       } else sweptParam.set(`${i}.${param}`, axis);
     }
   }
+  (config.report?.figures ?? []).forEach((fig, f) => {
+    (fig.references ?? []).forEach((ref, r) => {
+      const path = `report.figures[${f}].references[${r}]`;
+      const r2 = ref as { y?: string; rate?: number; methods?: string[]; anchor?: string };
+      if ((r2.y === undefined) === (r2.rate === undefined))
+        issues.push({
+          path,
+          expected: "exactly one of y (a column) and rate (an exponent)",
+          actual: r2.y === undefined ? "neither" : "both",
+        });
+      else if (r2.y !== undefined && (r2.methods !== undefined || r2.anchor !== undefined))
+        issues.push({ path, expected: "methods and anchor only with rate", actual: "a column reference with them" });
+      (r2.methods ?? []).forEach((m, i) => {
+        if (!labels.has(m))
+          issues.push({
+            path: `${path}.methods[${i}]`,
+            expected: `a method label (${[...labels.keys()].join(", ")})`,
+            actual: JSON.stringify(m),
+          });
+      });
+    });
+  });
   for (const p of problems) {
     const generator = getProblem(p.problem.generator);
     if (!generator.producesTensors && p.problem.kernel) {

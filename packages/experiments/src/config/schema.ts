@@ -67,7 +67,40 @@ export interface FigureConfig {
    * expectation, the HMT bound). Series without values in that column draw nothing.
    * @default none
    */
-  references?: { y: string; label: string }[];
+  references?: FigureReference[];
+}
+
+/**
+ * A reference of a figure: a column (`y`: e.g. the DKM expectation, drawn as measured), or a
+ * theoretical rate (`rate`: a slope line, labelled as a rate and never as data).
+ */
+export type FigureReference = ColumnReference | RateReference;
+
+/** The mean of column `y` per series and x, dashed in the series' colour. */
+export interface ColumnReference {
+  y: string;
+  label: string;
+}
+
+/**
+ * A theoretical rate y ∝ s^rate drawn beside each line of the listed methods, where s is the
+ * line's knob (the swept size that moves one-to-one with x, e.g. samples or numFrequencies; x
+ * itself when the line has none), evaluated at the line's own points and anchored at one of them
+ * (so it shows the slope the theory predicts, not a fit): e.g. `rate: -0.5` for Monte Carlo.
+ */
+export interface RateReference {
+  /** Exponent of the rate in s, e.g. -0.5 for the Monte Carlo s^(-1/2). */
+  rate: number;
+  /** Legend entry, e.g. "s^-1/2 (Monte Carlo rate)". */
+  label: string;
+  /** method_label values whose lines get the rate. @default every line */
+  methods?: string[];
+  /**
+   * The point the rate line goes through: the line's largest s ("last": the asymptotic regime the
+   * rate describes) or its smallest ("first").
+   * @default "last"
+   */
+  anchor?: "first" | "last";
 }
 
 /** A problem: a generator and its params, the kernel κ and the mask. */
@@ -279,10 +312,13 @@ export const CONFIG_SCHEMA = {
                 items: {
                   type: "object",
                   additionalProperties: false,
-                  required: ["y", "label"],
+                  required: ["label"],
                   properties: {
                     y: { type: "string", pattern: "^[a-z][a-z0-9_]*$" },
-                    label: { type: "string", minLength: 1, maxLength: 40 },
+                    rate: { type: "number", minimum: -16, maximum: 16 },
+                    methods: { type: "array", minItems: 1, maxItems: 64, items: { type: "string", pattern: NAME } },
+                    anchor: { type: "string", enum: ["first", "last"] },
+                    label: { type: "string", minLength: 1, maxLength: 60 },
                   },
                 },
               },

@@ -134,13 +134,14 @@ export function buildFigure(
     return styleOf.get(name)!;
   };
   const splitUsed = new Set<string>();
+  const ratesUsed = new Set<string>();
   const knobsUsed = new Set<string>();
   const xOf = (r: Row) => toNumber(columnValue(plan, r.task, r.record, x));
 
   const lines = (facetRows: Row[], yCol: string) => {
     const groups = new Map<string, Row[]>();
     for (const r of facetRows) groups.set(keyOf(r, seriesCols), [...(groups.get(keyOf(r, seriesCols)) ?? []), r]);
-    const out: { name: string; points: { x: number; ys: number[]; label?: string }[] }[] = [];
+    const out: { name: string; points: { x: number; ys: number[]; label?: string; size: number }[] }[] = [];
     for (const g of groups.values()) {
       const rest = varying(
         g,
@@ -170,12 +171,17 @@ export function buildFigure(
       for (const s of sub.values()) {
         const base = nameOf(s[0], seriesCols);
         const name = split.length ? `${base}, ${split.map((c) => shortLabel(c, s[0].cellValues.get(c) ?? "")).join(", ")}` : base;
-        const byX = new Map<number, { ys: number[]; label?: string }>();
+        const byX = new Map<number, { ys: number[]; label?: string; size: number }>();
         for (const r of s) {
           const xv = xOf(r);
           const yv = toNumber(columnValue(plan, r.task, r.record, yCol));
           if (xv === null || yv === null) continue;
-          const p = byX.get(xv) ?? { ys: [], label: knob && knob !== x ? shortLabel(knob, r.cellValues.get(knob) ?? "") : undefined };
+          const p = byX.get(xv) ?? {
+            ys: [],
+            label: knob && knob !== x ? shortLabel(knob, r.cellValues.get(knob) ?? "") : undefined,
+            // The size a rate reference is a power of: the knob's value, or x itself.
+            size: knob ? (toNumber(r.cellValues.get(knob) ?? null) ?? xv) : xv,
+          };
           p.ys.push(yv);
           byX.set(xv, p);
         }
@@ -218,6 +224,32 @@ export function buildFigure(
     }
     (fig.references ?? []).forEach((ref, i) => {
       const dash = REFERENCE_DASHES[i % REFERENCE_DASHES.length];
+      if ("rate" in ref) {
+        const rate = ref.rate;
+        const wanted = facetRows.filter((r) => !ref.methods || ref.methods.includes(r.cellValues.get("method_label") ?? ""));
+        const mean = (ys: number[]) => ys.reduce((a, b) => a + b, 0) / ys.length;
+        const drawn = lines(wanted, y).filter((l) => l.points.length >= 2 && l.points.every((p) => p.size > 0));
+        if (drawn.length === 0) return;
+        if (!styles.some((s) => s.label === ref.label)) styles.push({ label: ref.label, dash });
+        ratesUsed.add(`${ref.label}: y ∝ s^${rate} through each line's point at its ${ref.anchor === "first" ? "smallest" : "largest"} s`);
+        for (const l of drawn) {
+          const bySize = [...l.points].sort((a, b) => a.size - b.size);
+          const a = ref.anchor === "first" ? bySize[0] : bySize[bySize.length - 1];
+          const ya = mean(a.ys);
+          if (!(ya > 0) && logY) continue;
+          series.push({
+            name: l.name,
+            colorIndex: style(l.name),
+            dash,
+            inLegend: false,
+            points: l.points.map((p) => {
+              const v = ya * (p.size / a.size) ** rate;
+              return { x: p.x, y: v, lo: v, hi: v };
+            }),
+          });
+        }
+        return;
+      }
       const refs = lines(facetRows, ref.y).filter((l) => l.points.length > 0);
       if (refs.length === 0) return;
       if (!styles.some((s) => s.label === ref.label)) styles.push({ label: ref.label, dash });
@@ -254,6 +286,8 @@ export function buildFigure(
         ? "Band: min–max over trials."
         : "No band.",
   );
+  if (ratesUsed.size > 0)
+    parts.push(`Rate references (theory, not data; s is each line's swept size, or x when it has none): ${[...ratesUsed].join("; ")}.`);
   if (verticalCount > 0) parts.push("Dotted vertical lines: methods with zero error (exact), drawn at their cost.");
   if (fig.where)
     parts.push(

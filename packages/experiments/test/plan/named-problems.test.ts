@@ -7,7 +7,16 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, expandPlan, loadConfigObject, planTasks, resultsCsv, runPlan } from "@randattn/experiments/internal";
+import {
+  buildFigure,
+  ConfigError,
+  expandPlan,
+  type JournalRecord,
+  loadConfigObject,
+  planTasks,
+  resultsCsv,
+  runPlan,
+} from "@randattn/experiments/internal";
 import { catchError, tempDir, tinyConfig } from "../helpers.js";
 
 const load = (c: unknown) => expandPlan(loadConfigObject(c, "/tmp", "test.yaml"));
@@ -136,5 +145,34 @@ describe("named problems", () => {
     ).toEqual(new Set(["small", "large", "lowrank"]));
     expect(resultsCsv).toBeTypeOf("function");
     expect(planTasks(load(c))).toHaveLength(16);
+  });
+
+  it("figures facet by problem by default: one panel per problem, none per parameter that only tells problems apart", () => {
+    const plan = load(multi());
+    const tasks = planTasks(plan);
+    const records = new Map<string, JournalRecord>();
+    for (const t of tasks)
+      records.set(t.key, {
+        type: "task",
+        session: "s",
+        key: t.key,
+        index: t.index,
+        status: "ok",
+        error: "",
+        metrics: { rel_frobenius_error: 0.1 + t.trial, rel_spectral_error: null, max_abs_error: null, mean_kl_divergence: null },
+        flops: 100 + t.cell,
+        floatsStored: 1,
+        wallMs: 1,
+        setupMs: 0,
+      });
+    const fig = buildFigure(plan, tasks, records, { name: "f" });
+    // n (5, 9, 6) and the generator only tell problems apart; d varies within "large", so it facets too.
+    expect(fig.panels.map((p) => p.title)).toEqual([
+      "problem = small, d = 4",
+      "problem = large, d = 4",
+      "problem = large, d = 6",
+      "problem = lowrank, d = 4",
+    ]);
+    expect(fig.caption).toContain("One panel per problem × ");
   });
 });
