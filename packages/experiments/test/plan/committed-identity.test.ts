@@ -3,7 +3,8 @@
  * each shipped config whose tasks read no checkpoint expands to exactly the cell ids, in exactly the
  * order, of its committed results.csv (the `cell` and `problem` columns), and its config hash is the
  * one in the committed manifest. Checkpoint-reading configs are excluded on purpose: their cells now
- * hash the checkpoint's files (config/load.ts checkpointDataPaths), so they change id once.
+ * hash the checkpoint's files (config/load.ts checkpointDataPaths), so they change id once. A config
+ * grown into `problems:` (frontier) must still contain every committed task that read no checkpoint.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,7 +22,23 @@ describe("identity of the shipped single-problem configs is unchanged", () => {
     const loaded = loadConfigFile(join(configs, file));
     const resultsPath = join(root, "results", loaded.config.experiment, "results.csv");
     const readsCheckpoint = loaded.problems.some((p) => CHECKPOINT_GENERATORS.has(p.problem.generator));
-    if (loaded.config.problems || readsCheckpoint || !existsSync(resultsPath)) continue;
+    if (!existsSync(resultsPath)) continue;
+    if (loaded.config.problems) {
+      // A config grown into named problems (frontier: its two scale regimes became `diffuse` and
+      // `peaked`, real heads were added): every committed task that read no checkpoint is still one of
+      // its tasks, in the same relative order, so a regenerate reuses it.
+      it(`${file}: every committed synthetic task is still a task of the grown config, in order`, () => {
+        const rows = parse(readFileSync(resultsPath, "utf8"), { columns: true }) as Record<string, string>[];
+        const committed = rows.filter((r) => !CHECKPOINT_GENERATORS.has(r.problem)).map((r) => `${r.cell}/${r.trial}`);
+        const keys = planTasks(expandPlan(loaded)).map((t) => t.key);
+        const position = new Map(keys.map((k, i) => [k, i]));
+        expect(committed.filter((k) => !position.has(k))).toEqual([]);
+        const at = committed.map((k) => position.get(k)!);
+        expect(at).toEqual([...at].sort((a, b) => a - b));
+      });
+      continue;
+    }
+    if (readsCheckpoint) continue;
     it(`${file}: cell ids, order and config hash equal the committed results`, () => {
       const rows = parse(readFileSync(resultsPath, "utf8"), { columns: true }) as Record<string, string>[];
       const plan = expandPlan(loaded);

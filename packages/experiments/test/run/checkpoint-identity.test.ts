@@ -62,6 +62,8 @@ describe("checkpoint files are part of the identity of the tasks that read them"
 
   it("a missing checkpoint file is a config error naming the problem's checkpoint", () => {
     const root = tempDir();
-    expect(() => loadConfigObject(config, root, "c.yaml")).toThrow(/problems\[0\]\.params\.checkpoint: expected a readable checkpoint folder/);
+    expect(() => loadConfigObject(config, root, "c.yaml")).toThrow(
+      /problems\[0\]\.params\.checkpoint: expected a readable checkpoint folder/,
+    );
   });
 });
