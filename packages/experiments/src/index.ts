@@ -16,9 +16,14 @@ export {
   CONFIG_SCHEMA,
   type ExperimentConfig,
   type FigureConfig,
+  type FigureReference,
   type KernelConfig,
   METRIC_NAMES,
+  type MethodConfig,
   type MetricName,
+  type NamedProblemConfig,
+  type ProblemConfig,
+  type RateReference,
   type SweepAxisConfig,
 } from "./config/schema.js";
 // plans and seeds
