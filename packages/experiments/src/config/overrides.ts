@@ -7,6 +7,7 @@
  * - `sweep.<axis>=…` where the axis name itself contains a dot: `'sweep.rf.numFeatures=[64,128]'`,
  *   `sweep.problem.n=2^k for k in 8..10`;
  * - a method by label or position: `methods.rf.params.numFeatures=64`, `methods[1].params.scheme=uniform`;
+ * - a named problem by label or position: `problems.diffuse.params.n=1024`, `sweep.diffuse.d=[16,32]`;
  * - `~key.path` deletes a key (e.g. a fixed param you now want to sweep).
  *
  * Values are YAML flow scalars / sequences / maps (`1024`, `true`, `[64, 128]`, `{from: 1, to: 4}`),
@@ -69,7 +70,7 @@ export function applyOverrides(raw: unknown, overrides: readonly string[], sourc
       let seg = segments[i];
       const container = node as Json | unknown[];
       if (Array.isArray(container) && typeof seg === "string") {
-        // methods.<label>: the method whose label (or method name, when unlabelled) is `seg`.
+        // methods.<label> / problems.<label>: the entry whose label (or method name, when unlabelled) is `seg`.
         const idx = container.findIndex((m) => {
           const e = m as { label?: string; method?: string };
           return (e?.label ?? e?.method) === seg;
@@ -78,7 +79,7 @@ export function applyOverrides(raw: unknown, overrides: readonly string[], sourc
           throw new ConfigError(source, [
             {
               path: `override ${JSON.stringify(arg)}`,
-              expected: `a method label among ${container.map((m) => JSON.stringify((m as { label?: string; method?: string })?.label ?? (m as { method?: string })?.method)).join(", ")}`,
+              expected: `a ${segments[i - 1] === "problems" ? "problem" : "method"} label among ${container.map((m) => JSON.stringify((m as { label?: string; method?: string })?.label ?? (m as { method?: string })?.method)).join(", ")}`,
               actual: JSON.stringify(seg),
             },
           ]);

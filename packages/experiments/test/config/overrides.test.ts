@@ -38,5 +38,10 @@ describe("command-line overrides (Hydra style)", () => {
   it("a malformed override or an unknown method label is a ConfigError naming it", () => {
     expect(catchError(() => applyOverrides(base, ["trials"])).message).toContain('override "trials"');
     expect(catchError(() => applyOverrides(base, ["methods.nope.params.x=1"])).message).toContain('a method label among "rf"');
+    const named = { problems: [{ label: "diffuse", generator: "gaussian", params: { n: 8 } }] };
+    expect(applyOverrides(named, ["problems.diffuse.params.n=1024"])).toEqual({
+      problems: [{ label: "diffuse", generator: "gaussian", params: { n: 1024 } }],
+    });
+    expect(catchError(() => applyOverrides(named, ["problems.peaked.params.n=1"])).message).toContain('a problem label among "diffuse"');
   });
 });
