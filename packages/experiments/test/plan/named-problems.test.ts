@@ -6,17 +6,20 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   buildFigure,
   ConfigError,
   expandPlan,
   type JournalRecord,
+  loadConfigFile,
   loadConfigObject,
   planTasks,
   resultsCsv,
   runPlan,
 } from "@randattn/experiments/internal";
+import { LATENT_DECODE_CACHES } from "../../src/registry/decode.js";
 import { catchError, tempDir, tinyConfig } from "../helpers.js";
 
 const load = (c: unknown) => expandPlan(loadConfigObject(c, "/tmp", "test.yaml"));
@@ -174,5 +177,13 @@ describe("named problems", () => {
       "problem = lowrank, d = 4",
     ]);
     expect(fig.caption).toContain("One panel per problem × ");
+  });
+
+  it("kv-compression-real: the filters pair every KV cache with the GQA checkpoint and every latent cache with the MLA one", () => {
+    const configs = fileURLToPath(new URL("../../configs/", import.meta.url));
+    const plan = expandPlan(loadConfigFile(join(configs, "kv-compression-real.yaml")));
+    const pairs = plan.cells.map((c) => [c.problemLabel, LATENT_DECODE_CACHES.includes(c.method.params.cache as never) ? "latent" : "kv"]);
+    expect(pairs.filter(([p, kind]) => (p === "deepseek-mla") !== (kind === "latent"))).toEqual([]);
+    expect(plan.cells).toHaveLength(28);
   });
 });
