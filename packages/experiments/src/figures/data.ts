@@ -136,7 +136,22 @@ export function buildFigure(
   const splitUsed = new Set<string>();
   const ratesUsed = new Set<string>();
   const knobsUsed = new Set<string>();
-  const xOf = (r: Row) => toNumber(columnValue(plan, r.task, r.record, x));
+  // x of a row: the mean over the cell's trials, so a method whose measured x varies by trial
+  // (Scatterbrain's flops depend on its random LSH buckets) still gives one point per cell — the
+  // trials' mean y at the trials' mean x — instead of one point per trial that splits its line.
+  const rawX = (r: Row) => toNumber(columnValue(plan, r.task, r.record, x));
+  const cellX = new Map<number, number[]>();
+  for (const r of rows) {
+    const v = rawX(r);
+    if (v !== null) cellX.set(r.task.cell, [...(cellX.get(r.task.cell) ?? []), v]);
+  }
+  let xAveraged = false;
+  const meanX = new Map<number, number>();
+  for (const [cell, xs] of cellX) {
+    if (xs.some((v) => v !== xs[0])) xAveraged = true;
+    meanX.set(cell, xs.every((v) => v === xs[0]) ? xs[0] : xs.reduce((a, b) => a + b, 0) / xs.length);
+  }
+  const xOf = (r: Row) => (rawX(r) === null ? null : (meanX.get(r.task.cell) ?? null));
 
   const lines = (facetRows: Row[], yCol: string) => {
     const groups = new Map<string, Row[]>();
@@ -286,6 +301,7 @@ export function buildFigure(
         ? "Band: min–max over trials."
         : "No band.",
   );
+  if (xAveraged) parts.push(`Where ${columnLabel(x)} varies between a cell's trials, its point sits at the trials' mean.`);
   if (ratesUsed.size > 0)
     parts.push(`Rate references (theory, not data; s is each line's swept size, or x when it has none): ${[...ratesUsed].join("; ")}.`);
   if (verticalCount > 0) parts.push("Dotted vertical lines: methods with zero error (exact), drawn at their cost.");

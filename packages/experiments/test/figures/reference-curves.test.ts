@@ -118,4 +118,18 @@ describe("reference curves: extra columns drawn dashed in their series' colour",
     );
     expect(msg([{ rate: -0.5, methods: ["uniform"], label: "x" }])).toBe("");
   });
+
+  it("a cell whose x varies by trial (random flops) is one point at the trials' mean x, not a split line", () => {
+    const jittered = new Map(
+      [...records].map(([k, r]) => [k, { ...r, flops: (r.flops as number) + (tasks.find((t) => t.key === k)!.trial === 0 ? -1 : 1) }]),
+    );
+    const { panels, caption } = buildFigure(plan, tasks, jittered, { name: "f" });
+    expect(panels[0].series.map((s) => s.name)).toEqual(["uniform", "attention"]);
+    expect(panels[0].series[0].points.map((p) => [p.x, p.label])).toEqual([
+      [20, "s = 2"],
+      [40, "s = 4"],
+    ]);
+    expect(caption).toContain("varies between a cell's trials, its point sits at the trials' mean");
+    expect(buildFigure(plan, tasks, records, { name: "g" }).caption).not.toContain("trials' mean");
+  });
 });
