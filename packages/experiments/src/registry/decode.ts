@@ -486,6 +486,16 @@ export function decodeCostEstimate(decode: NonNullable<ProblemShape["decode"]>, 
   const a = decode.attention;
   const P = decode.promptLength;
   const total = P + decode.steps - 1;
+  const latentCache = (LATENT_DECODE_CACHES as readonly string[]).includes(cache);
+  // The same refusals as run: MLA caches its latent (latent caches only), GQA its keys and values.
+  if (a.latentDim !== undefined && !latentCache)
+    throw new ValueError(
+      "method.params.cache",
+      `a latent cache for an MLA checkpoint (${LATENT_DECODE_CACHES.join(", ")})`,
+      JSON.stringify(cache),
+    );
+  if (a.latentDim === undefined && latentCache)
+    throw new ValueError("method.params.cache", `a KV cache (${KV_CACHE_NAMES.join(", ")}) for a GQA model`, JSON.stringify(cache));
   if (a.latentDim !== undefined) {
     const dL = a.latentDim;
     const dR = a.ropeDim ?? 0;

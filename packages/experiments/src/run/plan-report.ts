@@ -150,18 +150,18 @@ export function estimatePlan(plan: Plan, options: { outRoot: string; workers: nu
     const flText =
       known.length === 0
         ? "flops/task ?"
-        : `flops/task ${cells.some((i) => approximate.has(i)) ? "≈" : ""}${formatDisplay(Math.min(...known))}${known.length > 1 ? `–${formatDisplay(Math.max(...known))}` : ""}${known.length < fl.length ? " (some ?)" : ""}`;
+        : `flops/task ${cells.some((i) => approximate.has(i)) ? "≈" : ""}${formatDisplay(Math.min(...known))}${Math.max(...known) > Math.min(...known) ? `–${formatDisplay(Math.max(...known))}` : ""}${known.length < fl.length ? " (some ?)" : ""}`;
     lines.push(
       `    ${label.padEnd(18)} ${String(cells.length).padStart(4)} cell(s)  ${swept.join("; ") || "(no swept values)"}  ${flText}`,
     );
   }
   if (plan.cells.length <= MAX_CELL_LINES) {
-    lines.push(`  flops per cell (× ${plan.trials} trial(s)${shard ? ", this shard's tasks" : ""}):`);
+    lines.push(`  flops per task × tasks${shard ? " (this shard's)" : ""}, per cell:`);
     for (const c of plan.cells) {
       const f = flopsAt(c.index);
       const n = tasks.filter((t) => t.cell === c.index).length;
       const text = f === null ? "?" : `${approximate.has(c.index) ? "≈" : ""}${formatDisplay(f)}`;
-      lines.push(`    ${cellDescription(plan, c.index).padEnd(44)} ${text.padStart(12)} per task, ${n} task(s)`);
+      lines.push(`    ${text.padStart(10)} × ${String(n).padStart(3)}  ${cellDescription(plan, c.index)}`);
     }
   }
   const approx = pending.filter((t) => approximate.has(t.cell)).length;
