@@ -10,8 +10,8 @@
  *  - tasks the new config computes differently (the seed, an unswept param, the kernel, a
  *    method's params under the same label): refused, naming the config keys that changed — the
  *    folder would otherwise silently mix two experiments' histories.
- * The two are told apart by a task's grid POSITION — (problem generator, method label, trial, the
- * value of every param swept in the old or the new config): a dropped task's position has no task
+ * The two are told apart by a task's grid POSITION — (problem generator and label, method label,
+ * trial, the value of every param swept in the old or the new config): a dropped task's position has no task
  * in the new plan; a changed one's position holds a task with another key.
  */
 import { canonicalJson } from "../base/canonical.js";
@@ -35,10 +35,12 @@ function positions(plan: Plan, axes: readonly string[]): Map<string, string> {
       const dot = axis.indexOf(".");
       const target = axis.slice(0, dot);
       const param = axis.slice(dot + 1);
-      if (target === "problem") at[axis] = c.problem.params[param] ?? null;
+      if (target === "problem" || target === c.problemLabel) at[axis] = c.problem.params[param] ?? null;
       else if (target === c.method.label) at[axis] = c.method.params[param] ?? null;
     }
-    out.set(canonicalJson({ generator: c.problem.generator, label: c.method.label, trial: t.trial, at }), t.key);
+    // The problem's label is part of the position: two named problems of one generator (frontier's
+    // diffuse and peaked) are different places in the grid, not one place holding two keys.
+    out.set(canonicalJson({ generator: c.problem.generator, problem: c.problemLabel, label: c.method.label, trial: t.trial, at }), t.key);
   }
   return out;
 }

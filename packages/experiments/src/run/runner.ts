@@ -143,7 +143,7 @@ function checkReuse(
       dir,
       "results of this config, or of a config it extends or shrinks",
       `results of another run (${what})`,
-      `${dir} holds results of a different run: ${what}. Refusing to ${mode}: finished tasks are reused only when a config grows or shrinks (trials, sweep values or methods added or removed), not when what a task computes changes. Use \`${command} run ${plan.loaded.source} --restart\` to discard them, or --out for another folder.`,
+      `${dir} holds results of a different run: ${what}. Refusing to ${mode}: finished tasks are reused only when a config grows or shrinks (trials, sweep values, methods or problems added or removed), not when what a task computes changes. Use \`${command} run ${plan.loaded.source} --restart\` to discard them, or --out for another folder.`,
     );
   }
   return { grown: true, reused, kept: stale.length, earlierUnfinished: verdict?.earlierUnfinished ?? null };

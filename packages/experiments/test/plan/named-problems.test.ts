@@ -150,6 +150,25 @@ describe("named problems", () => {
     expect(planTasks(load(c))).toHaveLength(16);
   });
 
+  it("dropping a problem (or a value of a named problem's axis) keeps its tasks aside instead of refusing; growing back reuses them", async () => {
+    const c = multi();
+    const out = tempDir();
+    expect((await runPlan(load(c), opts(out))).ran).toBe(16);
+    // Positions of tasks of two problems with one generator must not collide: dropping `large`
+    // leaves `small`'s tasks at what would otherwise be the same grid position.
+    const problems = c.problems as object[];
+    const fewer = { ...c, problems: [problems[0], problems[2]], sweep: {} };
+    const r = await runPlan(load(fewer), opts(out));
+    expect([r.ran, r.skipped]).toEqual([0, 8]);
+    const fresh = tempDir();
+    await runPlan(load(fewer), opts(fresh));
+    expect(readFileSync(join(out, "tiny/results.csv"), "utf8")).toBe(readFileSync(join(fresh, "tiny/results.csv"), "utf8"));
+    const fewerD = { ...c, sweep: { "large.d": [6] } };
+    const r2 = await runPlan(load(fewerD), opts(out));
+    expect([r2.ran, r2.skipped]).toEqual([0, 12]);
+    expect((await runPlan(load(c), opts(out))).ran).toBe(0);
+  });
+
   it("figures facet by problem by default: one panel per problem, none per parameter that only tells problems apart", () => {
     const plan = load(multi());
     const tasks = planTasks(plan);
