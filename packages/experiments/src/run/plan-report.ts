@@ -146,8 +146,9 @@ export function estimatePlan(plan: Plan, options: { outRoot: string; workers: nu
     const swept = [...axes.entries()].map(
       ([k, v]) => `${k.startsWith(`${label}.`) ? k.slice(label.length + 1) : k} ∈ {${[...v].join(", ")}}`,
     );
-    // Several problems: which ones this method runs on (its `problems:` filter, or all).
-    if (plan.loaded.problems.length > 1) swept.unshift(`on ${[...new Set(cells.map((i) => plan.cells[i].problemLabel))].join(", ")}`);
+    // Several problems and a `problems:` filter: which ones this method runs on.
+    const on = [...new Set(cells.map((i) => plan.cells[i].problemLabel))];
+    if (on.length < plan.loaded.problems.length) swept.unshift(`on ${on.join(", ")}`);
     const fl = cells.map((i) => flopsAt(i));
     const known = fl.filter((x): x is number => x !== null);
     const flText =
