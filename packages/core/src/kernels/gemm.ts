@@ -16,7 +16,7 @@
  */
 import { ValueError } from "../errors.js";
 import { KERNEL_WASM_BASE64 } from "./kernelBytes.js";
-import { F32_MR, F32_NR, F64_MR, F64_NR, SCRATCH_BYTES } from "./wat.js";
+import { F32_MR, F32_NR, F64_MR, F64_NR, KERNEL_RESERVED_BYTES } from "./wat.js";
 import { type WasmMemory, type WasmModule, wasmApi } from "./wasmApi.js";
 
 /** Depth of a packed slice (shared index p). */
@@ -56,6 +56,7 @@ export interface Kernels {
   gemm_f64_ra: GemmRowsKernel;
   gemm_f32_ra: GemmRowsKernel;
   exp_f64: (src: number, dst: number, n: number) => void;
+  exp_f32: (src: number, dst: number, n: number) => void;
   softmax_rows_f64: (
     sp: number,
     rows: number,
@@ -335,8 +336,8 @@ export function gemmWasm(
   const mcMax = Math.min(MC, roundUp(m, MR));
   const ncMax = Math.min(NC, roundUp(n, NR));
   const chunkRows = Math.min(m, Math.max(MR, Math.floor(C_CHUNK / n)));
-  // Byte layout: [scratch | A panels | B panels | C chunk], each 16-byte aligned.
-  const aAddr = SCRATCH_BYTES;
+  // Byte layout: [scratch + exp table | A panels | B panels | C chunk], each 16-byte aligned.
+  const aAddr = KERNEL_RESERVED_BYTES;
   const bAddr = aAddr + roundUp(mcMax * kcMax * es, 16);
   const cAddr = bAddr + roundUp(ncMax * kcMax * es, 16);
   const end = cAddr + chunkRows * n * es;
