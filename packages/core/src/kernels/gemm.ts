@@ -269,7 +269,26 @@ function packB(
   for (let jp = 0; jp < ncur; jp += NR) {
     const base = off + jp * kcur;
     const cols = Math.min(NR, ncur - jp);
-    if (!transB) {
+    if (!transB && cols === 4 && NR === 4) {
+      // The common full panel, unrolled (the generic loop of NR was ≈ 10 % of a 1024³ product).
+      for (let p = 0, src = p0 * n + j0 + jp, d = base; p < kcur; p++, src += n, d += 4) {
+        dst[d] = B[src];
+        dst[d + 1] = B[src + 1];
+        dst[d + 2] = B[src + 2];
+        dst[d + 3] = B[src + 3];
+      }
+    } else if (!transB && cols === 8 && NR === 8) {
+      for (let p = 0, src = p0 * n + j0 + jp, d = base; p < kcur; p++, src += n, d += 8) {
+        dst[d] = B[src];
+        dst[d + 1] = B[src + 1];
+        dst[d + 2] = B[src + 2];
+        dst[d + 3] = B[src + 3];
+        dst[d + 4] = B[src + 4];
+        dst[d + 5] = B[src + 5];
+        dst[d + 6] = B[src + 6];
+        dst[d + 7] = B[src + 7];
+      }
+    } else if (!transB) {
       for (let p = 0; p < kcur; p++) {
         const src = (p0 + p) * n + j0 + jp;
         const d = base + p * NR;
