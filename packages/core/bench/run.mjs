@@ -17,9 +17,13 @@ import { readFileSync, readdirSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import * as core from "../dist/index.js";
+import * as coreApi from "../dist/index.js";
+import * as coreInternal from "../dist/internal.js";
 import * as coreNode from "../dist/node/index.js";
 import { simdPeak } from "./simd-peak.mjs";
+
+// The profiling switches and raw kernels live in @randattn/core/internal since issue 9.
+const core = { ...coreApi, ...coreInternal };
 
 const args = new Set(process.argv.slice(2));
 const quick = args.has("--quick");
@@ -92,11 +96,19 @@ console.log(
   const v = core.randomMatrix(n, 64, {}, [1, "t14", "v"]);
   const tAtt64 = best(() => core.attention(q, k, v), quick ? 2 : 3);
   const tAtt32 = best(() => core.attention(q, k, v, { precision: "float32" }), quick ? 2 : 3);
-  core.setFusedSoftmaxProfiling(true);
-  core.attention(q, k, v);
-  const prof = core.fusedSoftmaxProfile();
-  core.setFusedSoftmaxProfiling(false);
-  const nsExp = (prof.softmaxMs * 1e6) / (n * n);
+  // The exp pass (max, exp, sum of the fused driver): median of 3 profiled calls, f64 and f32.
+  const expPass = (opts) => {
+    const ms = [];
+    for (let r = 0; r < 3; r++) {
+      core.setFusedSoftmaxProfiling(true);
+      core.attention(q, k, v, opts);
+      ms.push(core.fusedSoftmaxProfile().softmaxMs);
+    }
+    core.setFusedSoftmaxProfiling(false);
+    return (ms.sort((x, y) => x - y)[1] * 1e6) / (n * n);
+  };
+  const nsExp = expPass({});
+  const nsExp32 = expPass({ precision: "float32" });
   // NumPy/OpenBLAS: Debian's interpreter first (its NumPy links the system OpenBLAS), else python3.
   const py = `
 import time, numpy as np
@@ -146,7 +158,8 @@ print(*out, np.__version__)
     "≤ 1.3×",
     np1 ? mark(tAtt32 / np1.t32 <= 1.3) : "—",
   ]);
-  t14.push([`exp pass (fused driver, profiled run of attention f64 N=4096)`, `${fmt(nsExp)} ns/score`, "≤ 2 ns", mark(nsExp <= 2)]);
+  t14.push([`exp pass (fused driver, attention f64 N=4096, median of 3 profiled runs)`, `${fmt(nsExp)} ns/score`, "≤ 2 ns", mark(nsExp <= 2)]);
+  t14.push([`exp pass f32x4 (attention float32 N=4096, median of 3)`, `${fmt(nsExp32)} ns/score`, "reference", "—"]);
   // Two workers: core has no single-call query-block parallel attention yet, so the figure is
   // multi-head attention with its heads over 2 workers (the closest existing parallel path).
   {
