@@ -158,7 +158,7 @@ print(*out, np.__version__)
     "≤ 1.3×",
     np1 ? mark(tAtt32 / np1.t32 <= 1.3) : "—",
   ]);
-  t14.push([`exp pass (fused driver, attention f64 N=4096, median of 3 profiled runs)`, `${fmt(nsExp)} ns/score`, "≤ 2 ns", mark(nsExp <= 2)]);
+  t14.push([`exp pass f64x2 (attention f64 N=4096, median of 3)`, `${fmt(nsExp)} ns/score`, "≤ 2 ns", mark(nsExp <= 2)]);
   t14.push([`exp pass f32x4 (attention float32 N=4096, median of 3)`, `${fmt(nsExp32)} ns/score`, "reference", "—"]);
   // Two workers: core has no single-call query-block parallel attention yet, so the figure is
   // multi-head attention with its heads over 2 workers (the closest existing parallel path).
