@@ -223,7 +223,31 @@ print(*out, np.__version__)
       } else t14.push(["RSVD 16384×512 vs ml-matrix SVD", "skipped (--skip-svd / --quick)", "≥ 100×, ≤ 1.02× optimal", "—"]);
     }
   }
-  t14.push(["sweep end-to-end, 1 vs 2 workers; prefill/decode vs torch", "not measured here", "see issue 14", "—"]);
+  // A sweep end to end, 1 vs 2 workers, with where the time goes (packages/experiments/bench/throughput.mjs;
+  // the quickstart here, `--configs quickstart,real-perplexity` there for the longest shipped one).
+  if (quick) {
+    t14.push(["sweep end-to-end, 1 vs 2 workers", "skipped (--quick): node packages/experiments/bench/throughput.mjs", "2 workers faster", "—"]);
+  } else {
+    const script = fileURLToPath(new URL("../../experiments/bench/throughput.mjs", import.meta.url));
+    const r = spawnSync(process.execPath, [script, "--configs", "quickstart", "--json"], { encoding: "utf8" });
+    let rows = null;
+    try {
+      rows = JSON.parse(r.stdout.trim().split("\n").pop());
+    } catch {}
+    if (!rows) t14.push(["sweep end-to-end (quickstart)", `failed: ${(r.stderr || "").trim().split("\n").pop()}`, "", "—"]);
+    else {
+      const [w1, w2] = rows;
+      const split = (x) =>
+        `generate ${fmt(x.generate, 1)} s, exact ${fmt(x.reference, 1)} s, method ${fmt(x.method, 1)} s, metrics ${fmt(x.metrics, 1)} s, start-up+I/O ${fmt(x.other, 1)} s`;
+      t14.push([
+        `quickstart end to end: 1 worker ${fmt(w1.wall, 1)} s (${split(w1)}) ÷ 2 workers ${fmt(w2.wall, 1)} s (${split(w2)})`,
+        `${fmt(w1.wall / w2.wall)}×`,
+        "2 workers faster",
+        mark(w1.wall > w2.wall),
+      ]);
+    }
+  }
+  t14.push(["prefill/decode vs torch", "not measured here", "see issue 14", "—"]);
   console.log(
     `## issue 14 — targets, this run (load ${loadavg()[0].toFixed(1)}; NumPy: ${np1 ? `${np1.exe} ${np1.ver}` : "not available"})`,
   );
