@@ -9,6 +9,8 @@
 //   node packages/core/bench/run.mjs --quick        fewer repetitions, N = 65,536 with 4,096 queries
 //   node packages/core/bench/run.mjs --skip-large   no N = 65,536 run
 //   node packages/core/bench/run.mjs --skip-svd     no ml-matrix full SVD (minutes) in the issue-14 table
+//   node packages/core/bench/run.mjs --only parallel,sketch   only those issue-14 rows (matmul,
+//        attention, parallel, sketch, sweep), then exit
 // The issue-14 target table comes first (every target with this run's figure beside it; --quick
 // prints only that table, at reduced repetitions, with N = 4096 for random features and no SVD).
 // On a shared machine absolute times mean little: only ratios measured in this same run count.
@@ -23,6 +25,9 @@ import { simdPeak } from "./simd-peak.mjs";
 
 const args = new Set(process.argv.slice(2));
 const quick = args.has("--quick");
+// --only matmul,attention,parallel,sketch,sweep: just those rows of the issue-14 table (then exit).
+const onlyArg = process.argv.indexOf("--only");
+const only = onlyArg >= 0 ? new Set((process.argv[onlyArg + 1] ?? "").split(",")) : null;
 const child = fileURLToPath(new URL("./attention-child.mjs", import.meta.url));
 const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : "—");
 const summary = []; // [measure, figure, target]
@@ -61,44 +66,51 @@ console.log(
 {
   const t14 = []; // [target, this run, target value, met?]
   const mark = (ok) => (ok === undefined ? "—" : ok ? "yes" : "no");
-  const peak = await simdPeak(quick ? 3 : 5, quick ? 10_000_000 : 20_000_000);
-  const a = core.randomMatrix(1024, 1024, {}, [1, "mm", "a"]);
-  const b = core.randomMatrix(1024, 1024, {}, [1, "mm", "b"]);
-  const f = 2 * 1024 ** 3;
-  const g64 = gflops(
-    f,
-    best(() => core.matmul(a, b), quick ? 2 : 3),
-  );
-  const g32 = gflops(
-    f,
-    best(() => core.matmul32(a, b), quick ? 2 : 3),
-  );
-  t14.push([
-    `matmul 1024³ f64: ${fmt(g64)} GFLOP/s ÷ SIMD128 mul+add peak ${fmt(peak.f64)}`,
-    `${fmt((100 * g64) / peak.f64, 0)} %`,
-    "≥ 80 %",
-    mark(g64 >= 0.8 * peak.f64),
-  ]);
-  t14.push([
-    `matmul 1024³ f32: ${fmt(g32)} GFLOP/s ÷ SIMD128 mul+add peak ${fmt(peak.f32)}`,
-    `${fmt((100 * g32) / peak.f32, 0)} %`,
-    "≥ 75 %",
-    mark(g32 >= 0.75 * peak.f32),
-  ]);
+  const want = (part) => only === null || only.has(part);
+  if (want("matmul")) {
+    const peak = await simdPeak(quick ? 3 : 5, quick ? 10_000_000 : 20_000_000);
+    const a = core.randomMatrix(1024, 1024, {}, [1, "mm", "a"]);
+    const b = core.randomMatrix(1024, 1024, {}, [1, "mm", "b"]);
+    const f = 2 * 1024 ** 3;
+    const g64 = gflops(
+      f,
+      best(() => core.matmul(a, b), quick ? 2 : 3),
+    );
+    const g32 = gflops(
+      f,
+      best(() => core.matmul32(a, b), quick ? 2 : 3),
+    );
+    t14.push([
+      `matmul 1024³ f64: ${fmt(g64)} GFLOP/s ÷ SIMD128 mul+add peak ${fmt(peak.f64)}`,
+      `${fmt((100 * g64) / peak.f64, 0)} %`,
+      "≥ 80 %",
+      mark(g64 >= 0.8 * peak.f64),
+    ]);
+    t14.push([
+      `matmul 1024³ f32: ${fmt(g32)} GFLOP/s ÷ SIMD128 mul+add peak ${fmt(peak.f32)}`,
+      `${fmt((100 * g32) / peak.f32, 0)} %`,
+      "≥ 75 %",
+      mark(g32 >= 0.75 * peak.f32),
+    ]);
+  }
   // Attention N = 4096, d = 64 through the default attention(q, k, v), and its float32 path.
   const n = 4096;
   const q = core.randomMatrix(n, 64, {}, [1, "t14", "q"]);
   const k = core.randomMatrix(n, 64, {}, [1, "t14", "k"]);
   const v = core.randomMatrix(n, 64, {}, [1, "t14", "v"]);
-  const tAtt64 = best(() => core.attention(q, k, v), quick ? 2 : 3);
-  const tAtt32 = best(() => core.attention(q, k, v, { precision: "float32" }), quick ? 2 : 3);
-  core.setFusedSoftmaxProfiling(true);
-  core.attention(q, k, v);
-  const prof = core.fusedSoftmaxProfile();
-  core.setFusedSoftmaxProfiling(false);
-  const nsExp = (prof.softmaxMs * 1e6) / (n * n);
-  // NumPy/OpenBLAS: Debian's interpreter first (its NumPy links the system OpenBLAS), else python3.
-  const py = `
+  const vsNp = (t, ref) => (ref ? `${fmt(t / ref)}×` : "n/a");
+  let np1 = null;
+  let np2 = null;
+  if (want("attention") || want("parallel")) {
+    const tAtt64 = best(() => core.attention(q, k, v), quick ? 2 : 3);
+    const tAtt32 = best(() => core.attention(q, k, v, { precision: "float32" }), quick ? 2 : 3);
+    core.setFusedSoftmaxProfiling(true);
+    core.attention(q, k, v);
+    const prof = core.fusedSoftmaxProfile();
+    core.setFusedSoftmaxProfiling(false);
+    const nsExp = (prof.softmaxMs * 1e6) / (n * n);
+    // NumPy/OpenBLAS: Debian's interpreter first (its NumPy links the system OpenBLAS), else python3.
+    const py = `
 import time, numpy as np
 rng = np.random.default_rng(1)
 n, d = ${n}, 64
@@ -115,42 +127,44 @@ for dt in (np.float64, np.float32):
     out.append(min((lambda t0: (att(q, k, v), time.perf_counter() - t0)[1])(time.perf_counter()) for _ in range(${quick ? 2 : 4})))
 print(*out, np.__version__)
 `;
-  const numpy = (threads) => {
-    const env = {
-      ...process.env,
-      OPENBLAS_NUM_THREADS: String(threads),
-      OMP_NUM_THREADS: String(threads),
-      MKL_NUM_THREADS: String(threads),
-    };
-    for (const exe of ["/usr/bin/python3", "python3"]) {
-      const r = spawnSync(exe, ["-c", py], { encoding: "utf8", env });
-      if (r.status === 0 && !r.error) {
-        const [t64, t32, ver] = r.stdout.trim().split(/\s+/);
-        return { t64: Number(t64), t32: Number(t32), ver, exe };
+    const numpy = (threads) => {
+      const env = {
+        ...process.env,
+        OPENBLAS_NUM_THREADS: String(threads),
+        OMP_NUM_THREADS: String(threads),
+        MKL_NUM_THREADS: String(threads),
+      };
+      for (const exe of ["/usr/bin/python3", "python3"]) {
+        const r = spawnSync(exe, ["-c", py], { encoding: "utf8", env });
+        if (r.status === 0 && !r.error) {
+          const [t64, t32, ver] = r.stdout.trim().split(/\s+/);
+          return { t64: Number(t64), t32: Number(t32), ver, exe };
+        }
       }
+      return null;
+    };
+    np1 = numpy(1);
+    np2 = numpy(2);
+    if (want("attention")) {
+      t14.push([
+        `attention N=4096 d=64 f64 (default path ${fmt(tAtt64, 3)} s) ÷ NumPy 1 thread${np1 ? ` (${fmt(np1.t64, 3)} s)` : ""}`,
+        vsNp(tAtt64, np1?.t64),
+        "≤ 1.4×",
+        np1 ? mark(tAtt64 / np1.t64 <= 1.4) : "—",
+      ]);
+      t14.push([
+        `attention N=4096 d=64 f32 (${fmt(tAtt32, 3)} s) ÷ NumPy float32 1 thread${np1 ? ` (${fmt(np1.t32, 3)} s)` : ""}`,
+        vsNp(tAtt32, np1?.t32),
+        "≤ 1.3×",
+        np1 ? mark(tAtt32 / np1.t32 <= 1.3) : "—",
+      ]);
+      t14.push([`exp pass (fused driver, profiled run of attention f64 N=4096)`, `${fmt(nsExp)} ns/score`, "≤ 2 ns", mark(nsExp <= 2)]);
     }
-    return null;
-  };
-  const np1 = numpy(1);
-  const np2 = numpy(2);
-  const vsNp = (t, ref) => (ref ? `${fmt(t / ref)}×` : "n/a");
-  t14.push([
-    `attention N=4096 d=64 f64 (default path ${fmt(tAtt64, 3)} s) ÷ NumPy 1 thread${np1 ? ` (${fmt(np1.t64, 3)} s)` : ""}`,
-    vsNp(tAtt64, np1?.t64),
-    "≤ 1.4×",
-    np1 ? mark(tAtt64 / np1.t64 <= 1.4) : "—",
-  ]);
-  t14.push([
-    `attention N=4096 d=64 f32 (${fmt(tAtt32, 3)} s) ÷ NumPy float32 1 thread${np1 ? ` (${fmt(np1.t32, 3)} s)` : ""}`,
-    vsNp(tAtt32, np1?.t32),
-    "≤ 1.3×",
-    np1 ? mark(tAtt32 / np1.t32 <= 1.3) : "—",
-  ]);
-  t14.push([`exp pass (fused driver, profiled run of attention f64 N=4096)`, `${fmt(nsExp)} ns/score`, "≤ 2 ns", mark(nsExp <= 2)]);
+  }
   // Two workers: one attention call (the same q, k, v) with its query rows split over 2 worker
   // threads (attentionParallel, bit-identical to attention) against attention in this thread,
   // alternated so both see the same load; and against NumPy with OPENBLAS_NUM_THREADS=2.
-  {
+  if (want("parallel")) {
     const par = () => coreNode.attentionParallel(q, k, v, { workers: 2 });
     const y2 = await par(); // pool start-up and tier-up: not timed
     const y1 = core.attention(q, k, v);
@@ -185,7 +199,7 @@ print(*out, np.__version__)
     t14.push(["NumPy attention f64: 1 thread ÷ 2 threads (same run)", np1 && np2 ? `${fmt(np1.t64 / np2.t64)}×` : "n/a", "reference", "—"]);
   }
   // The sketch package's hot paths, in a child process (core never imports sketch).
-  {
+  if (want("sketch")) {
     const script = fileURLToPath(new URL("../../sketch/bench/hotpaths.mjs", import.meta.url));
     const flags = [...(quick ? ["--quick"] : []), ...(args.has("--skip-svd") ? ["--skip-svd"] : [])];
     const r = spawnSync(process.execPath, [script, ...flags], { encoding: "utf8" });
@@ -225,8 +239,15 @@ print(*out, np.__version__)
   }
   // A sweep end to end, 1 vs 2 workers, with where the time goes (packages/experiments/bench/throughput.mjs;
   // the quickstart here, `--configs quickstart,real-perplexity` there for the longest shipped one).
-  if (quick) {
-    t14.push(["sweep end-to-end, 1 vs 2 workers", "skipped (--quick): node packages/experiments/bench/throughput.mjs", "2 workers faster", "—"]);
+  if (!want("sweep")) {
+    // not asked for (--only)
+  } else if (quick) {
+    t14.push([
+      "sweep end-to-end, 1 vs 2 workers",
+      "skipped (--quick): node packages/experiments/bench/throughput.mjs",
+      "2 workers faster",
+      "—",
+    ]);
   } else {
     const script = fileURLToPath(new URL("../../experiments/bench/throughput.mjs", import.meta.url));
     const r = spawnSync(process.execPath, [script, "--configs", "quickstart", "--json"], { encoding: "utf8" });
@@ -254,7 +275,7 @@ print(*out, np.__version__)
   console.log("(a shared machine: absolute times mean little, only the ratios measured side by side in this run)");
   table(["target", "this run", "target", "met"], t14);
   console.log("");
-  if (quick) process.exit(0);
+  if (quick || only !== null) process.exit(0);
 }
 
 // ---------------------------------------------------------------- matmul
