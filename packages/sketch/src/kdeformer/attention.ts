@@ -164,7 +164,7 @@ export function kdeformerAttention(
     );
     residualLogD = kde.logDensity;
     flops += kde.cost.flops;
-    floatsStored += kde.cost.floatsStored;
+    floatsStored = Math.max(floatsStored, kde.cost.floatsStored); // the two KDEs run one after the other
     kernelEvaluations += kde.cost.kernelEvaluations;
     randomBits += kde.cost.randomBits;
     hashes += kde.cost.hashes;
@@ -239,7 +239,7 @@ export function kdeformerAttention(
       for (const l of logColumnNorms) mx = Math.max(mx, l);
       col = Float64Array.from(logColumnNorms, (l) => (mx > Number.NEGATIVE_INFINITY ? Math.exp(l - mx) : 0));
       flops += kde.cost.flops;
-      floatsStored += kde.cost.floatsStored;
+      floatsStored = Math.max(floatsStored, kde.cost.floatsStored); // the two KDEs run one after the other
       kernelEvaluations += kde.cost.kernelEvaluations;
       randomBits += kde.cost.randomBits;
       hashes += kde.cost.hashes;

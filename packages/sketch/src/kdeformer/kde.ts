@@ -311,6 +311,9 @@ export function exponentialKde(points: Matrix, targets: Matrix, options: Exponen
   const logL = Math.log(numTables);
   for (let i = 0; i < nT; i++) logDensity[i] = acc[i].value() - logL;
   cost.flops += cost.kernelEvaluations * (2 * d + 8) + nT;
-  cost.floatsStored += numTables * (numBits * (d + 1) + 3 * n + buckets + 1 + nT) + (n + nT) * (d + 2) + n;
+  // Tables are built and consumed one at a time: the peak holds one table (planes, point codes, sorted
+  // order, bucket starts, target codes), the norms, the per-target log-sum accumulators and, under
+  // the sphere transform, the transformed copies.
+  cost.floatsStored += numBits * hashDim + 2 * n + nT + buckets + 1 + (n + nT) + 2 * nT + (raw ? 0 : (n + nT) * (d + 1));
   return { logDensity, numBits, cost };
 }

@@ -1,8 +1,8 @@
 /**
  * Adapters for the 2021–2024 sub-quadratic attention methods of @randattn/sketch (issue 11):
  * `hyper-attention` (sortLSH + sampled residual + ApproxD; causal recursion under a causal mask),
- * `kdeformer` (sortLSH heavy entries + KDE normalizer + column-norm importance sampling; refuses
- * masks) and `scatterbrain` (LSH-sparse exact entries + Performer low rank). Each routes every head
+ * `kdeformer` (sortLSH heavy entries + LSH-based KDE of the normalizer and of the column norms +
+ * column-norm importance sampling; refuses masks) and `scatterbrain` (LSH-sparse exact entries + Performer low rank). Each routes every head
  * through the sketch function with `derive(seed, "head", h)`; cost = the sum of the heads' flops and
  * floats. GERF / OPRF / DERF are feature kinds of `random-features` (features.ts).
  *
@@ -91,17 +91,21 @@ export const hyperAttentionMethod = defineMethod({
   },
 });
 
-/** `kdeformer`: sketch's `kdeformerAttention` on every head (no masks). */
+/** `kdeformer`: sketch's `kdeformerAttention` on every head (no masks: the paper has no causal form). */
 export const kdeformerMethod = defineMethod({
   name: "kdeformer",
   description:
-    "KDEformer (Zandieh et al. 2023): sortLSH heavy entries exact, normalizer by KDE (simplified: uniform key sample), residual keys sampled ∝ estimated squared column norms of D⁻¹A mixed with ε uniform. No masked form.",
+    "KDEformer (Zandieh et al. 2023): sortLSH heavy entries exact; the residual normalizer and the squared column norms of D⁻¹A by the LSH-based KDE (hashing-based estimator over kdeTables SimHash tables); residual keys sampled ∝ estimated column norms mixed with ε uniform. estimator = block-uniform keeps the earlier simplified estimates. No masked form.",
   family: "sampling",
   paramsSchema: paramsSchema({
     ...LSH_PARAMS,
-    columnSamples: intParam(1, 1 << 20, 64, "t, uniformly sampled queries of the column-norm KDE"),
+    estimator: enumParam(["kde", "block-uniform"], "kde", "LSH-based KDE (paper), or the simplified uniform-sample estimates"),
+    kdeTables: intParam(1, 1 << 16, 8, "L, hash tables of each KDE (estimator kde)"),
+    kdeBits: intParam(-1, 24, -1, "SimHash bits per KDE table; −1 = auto (r = π·scale·‖k‖·‖q‖/4 at the medians, ≤ log₂ N)"),
+    bucketSamples: intParam(1, 1 << 20, 4, "s, uniform draws within the target's bucket per KDE table"),
+    columnSamples: intParam(1, 1 << 20, 64, "t, uniformly sampled queries of the column-norm estimate (estimator block-uniform)"),
     uniformShare: numberParam(1e-6, 1, 0.1, "ε, the uniform share of the sampling distribution"),
-    normalizer: enumParam(["approximate", "exact"], "approximate", "KDE estimate, or the exact D"),
+    normalizer: enumParam(["approximate", "exact"], "approximate", "the estimator's D̃, or the exact D"),
   }),
   exposesWeights: false,
   run(problem, params, _context, seed) {
@@ -116,6 +120,10 @@ export const kdeformerMethod = defineMethod({
           numBits: params.numBits,
           blockSize: params.blockSize,
           sampleSize: params.sampleSize,
+          estimator: params.estimator as "kde" | "block-uniform",
+          kdeTables: params.kdeTables,
+          kdeBits: params.kdeBits < 0 ? "auto" : params.kdeBits,
+          bucketSamples: params.bucketSamples,
           normalizerSamples: params.normalizerSamples,
           columnSamples: params.columnSamples,
           uniformShare: params.uniformShare,
