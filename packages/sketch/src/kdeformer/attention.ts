@@ -22,6 +22,10 @@
  * exact normalizer Ŷ is unbiased for Y. Exact limits: one block (blockSize ≥ N_Q); or one KDE
  * bucket enumerated in full (kdeBits = 0, bucketSamples ≥ N) with m ≥ N_KV.
  *
+ * `normalizer: "shared"` replaces D̃ in the output by the numerator's own sampled row sums, as the
+ * authors' reference code does (a ones column appended to V): Ŷ is then a convex combination of rows
+ * of V, which bounds the damage where D̃ underestimates D (peaked attention).
+ *
  * `estimator: "block-uniform"` keeps the earlier simplified variant (the residual normalizer from
  * m_D uniform keys, the column norms from t uniform queries), drawing exactly what it drew before.
  *
@@ -66,8 +70,13 @@ export interface KdeformerOptions {
   columnSamples?: number;
   /** ε, the uniform share of the sampling distribution, in (0, 1]. @default 0.1 */
   uniformShare?: number;
-  /** `"approximate"` (the estimator's D̃) or `"exact"` D. @default "approximate" */
-  normalizer?: "approximate" | "exact";
+  /**
+   * `"approximate"`: the estimator's D̃ (the paper); `"exact"`: the exact D; `"shared"`: the output's
+   * normalizer from the numerator's own samples, D̂ᵢ = Σ_{M^H_ij = 1} A_ij + Σ_t (1 − M^H) A_{i,j_t}/(m p_{j_t})
+   * (the authors' reference code appends a ones column to V for this), so Ŷᵢ is a convex combination
+   * of rows of V; the estimator's D̃ still weights the column norms. @default "approximate"
+   */
+  normalizer?: "approximate" | "exact" | "shared";
   /** Kernel: softmax only. @default { kind: "softmax", scale: 1/√d } */
   kernel?: SoftmaxKernel;
   /** Refused: KDEformer has no masked or causal form in its paper. */
@@ -126,7 +135,7 @@ export function kdeformerAttention(
   assertInteger(t, "options.columnSamples", 1);
   assertNumber(eps, "options.uniformShare", { positive: true });
   if (eps > 1) throw new ValueError("options.uniformShare", "ε in (0, 1]", String(eps));
-  assertOneOf(normalizer, "options.normalizer", ["approximate", "exact"] as const);
+  assertOneOf(normalizer, "options.normalizer", ["approximate", "exact", "shared"] as const);
   const scale = softmaxScaleOf(options.kernel, d);
   const nQ = queries.rows;
   const nK = keys.rows;
@@ -274,11 +283,14 @@ export function kdeformerAttention(
   const output = new Matrix(nQ, dV);
   const Y = output.data;
   let pairs = 0;
+  const shared = normalizer === "shared";
   for (let i = 0; i < nQ; i++) {
     const c = queryBlock[i];
+    let den = 0;
     for (let u = keyStart[c]; u < keyStart[c + 1]; u++) {
       const j = keyOrder[u];
       const w = Math.exp(logit(Q, i, K, j, d, scale) - logD[i]);
+      den += w;
       for (let col = 0; col < dV; col++) Y[i * dV + col] += w * V[j * dV + col];
     }
     pairs += keyStart[c + 1] - keyStart[c];
@@ -286,9 +298,17 @@ export function kdeformerAttention(
       const j = indices[s];
       if (keyBlock[j] === c) continue;
       const w = Math.exp(logit(Q, i, K, j, d, scale) - logD[i]) * sampleW[s];
+      den += w;
       for (let col = 0; col < dV; col++) Y[i * dV + col] += w * V[j * dV + col];
     }
+    if (shared) {
+      if (!(den > 0))
+        throw new NumericalError("options.sampleSize", `a shared normalizer > 0 for query ${i} (raise sampleSize or blockSize)`, "0");
+      for (let col = 0; col < dV; col++) Y[i * dV + col] /= den;
+      logD[i] += Math.log(den);
+    }
   }
+  if (shared) flops += nQ * (dV + 2);
   pairs += nQ * indices.length;
   kernelEvaluations += pairs;
   flops += pairs * (2 * d + 3 + 2 * dV);

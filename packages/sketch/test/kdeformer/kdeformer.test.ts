@@ -32,7 +32,7 @@ const column = (a: Float64Array) => new Matrix(a.length, 1, Float64Array.from(a,
 describe("KDEformer", () => {
   it("one block is exact (1e-12), every estimator and normalizer", () => {
     for (const estimator of ["kde", "block-uniform"] as const)
-      for (const normalizer of ["approximate", "exact"] as const)
+      for (const normalizer of ["approximate", "exact", "shared"] as const)
         expect(
           maxAbs(kdeformerAttention(queries, keys, values, { blockSize: n, estimator, normalizer }, [1]).output, exact),
         ).toBeLessThanOrEqual(1e-12);
@@ -83,6 +83,26 @@ describe("KDEformer", () => {
       n,
     );
     expect(worst).toBeLessThanOrEqual(z);
+  });
+  it('normalizer "shared": each row is a convex combination of rows of V, normalized by its own sampled row sums', () => {
+    const r = kdeformerAttention(queries, keys, values, { blockSize: 8, sampleSize: 16, normalizer: "shared", planes }, [5]);
+    const a = kdeformerAttention(queries, keys, values, { blockSize: 8, sampleSize: 16, planes }, [5]);
+    const dV = values.cols;
+    for (let c = 0; c < dV; c++) {
+      let lo = Number.POSITIVE_INFINITY;
+      let hi = Number.NEGATIVE_INFINITY;
+      for (let j = 0; j < n; j++) {
+        lo = Math.min(lo, values.data[j * dV + c]);
+        hi = Math.max(hi, values.data[j * dV + c]);
+      }
+      for (let i = 0; i < n; i++) {
+        expect(r.output.data[i * dV + c]).toBeGreaterThanOrEqual(lo - 1e-12);
+        expect(r.output.data[i * dV + c]).toBeLessThanOrEqual(hi + 1e-12);
+        // Ŷ_shared = Ŷ_approximate · D̃ / D̂ (same draws, only the denominator differs).
+        const ratio = Math.exp(a.logNormalizer[i] - r.logNormalizer[i]);
+        expect(Math.abs(r.output.data[i * dV + c] - a.output.data[i * dV + c] * ratio)).toBeLessThanOrEqual(1e-12 * (1 + Math.abs(hi)));
+      }
+    }
   });
   it("p = (1 − ε)ĉ/Σĉ + ε/N: a distribution with every p_j ≥ ε/N, for both estimators", () => {
     for (const estimator of ["kde", "block-uniform"] as const) {

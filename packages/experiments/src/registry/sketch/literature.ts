@@ -105,7 +105,11 @@ export const kdeformerMethod = defineMethod({
     bucketSamples: intParam(1, 1 << 20, 4, "s, uniform draws within the target's bucket per KDE table"),
     columnSamples: intParam(1, 1 << 20, 64, "t, uniformly sampled queries of the column-norm estimate (estimator block-uniform)"),
     uniformShare: numberParam(1e-6, 1, 0.1, "ε, the uniform share of the sampling distribution"),
-    normalizer: enumParam(["approximate", "exact"], "approximate", "the estimator's D̃, or the exact D"),
+    normalizer: enumParam(
+      ["approximate", "exact", "shared"],
+      "approximate",
+      "the estimator's D̃ (paper), the exact D, or the numerator's own sampled row sums (the authors' code)",
+    ),
   }),
   exposesWeights: false,
   run(problem, params, _context, seed) {
@@ -127,7 +131,7 @@ export const kdeformerMethod = defineMethod({
           normalizerSamples: params.normalizerSamples,
           columnSamples: params.columnSamples,
           uniformShare: params.uniformShare,
-          normalizer: params.normalizer as "approximate" | "exact",
+          normalizer: params.normalizer as "approximate" | "exact" | "shared",
           ...kernelOf(problem, "kdeformer"),
         },
         headSeed(seed, i),
