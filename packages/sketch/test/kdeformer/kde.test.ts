@@ -35,10 +35,11 @@ function reference(weighted: boolean, excluded: boolean): Matrix {
 const asMatrix = (logDensity: Float64Array) => new Matrix(n, 1, Float64Array.from(logDensity, Math.exp));
 
 describe("exponentialKde", () => {
-  it("unbiased: the mean of 400 seeded estimates is within z·σ̂/√T of F(y), plain and weighted with exclusion", () => {
-    for (const [weighted, excluded] of [
-      [false, false],
-      [true, true],
+  it("unbiased: the mean of 400 seeded estimates is within z·σ̂/√T of F(y), plain, weighted with exclusion, sphere transform", () => {
+    for (const [weighted, excluded, transform] of [
+      [false, false, "none"],
+      [true, true, "none"],
+      [true, false, "sphere"],
     ] as const) {
       const ref = reference(weighted, excluded);
       const options = {
@@ -46,11 +47,12 @@ describe("exponentialKde", () => {
         numBits: 3,
         bucketSamples: 2,
         scale,
+        transform,
         ...(weighted ? { logWeights } : {}),
         ...(excluded ? { exclude } : {}),
       };
       const { worst, z } = worstStandardizedDeviation(
-        (t) => asMatrix(exponentialKde(keys, queries, options, [31, weighted ? 1 : 0, t]).logDensity),
+        (t) => asMatrix(exponentialKde(keys, queries, options, [31, transform, weighted ? 1 : 0, t]).logDensity),
         ref,
         400,
         n,
