@@ -299,7 +299,6 @@ export function exponentialKde(points: Matrix, targets: Matrix, options: Exponen
             const members: number[] = [];
             for (let u = lo; u < hi; u++) if (!isExcluded(order[u])) members.push(order[u]);
             list = Int32Array.from(members);
-            cost.flops += hi - lo;
           }
           j = list[Math.floor(rng.uniform() * list.length)];
           cost.randomBits += 64;

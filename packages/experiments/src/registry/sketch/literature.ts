@@ -198,7 +198,7 @@ export const kdeformerMethod = defineMethod({
   exposesWeights: false,
   costEstimate: {
     kind: "approximate",
-    note: "an upper bound: the normalizer's m_D uniformly sampled keys that fall into a query's own sortLSH block are skipped (data-dependent); the estimate counts them, so it exceeds the recorded flops by at most N_Q·m_D·(2d + 3)",
+    note: "an upper bound. block-uniform: the normalizer's m_D uniformly sampled keys that fall into a query's own sortLSH block are skipped (data-dependent), the estimate counts them (at most N_Q·m_D·(2d + 3) over). kde: each KDE is counted with s kernel evaluations per (target, table) and its group scanned in every table, though empty or small buckets need fewer, and with kdeBits = −1 (auto: chosen from the data's norms) at the cap ⌊log₂ N⌋ bits",
   },
   estimateCost(problem, params) {
     requireHeads(problem, "kdeformer");
@@ -214,15 +214,47 @@ export const kdeformerMethod = defineMethod({
         const blocks = sortLshBlocks(nQ, nK, params.blockSize);
         const residual = blocks.numBlocks > 1;
         const exactD = params.normalizer === "exact";
-        const mD = residual && !exactD ? params.normalizerSamples : 0;
+        const useKde = params.estimator === "kde";
+        const exactResidual = residual && params.sampleSize >= nK;
+        // kdeformer/kde.ts's cost, bounded: s evaluations per (target, table), every group scanned.
+        const kde = (n: number, nT: number, groupScan: number) => {
+          const r = params.kdeBits >= 0 ? params.kdeBits : Math.min(16, Math.floor(Math.log2(n)));
+          const L = params.kdeTables;
+          const evaluations = L * params.bucketSamples * nT;
+          return {
+            flops: 3 * (d + 1) * (n + nT) + n + L * (2 * r * d * (n + nT) + n + (1 << r) + groupScan) + evaluations * (2 * d + 8) + nT,
+            floatsStored: nT + r * d + 2 * n + nT + (1 << r) + 1 + (n + nT) + 2 * nT,
+            evaluations,
+          };
+        };
+        // Target i's group is its sortLSH block: the normalizer KDE scans the block's keys per query, the column KDE its queries per key.
+        const keyScan = blocks.pairs;
+        const queryScan = blocks.pairs;
+        const kdeD = residual && !exactD && useKde ? kde(nK, nQ, keyScan) : null;
+        const kdeC = residual && !exactResidual && useKde ? kde(nQ, nK, queryScan) : null;
+        const mD = residual && !exactD && !useKde ? params.normalizerSamples : 0;
         const normalizerEvaluations = exactD ? nQ * nK : blocks.pairs + nQ * mD;
-        const t = residual ? Math.min(params.columnSamples, nQ) : 0;
-        const m = residual ? params.sampleSize : 0;
+        const t = residual && !exactResidual && !useKde ? Math.min(params.columnSamples, nQ) : 0;
+        const m = exactResidual ? nK : residual ? params.sampleSize : 0;
         const pairs = blocks.pairs + nQ * m;
         return {
           flops:
-            lsh.flops + normalizerEvaluations * (2 * d + 3) + (residual ? t * nK * (2 * d + 4) + 3 * nK : 0) + pairs * (2 * d + 3 + 2 * dV),
-          floatsStored: params.numBits * d + lsh.floatsStored + 2 * nK + nQ + m * (dV + 2) + nQ * dV,
+            lsh.flops +
+            (kdeD?.flops ?? 0) +
+            normalizerEvaluations * (2 * d + 3) +
+            (kdeC?.flops ?? 0) +
+            t * nK * (2 * d + 4) +
+            (residual && !exactResidual ? 3 * nK : 0) +
+            pairs * (2 * d + 3 + 2 * dV) +
+            (params.normalizer === "shared" ? nQ * (dV + 2) : 0),
+          floatsStored:
+            Math.max(kdeD?.floatsStored ?? 0, kdeC?.floatsStored ?? 0) +
+            params.numBits * d +
+            lsh.floatsStored +
+            2 * nK +
+            nQ +
+            m * (dV + 2) +
+            nQ * dV,
         };
       }),
     );
