@@ -35,13 +35,14 @@ export {
   wasmMemoryBytes,
 } from "./kernels/gemm.js";
 export { matmul32Into, matmulTransA32Into, matmulTransB32Into } from "./linalg/matmul32.js";
-export { kernelWat } from "./kernels/wat.js";
+export { expTable, kernelWat } from "./kernels/wat.js";
 export {
   FUSED_MIN_WORK,
   type FusedSoftmaxProfile,
   fusedSoftmaxProfile,
   setFusedSoftmaxProfiling,
   simdExp,
+  simdExp32,
   useFusedSoftmax,
 } from "./kernels/softmaxWasm.js";
 export { assertNormParams } from "./norm.js";

@@ -6,10 +6,14 @@
  * exp(m_old − m_new) when the max grows).
  *
  * Precision: in float32 the inputs are rounded to float32 in the kernels' packing, Q Kᵀ and P V are
- * float32 products, the row max, exp and the normalizer Z are float64 and the result is a float64
- * `Matrix`. Error bound (u = 2⁻²⁴, Higham Thm 3.5 for the dot products):
- *   |Y₃₂ − Y| ≤ max|V| · u · (2·scale·(d_QK + 2)·max_ij Σ_p |Q_ip K_jp| + N_KV + 2·⌈N_KV/blockSize⌉ + 4),
- * logit error → relative error of the weights (×2 through the normalization) plus the float32
+ * float32 products; on the WebAssembly path the max shift S − m and the exp are float32 too (the
+ * f32x4 exp of kernels/wat.ts, ≤ 2 ulp), on the JavaScript path they are float64; the normalizer Z
+ * is a float64 sum and the result is a float64 `Matrix`. Error bound (u = 2⁻²⁴, Higham Thm 3.5 for
+ * the dot products):
+ *   |Y₃₂ − Y| ≤ max|V| · u · (2·scale·(d_QK + 4)·max_ij Σ_p |Q_ip K_jp| + N_KV + 2·⌈N_KV/blockSize⌉ + 12),
+ * logit error (d_QK + 2 roundings of the dot product, 2 more for the float32 shift S − m, whose
+ * size is ≤ 2·max|S|) → relative error of the weights, ×2 through the normalization; 12 = the former
+ * 4 + 2·4 for the float32 exp (≤ 2 ulp ≤ 4u relative); N_KV + 2⌈N_KV/blockSize⌉ for the float32
  * accumulation of P V; `float32AttentionErrorBound` computes it. Typical errors are far smaller
  * (≈ √N_KV·u rather than N_KV·u): see docs/performance.md.
  *
@@ -443,7 +447,7 @@ export function streamingAttention32(queries: Matrix, keys: Matrix, values: Matr
 
 /**
  * The a-priori bound on max_ij |Y₃₂ − Y₆₄| of `attention32` / `streamingAttention32` (module doc):
- * max|V|·u·(2·scale·(d_QK + 2)·max_ij Σ_p |Q_ip K_jp| + N_KV + 2·⌈N_KV/blockSize⌉ + 4), u = 2⁻²⁴ —
+ * max|V|·u·(2·scale·(d_QK + 4)·max_ij Σ_p |Q_ip K_jp| + N_KV + 2·⌈N_KV/blockSize⌉ + 12), u = 2⁻²⁴ —
  * or u = 2⁻⁵³ when the inputs are beyond float32's safe range, where those functions compute in
  * float64 (the same analysis with float64's unit roundoff).
  * @throws as `fastAttention` for bad arguments; NumericalError when the bound itself exceeds
@@ -465,7 +469,7 @@ export function float32AttentionErrorBound(queries: Matrix, keys: Matrix, values
   for (const v of values.data) vmax = Math.max(vmax, Math.abs(v));
   const f32 = attentionInFloat32Range(queries.data, keys.data, values.data, nQ, nKV, dQK, dV, scale);
   const u = f32 ? 2 ** -24 : 2 ** -53;
-  const bound = vmax * u * (2 * Math.abs(scale) * (dQK + 2) * qk + nKV + 2 * Math.ceil(nKV / plan.blockSize) + 4);
+  const bound = vmax * u * (2 * Math.abs(scale) * (dQK + 4) * qk + nKV + 2 * Math.ceil(nKV / plan.blockSize) + 12);
   if (!Number.isFinite(bound)) {
     throw new NumericalError("queries, keys, values", "an error bound within float64 range", `${bound} (logits beyond float64 range)`);
   }

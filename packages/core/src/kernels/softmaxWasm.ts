@@ -25,7 +25,7 @@
  * the thread's kernel memory (which grows on demand and is not shrunk). Calls needing more than
  * `FUSED_MAX_BYTES` return `false` so the caller can take its JavaScript path.
  */
-import { F32_NR, F64_NR } from "./wat.js";
+import { F32_NR, F64_NR, KERNEL_RESERVED_BYTES } from "./wat.js";
 import { ensureKernelMemory, getKernels, getKernelBackend, wasmSimdAvailable } from "./gemm.js";
 import { attentionInFloat32Range } from "./range32.js";
 
@@ -195,8 +195,8 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   const dVp = roundUp(Math.max(dV, 1), NR);
   const ldS = Math.min(kb, nKVp); // row stride of the score tile (keys padded to whole panels)
 
-  // Byte layout: [scratch 256 | K panels | V panels | Q block | S tile | Y block | m | l].
-  const kAddr = 256;
+  // Byte layout: [scratch + exp table | K panels | V panels | Q block | S tile | Y block | m | l].
+  const kAddr = KERNEL_RESERVED_BYTES;
   const vAddr = roundUp(kAddr + nKVp * d * es, 16);
   const qAddr = roundUp(vAddr + (dV > 0 ? dVp * nKV * es : 0), 16);
   const sAddr = roundUp(qAddr + qb * d * es, 64);
@@ -339,12 +339,38 @@ export function simdExp(x: Float64Array, out: Float64Array = new Float64Array(x.
   }
   const chunk = 1 << 16;
   const k = getKernels();
-  ensureKernelMemory(k, 256 + chunk * 8);
+  const base = KERNEL_RESERVED_BYTES;
+  ensureKernelMemory(k, base + chunk * 8);
   for (let i0 = 0; i0 < n; i0 += chunk) {
     const len = Math.min(chunk, n - i0);
-    k.f64.set(x.subarray(i0, i0 + len), 32);
-    k.exp_f64(256, 256, len);
-    out.set(k.f64.subarray(32, 32 + len), i0);
+    k.f64.set(x.subarray(i0, i0 + len), base / 8);
+    k.exp_f64(base, base, len);
+    out.set(k.f64.subarray(base / 8, base / 8 + len), i0);
+  }
+  return out;
+}
+
+/**
+ * exp(x) elementwise in float32 with the f32x4 exponential of the float32 attention path (≤ 2 ulp
+ * of float32 from the correctly rounded value in tests; −∞ → 0, underflow to subnormals/0, overflow
+ * → +∞, NaN → NaN). Falls back to Math.fround(Math.exp(x)) where WebAssembly SIMD is unavailable.
+ * Writes into `out` (may be `x`); returns `out`.
+ */
+export function simdExp32(x: Float32Array, out: Float32Array = new Float32Array(x.length)): Float32Array {
+  const n = x.length;
+  if (!wasmSimdAvailable()) {
+    for (let i = 0; i < n; i++) out[i] = Math.fround(Math.exp(x[i]));
+    return out;
+  }
+  const chunk = 1 << 16;
+  const k = getKernels();
+  const base = KERNEL_RESERVED_BYTES;
+  ensureKernelMemory(k, base + chunk * 4);
+  for (let i0 = 0; i0 < n; i0 += chunk) {
+    const len = Math.min(chunk, n - i0);
+    k.f32.set(x.subarray(i0, i0 + len), base / 4);
+    k.exp_f32(base, base, len);
+    out.set(k.f32.subarray(base / 4, base / 4 + len), i0);
   }
   return out;
 }

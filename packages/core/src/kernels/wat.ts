@@ -91,9 +91,13 @@ function gemmFunction(name: string, ty: Precision, MR: number, NR: number): stri
   L.push(`(local.set $a (i32.add (local.get $ap) (i32.mul (local.get $i) (i32.mul (local.get $kc) (i32.const ${es})))))`);
   L.push(`(local.set $b (i32.add (local.get $bp) (i32.mul (local.get $j) (i32.mul (local.get $kc) (i32.const ${es})))))`);
   for (let i = 0; i < MR; i++) for (let v = 0; v < NRV; v++) L.push(`(local.set ${acc(i, v)} (v128.const i64x2 0 0))`);
-  L.push("(local.set $p (local.get $kc))");
+  // The loop runs on the B pointer against its end (no separate counter): the kernel is bound by
+  // instruction dispatch rather than by the mul/add units (V8 emits ≈ 29 instructions per step for
+  // 16 vector mul/adds, including its back-edge interrupt check), so each loop instruction counts.
+  // (Unrolling the p loop was measured 25 % slower: V8 hoists the loads of both steps and spills.)
+  L.push(`(local.set $p (i32.add (local.get $b) (i32.mul (local.get $kc) (i32.const ${NR * es}))))`);
   L.push("(block $pdone (loop $ploop");
-  L.push("(br_if $pdone (i32.eqz (local.get $p)))");
+  L.push("(br_if $pdone (i32.ge_u (local.get $b) (local.get $p)))");
   for (let v = 0; v < NRV; v++) L.push(`(local.set $b${v} (v128.load offset=${v * 16} (local.get $b)))`);
   for (let i = 0; i < MR; i++) {
     L.push(`(local.set $av (${splat} offset=${i * es} (local.get $a)))`);
@@ -103,7 +107,6 @@ function gemmFunction(name: string, ty: Precision, MR: number, NR: number): stri
   }
   L.push(`(local.set $a (i32.add (local.get $a) (i32.const ${MR * es})))`);
   L.push(`(local.set $b (i32.add (local.get $b) (i32.const ${NR * es})))`);
-  L.push("(local.set $p (i32.sub (local.get $p) (i32.const 1)))");
   L.push("(br $ploop)))");
   // Full tile: C += acc with vector loads/stores.
   L.push(
@@ -168,9 +171,10 @@ function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number): 
   }
   L.push(`(local.set $b (i32.add (local.get $bp) (i32.mul (local.get $j) (i32.mul (local.get $ldb) (i32.const ${es})))))`);
   for (let i = 0; i < MR; i++) for (let v = 0; v < NRV; v++) L.push(`(local.set ${acc(i, v)} (v128.const i64x2 0 0))`);
-  L.push("(local.set $p (local.get $kc))");
+  // Loop on the B pointer against its end, as in `gemmFunction`.
+  L.push(`(local.set $p (i32.add (local.get $b) (i32.mul (local.get $kc) (i32.const ${NR * es}))))`);
   L.push("(block $pdone (loop $ploop");
-  L.push("(br_if $pdone (i32.eqz (local.get $p)))");
+  L.push("(br_if $pdone (i32.ge_u (local.get $b) (local.get $p)))");
   for (let v = 0; v < NRV; v++) L.push(`(local.set $b${v} (v128.load offset=${v * 16} (local.get $b)))`);
   for (let i = 0; i < MR; i++) {
     L.push(`(local.set $av (${splat} (local.get $a${i})))`);
@@ -180,7 +184,6 @@ function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number): 
     L.push(`(local.set $a${i} (i32.add (local.get $a${i}) (i32.const ${es})))`);
   }
   L.push(`(local.set $b (i32.add (local.get $b) (i32.const ${NR * es})))`);
-  L.push("(local.set $p (i32.sub (local.get $p) (i32.const 1)))");
   L.push("(br $ploop)))");
   L.push(
     `(if (i32.and (i32.le_s (i32.add (local.get $i) (i32.const ${MR})) (local.get $mc)) (i32.le_s (i32.add (local.get $j) (i32.const ${NR})) (local.get $nc)))`,
@@ -215,92 +218,149 @@ function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number): 
   return L.join("\n");
 }
 
-/** Cody–Waite split of ln 2 (fdlibm): LN2_HI has 21 trailing zero bits, so k·LN2_HI is exact for |k| < 2²¹. */
-const LN2_HI = "0x1.62e42feep-1";
-const LN2_LO = "0x1.a39ef35793c76p-33";
 /** 1.5·2⁵²: adding it rounds a float64 |t| < 2⁵¹ to an integer held in the low mantissa bits. */
 const ROUND_MAGIC = "0x1.8p52";
-/** Bits of ROUND_MAGIC as a signed i64 (0x4338000000000000). */
+/** Bits of ROUND_MAGIC as a signed i64 (0x4338000000000000; its low 32 bits are zero). */
 const ROUND_MAGIC_BITS = "4843621399236968448";
 
-/** 1/n! for n = 0…13 as exact-as-possible float64 literals (Taylor coefficients of e^r). */
-function taylorCoefficients(): string[] {
-  const out: string[] = [];
-  let f = 1;
-  for (let n = 0; n <= 13; n++) {
-    if (n > 0) f *= n; // n! is exact in float64 up to 22!
-    out.push((1 / f).toPrecision(17));
+/** log₂ of the entries of the exp table: x = (128·e + i)·ln2/128 + r, |r| ≤ ln2/256. */
+const EXP_TABLE_BITS = 7;
+/** Entries of the exp table (2^(i/128), i = 0…127). */
+const EXP_TABLE_SIZE = 1 << EXP_TABLE_BITS;
+/** Byte address of the exp table in the kernel memory (after the edge-tile scratch). */
+export const EXP_TABLE_ADDR = 256;
+/**
+ * Bytes at the start of the kernel memory the kernels own: the edge-tile scratch (0…255) and the
+ * exp table (256…2303, 16 B per entry), rounded up. Drivers place their operands after this.
+ */
+export const KERNEL_RESERVED_BYTES = 4096;
+
+/**
+ * The table of the f64x2 exp (Tang 1989, "Table-driven implementation of the exponential function"):
+ * entry i is the pair (hi, lo) of float64s with hi = fl(2^(i/128)) and lo = fl(2^(i/128) − hi), so
+ * hi + lo carries 2^(i/128) to ≈ 2⁻¹⁰⁶ relative. Computed exactly here in 2⁻¹⁶⁰ fixed point with
+ * BigInt (ln 2 = Σ 1/(k·2ᵏ), e^y by its Taylor series), so no libm rounding enters the table.
+ */
+export function expTable(): Float64Array {
+  const P = 160n;
+  const one = 1n << P;
+  let ln2 = 0n;
+  for (let k = 1n; k < 200n; k++) ln2 += one / (k << k);
+  const out = new Float64Array(2 * EXP_TABLE_SIZE);
+  for (let i = 0; i < EXP_TABLE_SIZE; i++) {
+    const y = (ln2 * BigInt(i)) >> BigInt(EXP_TABLE_BITS);
+    let term = one;
+    let sum = one;
+    for (let n = 1n; term !== 0n; n++) {
+      term = (term * y) / (one * n);
+      sum += term;
+    }
+    // sum ∈ [2¹⁶⁰, 2¹⁶¹): round to 53 significant bits (ties away: no tie occurs for i > 0).
+    const sh = P - 52n;
+    const mant = (sum + (1n << (sh - 1n))) >> sh;
+    out[2 * i] = Number(mant) * 2 ** -52;
+    out[2 * i + 1] = Number(sum - (mant << sh)) * 2 ** -Number(P);
   }
   return out;
 }
 
-/** The constants of the SIMD exp, as v128 literals (V8 keeps such literals in a constant pool). */
-function expConstants(): Record<string, string> {
-  const f = (v: string) => `(v128.const f64x2 ${v} ${v})`;
-  const out: Record<string, string> = {
-    lo: f("-746"),
-    hi: f("710"),
-    log2e: f("0x1.71547652b82fep0"),
-    magic: f(ROUND_MAGIC),
-    ln2hi: f(LN2_HI),
-    ln2lo: f(LN2_LO),
-    magicbits: `(v128.const i64x2 ${ROUND_MAGIC_BITS} ${ROUND_MAGIC_BITS})`,
-    bias: "(v128.const i64x2 1023 1023)",
-    half: f("0.5"),
-  };
-  taylorCoefficients().forEach((v, n) => {
-    out[`c${n}`] = f(v);
-  });
-  return out;
+/** The exp table as a WAT data-segment string ("\xx" escapes of its little-endian bytes). */
+function expTableData(): string {
+  const bytes = new Uint8Array(expTable().buffer);
+  let s = "";
+  for (const b of bytes) s += `\\${b.toString(16).padStart(2, "0")}`;
+  return `(data (i32.const ${EXP_TABLE_ADDR}) "${s}")`;
 }
 
-/** Streams the inline exp can interleave (locals `$ex_{t,k,r,p,i}{0…}` are declared for this many). */
+/** The constants of the SIMD exp, as v128 literals. */
+function expConstants(): Record<string, string> {
+  const f = (v: string) => `(v128.const f64x2 ${v} ${v})`;
+  const i64 = (v: string) => `(v128.const i64x2 ${v} ${v})`;
+  return {
+    lo: f("-746"),
+    hi: f("710"),
+    // 128/ln 2, and ln2/128 as fdlibm's Cody–Waite pair ln2_hi + ln2_lo scaled by 2⁻⁷ (exact):
+    // ln2_hi has 21 trailing zero bits, so k·l1 is exact for |k| < 2²¹ (here |k| ≤ 137,800).
+    inv: f("0x1.71547652b82fep7"),
+    l1: f("0x1.62e42feep-8"),
+    l2: f("0x1.a39ef35793c76p-40"),
+    magic: f(ROUND_MAGIC),
+    magicbits: i64(ROUND_MAGIC_BITS),
+    // ~(128 − 1): clears the table index from the bits of t.
+    himask: i64("-128"),
+    // 2⁻⁸: k/256 ≈ e/2 for the two-factor scaling.
+    quarter: f("0x1p-8"),
+    // bits of 1.0 (1023 << 52).
+    onebits: i64("4607182418800017408"),
+    // Taylor coefficients of e^r − 1 beyond r: 1/2, 1/6, 1/24, 1/120.
+    c2: f("0.5"),
+    c3: f((1 / 6).toPrecision(17)),
+    c4: f((1 / 24).toPrecision(17)),
+    c5: f((1 / 120).toPrecision(17)),
+  };
+}
+
+/** Streams the inline exp can interleave (locals `$ex_{t,f,r,p,i,a,b}{0…}` are declared for this many). */
 const EXP_STREAMS = 4;
 /** Declarations of the scratch locals of `expInline`. */
 const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
-  ["t", "k", "r", "p", "i"].map((n) => `(local $ex_${n}${u} v128)`).join(" "),
+  ["t", "f", "r", "p", "i", "a", "b"].map((n) => `(local $ex_${n}${u} v128)`).join(" "),
 ).join(" ");
 
 /**
  * Inline f64x2 exp of the v128 locals `xs` into the locals `outs` (up to `EXP_STREAMS` vectors,
- * interleaved stage by stage: each exp is a chain of ≈ 40 dependent operations, so independent
- * chains side by side are what keeps the SIMD units busy). Range reduction x = k·ln 2 + r,
- * |r| ≤ ln2/2 (+ rounding), k = round(x·log₂e) via the 1.5·2⁵² trick, r by Cody–Waite; e^r by the
- * degree-13 Taylor polynomial in Horner form (truncation |r|¹⁴/14! ≤ 5e-18, below 0.05 ulp; the
- * evaluation adds ≈ 1 ulp — measured ≤ 1 ulp from Math.exp over 10⁶ arguments); 2^k built from
- * exponent bits (i64x2 add + shift) in two factors 2^k₁·2^(k−k₁), k₁ = round(k/2), so results in the
- * subnormal range are rounded once and correctly. x is clamped to [−746, 710] first: −∞ and anything
- * below −745.2 give exactly 0, anything above 709.79 gives +∞; a NaN x stays NaN.
+ * interleaved stage by stage: each exp is a chain of ≈ 20 dependent operations, so independent
+ * chains side by side are what keeps the SIMD units busy). Tang's table-driven method:
+ *  - x is clamped to [−746, 710] (−∞ and anything below −745.2 give exactly 0, anything above
+ *    709.79 gives +∞; a NaN x stays NaN);
+ *  - k = round(x·128/ln 2) by the 1.5·2⁵² trick, x = k·ln2/128 + r with r by Cody–Waite
+ *    (|r| ≤ ln2/256 + 2⁻⁶⁰), k = 128·e + i;
+ *  - e^r − 1 by its degree-5 Taylor polynomial (Estrin form; truncation |r|⁶/6! ≤ 5e-19, 0.002 ulp);
+ *  - 2^(i/128) from a 128-entry table of (hi, lo) pairs, gathered with two scalar-indexed loads
+ *    (SIMD128 has no gather), y = hi + (lo + hi·p): one rounding of the final sum, so ≤ 0.51 ulp
+ *    from the exact e^x in the normal range (measured ≤ 1.x ulp from Math.exp, itself < 1 ulp);
+ *  - 2^e built from exponent bits in two factors 2^(e−e₁)·2^e₁, e₁ = round(k/256) ≈ e/2, so a
+ *    subnormal result is rounded once, by the last multiply, and 2^1024 is never formed.
+ * ≈ 37 vector operations per two results (the former degree-13 Taylor form took ≈ 46).
  */
 function expInline(xs: string[], outs: string[]): string[] {
   const C = expConstants();
   const L: string[] = [];
   const U = xs.map((_, u) => u);
-  const v = (n: string, u: number) => `$ex_${n}${u}`;
+  const v = (n: string, u: number) => `(local.get $ex_${n}${u})`;
+  const set = (n: string, u: number, e: string) => `(local.set $ex_${n}${u} ${e})`;
   const step = (f: (u: number) => string) => {
     for (const u of U) L.push(f(u));
   };
+  const entry = (u: number, lane: number) =>
+    `(v128.load offset=${EXP_TABLE_ADDR} (i32.shl (i32.and (i32.wrap_i64 (i64x2.extract_lane ${lane} ${v("t", u)})) (i32.const ${EXP_TABLE_SIZE - 1})) (i32.const 4)))`;
   // pmax/pmin (one maxpd/minpd each; V8 needs several instructions for the IEEE min/max) in the
   // operand order that lets a NaN x through: pmax(x, lo) = x < lo ? lo : x.
-  step((u) => `(local.set ${v("r", u)} (f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) ${C.lo}) ${C.hi}))`);
-  step((u) => `(local.set ${v("t", u)} (f64x2.add (f64x2.mul (local.get ${v("r", u)}) ${C.log2e}) ${C.magic}))`);
-  step((u) => `(local.set ${v("k", u)} (f64x2.sub (local.get ${v("t", u)}) ${C.magic}))`);
-  step(
-    (u) =>
-      `(local.set ${v("r", u)} (f64x2.sub (f64x2.sub (local.get ${v("r", u)}) (f64x2.mul (local.get ${v("k", u)}) ${C.ln2hi})) (f64x2.mul (local.get ${v("k", u)}) ${C.ln2lo})))`,
+  step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) ${C.lo}) ${C.hi})`));
+  step((u) => set("t", u, `(f64x2.add (f64x2.mul ${v("r", u)} ${C.inv}) ${C.magic})`));
+  step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
+  step((u) => set("r", u, `(f64x2.sub (f64x2.sub ${v("r", u)} (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`));
+  // p = r + r²·((c2 + r·c3) + r²·(c4 + r·c5)).
+  step((u) => set("p", u, `(f64x2.mul ${v("r", u)} ${v("r", u)})`));
+  step((u) => set("i", u, `(f64x2.add ${C.c4} (f64x2.mul ${v("r", u)} ${C.c5}))`));
+  step((u) => set("a", u, `(f64x2.add ${C.c2} (f64x2.mul ${v("r", u)} ${C.c3}))`));
+  step((u) => set("i", u, `(f64x2.add ${v("a", u)} (f64x2.mul ${v("p", u)} ${v("i", u)}))`));
+  step((u) => set("i", u, `(f64x2.add ${v("r", u)} (f64x2.mul ${v("p", u)} ${v("i", u)}))`));
+  // Table entries of both lanes (index = low 7 bits of t), then hi = lanes 0, lo = lanes 1.
+  step((u) => set("a", u, entry(u, 0)));
+  step((u) => set("b", u, entry(u, 1)));
+  step((u) => set("r", u, `(i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 ${v("a", u)} ${v("b", u)})`));
+  step((u) => set("a", u, `(i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 ${v("a", u)} ${v("b", u)})`));
+  step((u) => set("p", u, `(f64x2.add ${v("r", u)} (f64x2.add ${v("a", u)} (f64x2.mul ${v("r", u)} ${v("i", u)})))`));
+  // e·2⁵² = ((bits(t) & ~127) − bits(magic)) << 45; e₁·2⁵² = (bits(k/256 + magic) − bits(magic)) << 52
+  // (i64x2.shr_s has no SSE instruction and V8 emulates it slowly, so only left shifts are used).
+  step((u) => set("i", u, `(i64x2.shl (i64x2.sub (v128.and ${v("t", u)} ${C.himask}) ${C.magicbits}) (i32.const ${52 - EXP_TABLE_BITS}))`));
+  step((u) =>
+    set("a", u, `(i64x2.shl (i64x2.sub (f64x2.add (f64x2.mul ${v("f", u)} ${C.quarter}) ${C.magic}) ${C.magicbits}) (i32.const 52))`),
   );
-  step((u) => `(local.set ${v("p", u)} (f64x2.add (f64x2.mul (local.get ${v("r", u)}) ${C.c13}) ${C.c12}))`);
-  for (let n = 11; n >= 0; n--) {
-    step((u) => `(local.set ${v("p", u)} (f64x2.add (f64x2.mul (local.get ${v("p", u)}) (local.get ${v("r", u)})) ${C[`c${n}`]}))`);
-  }
-  // k as an i64: bits(t) − bits(magic); k₁ = round(k/2) by the same magic-number rounding
-  // (i64x2.shr_s has no SSE instruction and V8 emulates it slowly), k₂ = k − k₁; both in [−538, 538].
-  step((u) => `(local.set ${v("i", u)} (i64x2.sub (local.get ${v("t", u)}) ${C.magicbits}))`);
-  step((u) => `(local.set ${v("k", u)} (i64x2.sub (f64x2.add (f64x2.mul (local.get ${v("k", u)}) ${C.half}) ${C.magic}) ${C.magicbits}))`);
-  step((u) => `(local.set ${v("i", u)} (i64x2.sub (local.get ${v("i", u)}) (local.get ${v("k", u)})))`);
   step(
     (u) =>
-      `(local.set ${outs[u]} (f64x2.mul (f64x2.mul (local.get ${v("p", u)}) (i64x2.shl (i64x2.add (local.get ${v("k", u)}) ${C.bias}) (i32.const 52))) (i64x2.shl (i64x2.add (local.get ${v("i", u)}) ${C.bias}) (i32.const 52))))`,
+      `(local.set ${outs[u]} (f64x2.mul (i64x2.add ${v("p", u)} (i64x2.sub ${v("i", u)} ${v("a", u)})) (i64x2.add ${v("a", u)} ${C.onebits})))`,
   );
   return L;
 }
@@ -308,6 +368,114 @@ function expInline(xs: string[], outs: string[]): string[] {
 const X4 = ["$x0", "$x1", "$x2", "$x3"];
 const E4 = ["$e0", "$e1", "$e2", "$e3"];
 const V4_LOCALS = [...X4, ...E4].map((n) => `(local ${n} v128)`).join(" ");
+
+/** 1.5·2²³ and its bits: adding it rounds a float32 |t| < 2²² to an integer in the low mantissa bits. */
+const ROUND_MAGIC_F32 = "0x1.8p23";
+const ROUND_MAGIC_F32_BITS = 0x4b400000;
+
+/** The constants of the f32x4 exp. */
+function expConstantsF32(): Record<string, string> {
+  const f = (v: string) => `(v128.const f32x4 ${v} ${v} ${v} ${v})`;
+  const i32 = (v: number) => `(v128.const i32x4 ${v} ${v} ${v} ${v})`;
+  return {
+    lo: f("-110"),
+    hi: f("89"),
+    log2e: f("0x1.715476p0"),
+    magic: f(ROUND_MAGIC_F32),
+    half: f("0.5"),
+    // Cody–Waite pair of Cephes' expf: C1 = 0.693359375 has 9 significant bits (k·C1 exact for |k| < 2¹⁵).
+    l1: f("0.693359375"),
+    l2: f("-2.12194440e-4"),
+    // bits(magic) − 127: bits(h) minus it is k₁ + 127, the biased exponent of 2^k₁.
+    k1bias: i32(ROUND_MAGIC_F32_BITS - 127),
+    // bits(magic) − 254: bits(t) − (k₁ + 127) minus it is k − k₁ + 127.
+    k2bias: i32(ROUND_MAGIC_F32_BITS - 254),
+    one: f("1"),
+    // Cephes expf's minimax polynomial (S. L. Moshier): e^r ≈ 1 + r + r²·P(r), P of degree 5.
+    p0: f("1.9875691500e-4"),
+    p1: f("1.3981999507e-3"),
+    p2: f("8.3334519073e-3"),
+    p3: f("4.1665795894e-2"),
+    p4: f("1.6666665459e-1"),
+    p5: f("5.0000001201e-1"),
+  };
+}
+
+/** Streams `expInlineF32` can interleave. */
+const EXP32_STREAMS = 4;
+/** Declarations of the scratch locals of `expInlineF32`. */
+const EXP32_LOCALS = Array.from({ length: EXP32_STREAMS }, (_, u) =>
+  ["t", "f", "r", "p", "q"].map((n) => `(local $fx_${n}${u} v128)`).join(" "),
+).join(" ");
+
+/**
+ * Inline f32x4 exp of the v128 locals `xs` into `outs` (up to `EXP32_STREAMS`, interleaved), in
+ * float32 throughout — four results per vector, the exp of the float32 attention path:
+ *  - x clamped to [−110, 89] (−∞ and anything below −103.98 give exactly 0, above 88.73 +∞, NaN stays NaN);
+ *  - k = round(x·log₂e) by the 1.5·2²³ trick, r = x − k·ln 2 by Cephes' two-term Cody–Waite split
+ *    (x − k·C1 is exact by Sterbenz), |r| ≤ ln2/2 + 2⁻²⁴;
+ *  - e^r = 1 + r + r²·P(r), Cephes' degree-5 minimax P (degree 7 in all), Horner form;
+ *  - 2^k from exponent bits in two factors 2^(k−k₁)·2^k₁, k₁ = round(k/2), so subnormal results
+ *    are rounded once and 2^128 is never formed.
+ * Accuracy: ≤ 2 ulp of float32 from the correctly rounded e^x over [−103, 88] (tested against
+ * Math.fround(Math.exp(x)); the measured maximum is stated in the test). ≈ 32 vector operations per
+ * four results (the float64 exp takes ≈ 37 per two).
+ */
+function expInlineF32(xs: string[], outs: string[]): string[] {
+  const C = expConstantsF32();
+  const L: string[] = [];
+  const U = xs.map((_, u) => u);
+  const v = (n: string, u: number) => `(local.get $fx_${n}${u})`;
+  const set = (n: string, u: number, e: string) => `(local.set $fx_${n}${u} ${e})`;
+  const step = (f: (u: number) => string) => {
+    for (const u of U) L.push(f(u));
+  };
+  step((u) => set("r", u, `(f32x4.pmin (f32x4.pmax (local.get ${xs[u]}) ${C.lo}) ${C.hi})`));
+  step((u) => set("t", u, `(f32x4.add (f32x4.mul ${v("r", u)} ${C.log2e}) ${C.magic})`));
+  step((u) => set("f", u, `(f32x4.sub ${v("t", u)} ${C.magic})`));
+  step((u) => set("r", u, `(f32x4.sub (f32x4.sub ${v("r", u)} (f32x4.mul ${v("f", u)} ${C.l1})) (f32x4.mul ${v("f", u)} ${C.l2}))`));
+  step((u) => set("p", u, `(f32x4.add (f32x4.mul ${C.p0} ${v("r", u)}) ${C.p1})`));
+  for (const c of ["p2", "p3", "p4", "p5"]) step((u) => set("p", u, `(f32x4.add (f32x4.mul ${v("p", u)} ${v("r", u)}) ${C[c]})`));
+  step((u) => set("p", u, `(f32x4.add (f32x4.add (f32x4.mul ${v("p", u)} (f32x4.mul ${v("r", u)} ${v("r", u)})) ${v("r", u)}) ${C.one})`));
+  // q = k₁ + 127 (biased), then 2^(k−k₁) and 2^k₁ as bits (left shifts only).
+  step((u) => set("q", u, `(i32x4.sub (f32x4.add (f32x4.mul ${v("f", u)} ${C.half}) ${C.magic}) ${C.k1bias})`));
+  step(
+    (u) =>
+      `(local.set ${outs[u]} (f32x4.mul (f32x4.mul ${v("p", u)} (i32x4.shl (i32x4.sub (i32x4.sub ${v("t", u)} ${v("q", u)}) ${C.k2bias}) (i32.const 23))) (i32x4.shl ${v("q", u)} (i32.const 23))))`,
+  );
+  return L;
+}
+
+/**
+ * `exp_f32(src, dst, n)`: dst[i] = exp(src[i]) for n float32s with the f32x4 exp (may alias): 16
+ * per iteration (four interleaved vectors), then 4, then the tail one by one (splatted), so every
+ * element gets the same arithmetic. For the accuracy tests and `simdExp32`.
+ */
+function expF32Function(): string {
+  const L: string[] = [];
+  L.push('(func $exp_f32 (export "exp_f32") (param $src i32) (param $dst i32) (param $n i32)');
+  L.push(`${V4_LOCALS} ${EXP32_LOCALS}`);
+  L.push("(block $done16 (loop $lp16 (br_if $done16 (i32.lt_s (local.get $n) (i32.const 16)))");
+  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (v128.load offset=${u * 16} (local.get $src)))`);
+  L.push(...expInlineF32(X4, E4));
+  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $dst) (local.get ${E4[u]}))`);
+  L.push("(local.set $src (i32.add (local.get $src) (i32.const 64))) (local.set $dst (i32.add (local.get $dst) (i32.const 64)))");
+  L.push("(local.set $n (i32.sub (local.get $n) (i32.const 16))) (br $lp16)))");
+  L.push("(block $done4 (loop $lp4 (br_if $done4 (i32.lt_s (local.get $n) (i32.const 4)))");
+  L.push("(local.set $x0 (v128.load (local.get $src)))");
+  L.push(...expInlineF32(["$x0"], ["$e0"]));
+  L.push("(v128.store (local.get $dst) (local.get $e0))");
+  L.push("(local.set $src (i32.add (local.get $src) (i32.const 16))) (local.set $dst (i32.add (local.get $dst) (i32.const 16)))");
+  L.push("(local.set $n (i32.sub (local.get $n) (i32.const 4))) (br $lp4)))");
+  L.push("(block $done1 (loop $lp1 (br_if $done1 (i32.eqz (local.get $n)))");
+  L.push("(local.set $x0 (f32x4.splat (f32.load (local.get $src))))");
+  L.push(...expInlineF32(["$x0"], ["$e0"]));
+  L.push("(f32.store (local.get $dst) (f32x4.extract_lane 0 (local.get $e0)))");
+  L.push("(local.set $src (i32.add (local.get $src) (i32.const 4))) (local.set $dst (i32.add (local.get $dst) (i32.const 4)))");
+  L.push("(local.set $n (i32.sub (local.get $n) (i32.const 1))) (br $lp1)))");
+  L.push(")");
+  return L.join("\n");
+}
 
 /**
  * `exp_f64(src, dst, n)`: dst[i] = exp(src[i]) for n float64s (byte addresses; may alias). The
@@ -442,19 +610,20 @@ function softmaxRowsFunction(): string {
 /**
  * `softmax_rows_f32(sp, rows, cols, ld, mp, lp, yp, ldy, dv)`: `softmax_rows_f64` for a float32 tile
  * S and float32 Y (the float32 attention path), with m and l still float64: the logits are widened
- * (`f64x2.promote_low_f32x4`), max-shifted and exponentiated in float64 by the same SIMD exp, summed
- * in float64 and only the weights stored back rounded to float32 (`f32x4.demote_f64x2_zero`) — the
- * error model of `fast/attention32.ts`.
+ * max-shifted in float32 (the max is one of the row's float32 logits, so the shift is exact) and
+ * exponentiated by the f32x4 exp (`expInlineF32`, ≤ 2 ulp of float32), four weights per vector; the
+ * normalizer l is the float64 sum of the stored float32 weights (pairs added in float32 first). The
+ * rescaling factor α = exp(m − m′) of the online form stays float64 (one per row and key block).
+ * Error model: `float32AttentionErrorBound` in attention/fast.ts.
  */
 function softmaxRowsF32Function(): string {
   const L: string[] = [];
   const hi = "(i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7";
-  const join = "(i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23";
   L.push(
     '(func $softmax_rows_f32 (export "softmax_rows_f32") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32) (param $yp i32) (param $ldy i32) (param $dv i32)',
   );
   L.push(
-    `(local $r i32) (local $row i32) (local $q i32) (local $n i32) (local $vm v128) (local $vs v128) (local $a v128) (local $b v128) ${V4_LOCALS} ${EXP_LOCALS}`,
+    `(local $r i32) (local $row i32) (local $q i32) (local $n i32) (local $vm v128) (local $vs v128) (local $a v128) (local $b v128) (local $sh32 v128) ${V4_LOCALS} ${EXP_LOCALS} ${EXP32_LOCALS}`,
   );
   L.push(
     "(local $t f64) (local $mo f64) (local $mn f64) (local $alpha f64) (local $sum f64) (local $shift v128) (local $ya i32) (local $al32 v128)",
@@ -499,30 +668,39 @@ function softmaxRowsF32Function(): string {
   L.push("))");
   L.push("(f64.store (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8))) (local.get $mn))");
   L.push("))");
-  // S ← fl32(exp(S − shift)), summed in float64: 8 floats per iteration (4 f64x2 streams).
+  // S ← exp32(S − shift) (the f32x4 exp), 16 floats per iteration (4 streams); pairs of weight
+  // vectors are added in float32 (one rounding, ≤ u relative) and the pair sums in float64, so l is
+  // the sum of exactly the stored weights to (1 + u) relative. Then 4 at a time, then the tail.
   L.push("(local.set $vs (v128.const f64x2 0 0)) (local.set $vm (v128.const f64x2 0 0))");
+  L.push("(local.set $sh32 (f32x4.splat (f32.demote_f64 (f64x2.extract_lane 0 (local.get $shift)))))");
   L.push("(local.set $q (local.get $row)) (local.set $n (local.get $cols))");
-  L.push("(block $e8done (loop $e8loop (br_if $e8done (i32.lt_s (local.get $n) (i32.const 8)))");
-  L.push("(local.set $a (v128.load (local.get $q))) (local.set $b (v128.load offset=16 (local.get $q)))");
-  L.push("(local.set $x0 (f64x2.sub (f64x2.promote_low_f32x4 (local.get $a)) (local.get $shift)))");
-  L.push(`(local.set $x1 (f64x2.sub (f64x2.promote_low_f32x4 ${hi} (local.get $a) (local.get $a))) (local.get $shift)))`);
-  L.push("(local.set $x2 (f64x2.sub (f64x2.promote_low_f32x4 (local.get $b)) (local.get $shift)))");
-  L.push(`(local.set $x3 (f64x2.sub (f64x2.promote_low_f32x4 ${hi} (local.get $b) (local.get $b))) (local.get $shift)))`);
-  L.push(...expInline(X4, E4));
-  L.push(`(v128.store (local.get $q) ${join} (f32x4.demote_f64x2_zero (local.get $e0)) (f32x4.demote_f64x2_zero (local.get $e1))))`);
+  L.push("(block $e16done (loop $e16loop (br_if $e16done (i32.lt_s (local.get $n) (i32.const 16)))");
+  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (f32x4.sub (v128.load offset=${u * 16} (local.get $q)) (local.get $sh32)))`);
+  L.push(...expInlineF32(X4, E4));
+  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
+  L.push("(local.set $a (f32x4.add (local.get $e0) (local.get $e1))) (local.set $b (f32x4.add (local.get $e2) (local.get $e3)))");
   L.push(
-    `(v128.store offset=16 (local.get $q) ${join} (f32x4.demote_f64x2_zero (local.get $e2)) (f32x4.demote_f64x2_zero (local.get $e3))))`,
+    `(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (f64x2.promote_low_f32x4 (local.get $a)) (f64x2.promote_low_f32x4 ${hi} (local.get $a) (local.get $a))))))`,
   );
-  L.push("(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (local.get $e0) (local.get $e1))))");
-  L.push("(local.set $vm (f64x2.add (local.get $vm) (f64x2.add (local.get $e2) (local.get $e3))))");
-  L.push("(local.set $q (i32.add (local.get $q) (i32.const 32))) (local.set $n (i32.sub (local.get $n) (i32.const 8))) (br $e8loop)))");
+  L.push(
+    `(local.set $vm (f64x2.add (local.get $vm) (f64x2.add (f64x2.promote_low_f32x4 (local.get $b)) (f64x2.promote_low_f32x4 ${hi} (local.get $b) (local.get $b))))))`,
+  );
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (local.set $n (i32.sub (local.get $n) (i32.const 16))) (br $e16loop)))");
+  L.push("(block $e4done (loop $e4loop (br_if $e4done (i32.lt_s (local.get $n) (i32.const 4)))");
+  L.push("(local.set $x0 (f32x4.sub (v128.load (local.get $q)) (local.get $sh32)))");
+  L.push(...expInlineF32(["$x0"], ["$e0"]));
+  L.push("(v128.store (local.get $q) (local.get $e0))");
+  L.push(
+    `(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (f64x2.promote_low_f32x4 (local.get $e0)) (f64x2.promote_low_f32x4 ${hi} (local.get $e0) (local.get $e0))))))`,
+  );
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 16))) (local.set $n (i32.sub (local.get $n) (i32.const 4))) (br $e4loop)))");
   L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $vm)))");
   L.push("(local.set $sum (f64.add (f64x2.extract_lane 0 (local.get $vs)) (f64x2.extract_lane 1 (local.get $vs))))");
   L.push("(block $e1done (loop $e1loop (br_if $e1done (i32.eqz (local.get $n)))");
-  L.push("(local.set $x0 (f64x2.sub (f64x2.splat (f64.promote_f32 (f32.load (local.get $q)))) (local.get $shift)))");
-  L.push(...expInline(["$x0"], ["$e0"]));
-  L.push("(f32.store (local.get $q) (f32.demote_f64 (f64x2.extract_lane 0 (local.get $e0))))");
-  L.push("(local.set $sum (f64.add (local.get $sum) (f64x2.extract_lane 0 (local.get $e0))))");
+  L.push("(local.set $x0 (f32x4.sub (f32x4.splat (f32.load (local.get $q))) (local.get $sh32)))");
+  L.push(...expInlineF32(["$x0"], ["$e0"]));
+  L.push("(f32.store (local.get $q) (f32x4.extract_lane 0 (local.get $e0)))");
+  L.push("(local.set $sum (f64.add (local.get $sum) (f64.promote_f32 (f32x4.extract_lane 0 (local.get $e0)))))");
   L.push("(local.set $q (i32.add (local.get $q) (i32.const 4))) (local.set $n (i32.sub (local.get $n) (i32.const 1))) (br $e1loop)))");
   L.push("(if (f64.ne (local.get $mn) (f64.const -inf)) (then");
   L.push(
@@ -548,11 +726,13 @@ export function kernelWat(): string {
     ";; RandAttn SIMD128 GEMM kernels — generated by packages/core/src/kernels/wat.ts; do not edit by hand.",
     "(module",
     '(memory (export "memory") 1)',
+    expTableData(),
     gemmFunction("gemm_f64", "f64", F64_MR, F64_NR),
     gemmFunction("gemm_f32", "f32", F32_MR, F32_NR),
     gemmRowsFunction("gemm_f64_ra", "f64", F64_MR, F64_NR),
     gemmRowsFunction("gemm_f32_ra", "f32", F32_MR, F32_NR),
     expFunction(),
+    expF32Function(),
     softmaxRowsFunction(),
     softmaxRowsF32Function(),
     ")",

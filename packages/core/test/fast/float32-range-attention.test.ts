@@ -117,7 +117,8 @@ describe("float32 attention beyond float32's range: float64 instead", () => {
           qk = Math.max(qk, s);
         }
       const vmax = Math.max(...vv.data.map(Math.abs));
-      return vmax * u * (2 * 0.5 * (4 + 2) * qk + 6 + 2 * Math.ceil(6 / 256) + 4);
+      // d_QK + 4: the dot product and the float32 shift S − m; + 12: the former 4 and the f32x4 exp (≤ 2 ulp, ×2).
+      return vmax * u * (2 * 0.5 * (4 + 4) * qk + 6 + 2 * Math.ceil(6 / 256) + 12);
     };
     expect(float32AttentionErrorBound(q, k, v)).toBeCloseTo(formula(q, k, v, U32), 20);
     const [q2, k2, v2] = [scaled(q, 1e20), scaled(k, 1e20), scaled(v, 1e20)];

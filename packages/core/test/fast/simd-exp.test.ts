@@ -1,10 +1,13 @@
-import { wasmSimdAvailable } from "@randattn/core";
-import { simdExp } from "@randattn/core/internal";
+import { streamFor, wasmSimdAvailable } from "@randattn/core";
+import { expTable, simdExp, simdExp32 } from "@randattn/core/internal";
 import { describe, expect, it } from "vitest";
 
-// The SIMD exponential of the kernel module (range reduction x = k·ln2 + r, degree-13 Taylor in
-// Horner form, 2^k from exponent bits in two factors) against Math.exp: within 2 ulp everywhere
-// (measured ≤ 1), exact at 0, correct special values, subnormal results and overflow.
+// The SIMD exponential of the kernel module (Tang's table-driven method: x = (128e + i)·ln2/128 + r
+// by Cody–Waite, e^r − 1 by a degree-5 polynomial, 2^(i/128) from a (hi, lo) table, 2^e from
+// exponent bits in two factors) against Math.exp: within 2 ulp everywhere (the analysis gives
+// ≤ 0.51 ulp from the exact value, Math.exp is within 1; measured ≤ 1), exact at 0, correct special
+// values, subnormal results and overflow. A one-entry error in the table, a wrong polynomial
+// coefficient or a lost Cody–Waite term each give ≥ 2 ulp somewhere on these grids.
 
 /** ulp of a positive float64 y (subnormal spacing below 2⁻¹⁰²²). */
 function ulp(y: number): number {
@@ -27,6 +30,45 @@ function maxUlpError(xs: Float64Array): number {
 describe("simdExp", () => {
   it("runs on WebAssembly SIMD here (the fallback would be Math.exp itself)", () => {
     expect(wasmSimdAvailable()).toBe(true);
+  });
+
+  it("is within 2 ulp of Math.exp on a dense grid and at random points of softmax's range [−745, 0]", () => {
+    const grid = Float64Array.from({ length: 400_001 }, (_, i) => (-745 * i) / 400_000);
+    const s = streamFor(14, "simd-exp", "uniform");
+    const random = Float64Array.from({ length: 200_000 }, () => -745 * s.uniform());
+    // Near 0 (where most softmax weights live) with full-precision mantissas.
+    const small = Float64Array.from({ length: 100_000 }, () => -Math.exp(-20 * s.uniform()));
+    expect(maxUlpError(grid)).toBeLessThanOrEqual(2);
+    expect(maxUlpError(random)).toBeLessThanOrEqual(2);
+    expect(maxUlpError(small)).toBeLessThanOrEqual(2);
+  });
+
+  it("has a table of 2^(i/128) as exact (hi, lo) pairs: T[2i] = T[i]² to ≈ 2⁻¹⁰⁰ (double-double check)", () => {
+    const t = expTable();
+    expect(t.length).toBe(256);
+    // Dekker's exact product of two float64s (Veltkamp split), then (hi + lo)² − T[2i] in double-double.
+    const split = (a: number) => {
+      const c = 134217729 * a; // 2²⁷ + 1
+      const h = c - (c - a);
+      return [h, a - h];
+    };
+    const twoProd = (a: number, b: number) => {
+      const p = a * b;
+      const [ah, al] = split(a);
+      const [bh, bl] = split(b);
+      return [p, ah * bh - p + ah * bl + al * bh + al * bl];
+    };
+    let worst = 0;
+    for (let i = 0; i < 64; i++) {
+      const [hi, lo] = [t[2 * i], t[2 * i + 1]];
+      expect(Math.abs(lo)).toBeLessThanOrEqual(2 ** -53 * hi);
+      const [p, e] = twoProd(hi, hi);
+      const sq = p - t[4 * i] + (e + 2 * hi * lo) - t[4 * i + 1];
+      worst = Math.max(worst, Math.abs(sq));
+    }
+    expect(t[0]).toBe(1);
+    expect(t[1]).toBe(0);
+    expect(worst).toBeLessThan(2 ** -98);
   });
 
   it("is within 2 ulp of Math.exp on [−750, 720] and on the softmax range [−40, 0]", () => {
@@ -78,6 +120,73 @@ describe("simdExp", () => {
       const ref = xs.map(Math.exp);
       simdExp(xs, xs);
       for (let i = 0; i < n; i++) expect(Math.abs(xs[i] - ref[i])).toBeLessThanOrEqual(2 * ulp(ref[i]));
+    }
+  });
+});
+
+// The f32x4 exp of the float32 attention path (Cody–Waite in float32, Cephes' degree-7 minimax
+// form, 2^k in two factors): stated bound ≤ 2 ulp of float32 from the exact e^x; measured < 1 ulp
+// (0.99) over 3·10⁶ points, i.e. within 1 ulp of the correctly rounded value. The test asserts 1.5.
+describe("simdExp32", () => {
+  const ulp32 = (y: number) => (y < 2 ** -126 ? 2 ** -149 : 2 ** (Math.floor(Math.log2(y)) - 23));
+  function maxUlp32(xs: Float32Array): number {
+    const e = simdExp32(xs);
+    let worst = 0;
+    for (let i = 0; i < xs.length; i++) {
+      const r = Math.exp(xs[i]); // float64: exact to 2⁻⁵³, far below float32's ulp
+      const r32 = Math.fround(r);
+      if (e[i] === r32) continue;
+      if (!Number.isFinite(r32) || r32 === 0) return Number.POSITIVE_INFINITY;
+      worst = Math.max(worst, Math.abs(e[i] - r) / ulp32(r32));
+    }
+    return worst;
+  }
+
+  it("is within 1.5 ulp of float32 from e^x on a dense grid and at random points of [−103, 0], and on [−88, 88]", () => {
+    const s = streamFor(14, "simd-exp32", "uniform");
+    const grid = Float32Array.from({ length: 300_001 }, (_, i) => (-103 * i) / 300_000);
+    const random = Float32Array.from({ length: 200_000 }, () => -103 * s.uniform());
+    const wide = Float32Array.from({ length: 100_000 }, () => 176 * s.uniform() - 88);
+    expect(maxUlp32(grid)).toBeLessThanOrEqual(1.5);
+    expect(maxUlp32(random)).toBeLessThanOrEqual(1.5);
+    expect(maxUlp32(wide)).toBeLessThanOrEqual(1.5);
+  });
+
+  it("special values, overflow, subnormal results and every tail length", () => {
+    const xs = Float32Array.from([
+      0,
+      -0,
+      Number.NEGATIVE_INFINITY,
+      Number.POSITIVE_INFINITY,
+      Number.NaN,
+      -1e30,
+      1e30,
+      88.72,
+      88.73,
+      -103.97,
+      -103.98,
+      1,
+    ]);
+    const e = simdExp32(xs);
+    expect(Array.from(e.subarray(0, 4))).toEqual([1, 1, 0, Number.POSITIVE_INFINITY]);
+    expect(Number.isNaN(e[4])).toBe(true);
+    expect([e[5], e[6]]).toEqual([0, Number.POSITIVE_INFINITY]);
+    expect(e[7]).toBe(Math.fround(Math.exp(Math.fround(88.72)))); // largest finite results
+    expect(e[8]).toBe(Number.POSITIVE_INFINITY);
+    expect(e[9]).toBe(2 ** -149); // the smallest subnormal, rounded once
+    expect(e[10]).toBe(0);
+    expect(e[11]).toBe(Math.fround(Math.E));
+    const band = Float32Array.from({ length: 2001 }, (_, i) => -104 + (17 * i) / 2000); // subnormal results
+    const eb = simdExp32(band);
+    for (let i = 0; i < band.length; i++) {
+      expect(Math.abs(eb[i] - Math.exp(band[i]))).toBeLessThanOrEqual(1.5 * ulp32(Math.fround(Math.exp(band[i]))));
+    }
+    for (let n = 0; n <= 21; n++) {
+      const x = Float32Array.from({ length: n }, (_, i) => -i / 3);
+      const ref = Array.from(x, Math.exp);
+      const y = simdExp32(x, x);
+      expect(y).toBe(x);
+      for (let i = 0; i < n; i++) expect(Math.abs(y[i] - ref[i])).toBeLessThanOrEqual(1.5 * ulp32(Math.fround(ref[i])));
     }
   });
 });
