@@ -53,6 +53,7 @@ const PUBLIC = [
   "exactSvd",
   "exponentialFeatureParameters",
   "exponentialFeatureVariance",
+  "exponentialKde",
   "featureDimension",
   "foldLatentBasis",
   "fwhtInPlace",

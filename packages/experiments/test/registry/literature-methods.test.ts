@@ -51,10 +51,23 @@ describe("adapters = sketch functions per head", () => {
     expect(r.cost.flops).toBe(direct.cost.flops);
   });
   it("kdeformer and scatterbrain", () => {
-    const k = run("kdeformer", p, { blockSize: 8 });
-    expect([...(k.output as Matrix).data]).toEqual([
-      ...kdeformerAttention(h.queries, h.keys, h.values, { blockSize: 8, normalizerSamples: 64, columnSamples: 64 }, headSeed(0)).output
-        .data,
+    const k = run("kdeformer", p, { blockSize: 8, sampleSize: 16 });
+    const direct = kdeformerAttention(h.queries, h.keys, h.values, { blockSize: 8, sampleSize: 16, kdeBits: "auto" }, headSeed(0));
+    expect([...(k.output as Matrix).data]).toEqual([...direct.output.data]);
+    expect(k.cost.flops).toBe(direct.cost.flops);
+    const u = run("kdeformer", p, { blockSize: 8, sampleSize: 16, estimator: "block-uniform", kdeBits: 3 });
+    expect([...(u.output as Matrix).data]).toEqual([
+      ...kdeformerAttention(
+        h.queries,
+        h.keys,
+        h.values,
+        { blockSize: 8, sampleSize: 16, estimator: "block-uniform", normalizerSamples: 64, columnSamples: 64 },
+        headSeed(0),
+      ).output.data,
+    ]);
+    const b = run("kdeformer", p, { blockSize: 8, sampleSize: 16, kdeBits: 3 });
+    expect([...(b.output as Matrix).data]).toEqual([
+      ...kdeformerAttention(h.queries, h.keys, h.values, { blockSize: 8, sampleSize: 16, kdeBits: 3 }, headSeed(0)).output.data,
     ]);
     const s = run("scatterbrain", p, { numFrequencies: 8 });
     expect([...(s.output as Matrix).data]).toEqual([
