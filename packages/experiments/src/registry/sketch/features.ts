@@ -11,22 +11,27 @@ import { type FeatureKind, drawProjection, featureDimension, randomFeatureAttent
 import { defineMethod, enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
-/** `random-features` also takes the closed-form optimal exponential features (sketch features/exponential.ts). */
-const ATTENTION_FEATURE_KINDS = [...FEATURE_KINDS, "oprf", "derf"] as const;
+/**
+ * `random-features` also takes the closed-form optimal exponential features (sketch
+ * features/exponential.ts: OPRF, and FAVOR#'s ADERF — also under its older name `derf` — SADERF and
+ * SDERF) and the complex GERF with numerically optimized s and A (features/complex-exponential.ts),
+ * whose m complex features are stored as F = 2m floats (feature_count, flops and floats stored count both).
+ */
+const ATTENTION_FEATURE_KINDS = [...FEATURE_KINDS, "oprf", "derf", "aderf", "saderf", "sderf", "complex-gerf"] as const;
 const PROJECTIONS = ["iid", "orthogonal"] as const;
 
 /** `random-features`: sketch's `randomFeatureAttention` on every head (seed `derive(seed, "head", h)`). */
 export const randomFeaturesMethod = defineMethod({
   name: "random-features",
   description:
-    "Linear-time attention Ŷ = D⁻¹φ(Q)(φ(K)ᵀV) with m random frequencies per head (sketch `randomFeatureAttention`: trig / positive (FAVOR+) / hyperbolic × iid / orthogonal; causal prefix sums under a causal mask). Softmax kernel only.",
+    "Linear-time attention Ŷ = D⁻¹φ(Q)(φ(K)ᵀV) with m random frequencies per head (sketch `randomFeatureAttention`: trig / positive (FAVOR+) / hyperbolic / OPRF / FAVOR# ADERF, SADERF, SDERF / complex GERF × iid / orthogonal; causal prefix sums under a causal mask). Softmax kernel only.",
   family: "features",
   paramsSchema: paramsSchema({
     numFrequencies: intParam(1, 1 << 16, 64, "m, random frequencies (features: m positive, 2m trig/hyperbolic)"),
     features: enumParam(
       ATTENTION_FEATURE_KINDS,
       "positive",
-      "feature map (oprf / derf: closed-form optimal positive / dense-exponential features)",
+      "feature map (oprf: closed-form optimal positive; aderf (= derf) / saderf / sderf: FAVOR#'s dense-exponential features; complex-gerf: complex GERF, F = 2m)",
     ),
     projection: enumParam(PROJECTIONS, "orthogonal", "i.i.d. or block-orthogonal frequencies"),
     blockSize: intParam(1, 1 << 16, 64, "query block of the causal prefix-sum evaluation"),
@@ -34,7 +39,11 @@ export const randomFeaturesMethod = defineMethod({
   }),
   exposesWeights: false,
   extraMetrics: [
-    { name: "feature_count", description: "F, features per head: m for positive and the exponential maps, 2m for trig/hyperbolic" },
+    {
+      name: "feature_count",
+      description:
+        "F, real features per head: m for positive and the real exponential maps, 2m for trig/hyperbolic/complex-gerf (two floats per complex feature)",
+    },
     { name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose estimated normalizer D_i ≤ 0" },
   ],
   run(problem, params, _context, seed) {
