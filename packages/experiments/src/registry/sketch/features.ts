@@ -6,8 +6,21 @@
  *   pairs of a `kernel-pairs` problem — the Performer comparison (Choromanski et al. 2021, Lemma 2),
  *   with the closed-form MSE of i.i.d. features as a reference column.
  */
-import { ValueError, concatCols } from "@randattn/core";
-import { type FeatureKind, drawProjection, featureDimension, randomFeatureAttention, randomFeatures } from "@randattn/sketch";
+import { Matrix, ValueError, concatCols } from "@randattn/core";
+import {
+  type ExponentialFeatureKind,
+  type FeatureKind,
+  complexGerfParameters,
+  complexGerfVariance,
+  drawProjection,
+  evaluateComplexGerfFeatures,
+  evaluateExponentialFeatures,
+  exponentialFeatureParameters,
+  exponentialFeatureVariance,
+  randomFeatureAttention,
+  randomFeatures,
+  transformForFeatures,
+} from "@randattn/sketch";
 import { defineMethod, enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
@@ -103,23 +116,67 @@ export function performerMse(features: FeatureKind, m: number, x: Float64Array, 
   return (Math.exp(z2 - 2 * xy) * Math.expm1(-d2) ** 2) / (2 * m);
 }
 
+/** Kinds of `kernel-value` beyond the classic maps: parameters from all the pairs' queries and keys. */
+const KERNEL_EXPONENTIAL_KINDS = ["oprf", "aderf", "saderf", "sderf", "complex-gerf"] as const;
+
+/**
+ * Row-shifted features of the exponential kinds for the scaled pairs x, y, with each pair's
+ * closed-form variance at m i.i.d. frequencies (features/exponential.ts, complex-exponential.ts).
+ */
+function exponentialKernelFeatures(
+  kind: (typeof KERNEL_EXPONENTIAL_KINDS)[number],
+  x: Matrix,
+  y: Matrix,
+  omega: Matrix,
+): { fq: { features: Matrix; logScale: Float64Array }; fk: { features: Matrix; logScale: Float64Array }; variance: (i: number) => number } {
+  const d = x.cols;
+  const m = omega.rows;
+  const row = (z: Matrix, i: number) => z.data.slice(i * d, (i + 1) * d);
+  if (kind === "complex-gerf") {
+    const p = complexGerfParameters(x, y);
+    return {
+      fq: evaluateComplexGerfFeatures(x, omega, p, "query", "row"),
+      fk: evaluateComplexGerfFeatures(y, omega, p, "key", "row"),
+      variance: (i) => complexGerfVariance(p, row(x, i), row(y, i), m),
+    };
+  }
+  const p = exponentialFeatureParameters(kind as ExponentialFeatureKind, x, y);
+  const a = p.aDiagonal ?? p.a;
+  return {
+    fq: evaluateExponentialFeatures(transformForFeatures(p, x, "query"), omega, a, "row"),
+    fk: evaluateExponentialFeatures(transformForFeatures(p, y, "key"), omega, a, "row"),
+    variance: (i) => exponentialFeatureVariance(p, row(x, i), row(y, i), m),
+  };
+}
+
 /** `kernel-value`: φ(q)ᵀφ(k) against κ(q, k) on a `kernel-pairs` problem (one Ω per trial). */
 export const kernelValue = defineMethod({
   name: "kernel-value",
   description:
-    "Kernel estimate φ(q_i)ᵀφ(k_i) of κ = exp(scale·q_iᵀk_i) on a kernel-pairs problem (sketch `drawProjection` + `randomFeatures`, one Ω per trial); no attention output — the MSE columns and the Performer closed form are extra columns.",
+    "Kernel estimate φ(q_i)ᵀφ(k_i) of κ = exp(scale·q_iᵀk_i) on a kernel-pairs problem (sketch `drawProjection` + `randomFeatures`, or the exponential maps with parameters from all pairs, one Ω per trial); no attention output — the MSE columns and the closed-form MSE are extra columns.",
   family: "kernel",
   paramsSchema: paramsSchema({
     numFrequencies: intParam(1, 1 << 16, 64, "m, random frequencies"),
-    features: enumParam(FEATURE_KINDS, "positive", "feature map"),
+    features: enumParam(
+      [...FEATURE_KINDS, ...KERNEL_EXPONENTIAL_KINDS],
+      "positive",
+      "feature map (the exponential ones take their closed-form parameters from all the pairs)",
+    ),
     projection: enumParam(PROJECTIONS, "iid", "i.i.d. or block-orthogonal frequencies"),
   }),
   exposesWeights: false,
   extraMetrics: [
-    { name: "feature_count", description: "F, features: m for positive, 2m for trig/hyperbolic" },
+    {
+      name: "feature_count",
+      description: "F, features: m for positive and the real exponential maps, 2m for trig/hyperbolic/complex-gerf",
+    },
     { name: "kernel_mse", description: "mean over pairs of (φ(q)ᵀφ(k) − κ(q,k))²" },
     { name: "kernel_rel_mse", description: "mean over pairs of ((φ(q)ᵀφ(k) − κ)/κ)²" },
-    { name: "performer_mse", description: "Performer closed-form MSE (i.i.d. frequencies; empty for orthogonal), mean over pairs" },
+    {
+      name: "performer_mse",
+      description:
+        "closed-form MSE of i.i.d. frequencies, mean over pairs (Performer Lemma 2 for trig/positive/hyperbolic; the GERF/DERF/complex-GERF closed forms for the exponential maps; empty for orthogonal)",
+    },
     { name: "performer_rel_mse", description: "Performer closed-form MSE / κ², mean over pairs (i.i.d. only)" },
   ],
   run(problem, params, _context, seed) {
@@ -130,11 +187,28 @@ export const kernelValue = defineMethod({
     const { rows: n, cols: d } = pairs.queries;
     const omega = drawProjection(m, d, { projection }, seed);
     const kernel = { kind: "softmax" as const, scale };
-    // Row shifts keep exp() finite at large norms; the estimate is f_q·f_k·e^{shift_q + shift_k}.
-    const fq = randomFeatures(pairs.queries, omega, { features, kernel, shift: "row" });
-    const fk = randomFeatures(pairs.keys, omega, { features, kernel, shift: "row" });
-    const width = fq.features.cols;
     const rs = Math.sqrt(scale);
+    const classic = (FEATURE_KINDS as readonly string[]).includes(features);
+    const exp = classic
+      ? null
+      : exponentialKernelFeatures(
+          features as (typeof KERNEL_EXPONENTIAL_KINDS)[number],
+          new Matrix(
+            n,
+            d,
+            Float64Array.from(pairs.queries.data, (v) => v * rs),
+          ),
+          new Matrix(
+            n,
+            d,
+            Float64Array.from(pairs.keys.data, (v) => v * rs),
+          ),
+          omega,
+        );
+    // Row shifts keep exp() finite at large norms; the estimate is f_q·f_k·e^{shift_q + shift_k}.
+    const fq = exp ? exp.fq : randomFeatures(pairs.queries, omega, { features: features as FeatureKind, kernel, shift: "row" });
+    const fk = exp ? exp.fk : randomFeatures(pairs.keys, omega, { features: features as FeatureKind, kernel, shift: "row" });
+    const width = fq.features.cols;
     let mse = 0;
     let rel = 0;
     let theory = 0;
@@ -155,13 +229,13 @@ export const kernelValue = defineMethod({
       mse += (estimate - exact) ** 2;
       rel += ((estimate - exact) / exact) ** 2;
       if (projection === "iid") {
-        const t = performerMse(features, m, x, y);
+        const t = exp ? exp.variance(i) : performerMse(features as FeatureKind, m, x, y);
         theory += t;
         theoryRel += t / (exact * exact);
       }
     }
     const iid = projection === "iid";
-    const featureDim = featureDimension(features, m);
+    const featureDim = width;
     return {
       output: null,
       cost: { flops: 2 * (2 * n * d * m + n * featureDim) + 2 * n * featureDim, floatsStored: m * d + 2 * n * featureDim },
