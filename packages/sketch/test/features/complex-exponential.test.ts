@@ -205,6 +205,16 @@ describe("in the attention driver", () => {
       for (let t = 0; t < exact.data.length; t++) expect(Math.abs(r.output.data[t] - exact.data[t])).toBeLessThan(1e-12);
     }
   });
+  it.each(["complex-gerf", "sderf", "saderf"] as const)("%s, causal: query 0 sees key 0 only, so its row is v₀ (1e-12)", (features) => {
+    const r = randomFeatureAttention(
+      q,
+      k,
+      v,
+      { numFrequencies: 8, features, mask: { kind: "causal", offset: 0 }, onNonPositiveNormalizer: "keep" },
+      [36],
+    );
+    for (let c = 0; c < 3; c++) expect(Math.abs(r.output.data[c] - v.data[c])).toBeLessThan(1e-12);
+  });
   it("the normalizer Re Σⱼ φᵀψ·e^{logScale} is unbiased for Z (z·σ̂/√T, T = 300)", () => {
     const { normalizer, rowShift } = attentionScores(q, k);
     const T = 300;
