@@ -8,7 +8,7 @@
  * for Re(1 − 4A) > 0 (principal branch, the analytic continuation of the real case), so with
  * w = 1 − 4A the product is unbiased for exp(xᵀy) iff
  *   B² = s·w,   C = −s/2,   D = w^{d/4}            (B = √w for s = +1, B = i√w for s = −1).
- * (The paper states the Gaussian-kernel version, whose C carries an extra −½.) Special cases with
+ * (For the Gaussian kernel exp(−‖x − y‖²/2) = e^{−‖x‖²/2}e^{−‖y‖²/2}SM(x, y), C gets an extra −½.) Special cases with
  * the same frequencies: s = +1, A = 0 is FAVOR+ (positive features); s = +1, A real is the real GERF
  * of features/exponential.ts (OPRF at its closed-form A*); s = −1, A = 0 gives
  * Re(f⁽¹⁾f⁽²⁾) = e^{(‖x‖²+‖y‖²)/2} cos(ωᵀ(x − y)), the trigonometric features.
