@@ -17,10 +17,13 @@ import {
   evaluateExponentialFeatures,
   exponentialFeatureParameters,
   exponentialFeatureVariance,
+  featureDimension,
   randomFeatureAttention,
   randomFeatures,
   transformForFeatures,
 } from "@randattn/sketch";
+import type { HeadShape } from "../shape.js";
+import type { Cost, MaskSpec } from "../types.js";
 import { defineMethod, enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
@@ -59,6 +62,11 @@ export const randomFeaturesMethod = defineMethod({
     },
     { name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose estimated normalizer D_i ≤ 0" },
   ],
+  estimateCost(problem, params) {
+    requireHeads(problem, "random-features");
+    softmaxScale(problem, "random-features");
+    return sumCosts(problem.heads.map((h) => randomFeatureAttentionCost(h, problem.mask, params)));
+  },
   run(problem, params, _context, seed) {
     requireHeads(problem, "random-features");
     const scale = softmaxScale(problem, "random-features");
@@ -93,6 +101,95 @@ export const randomFeaturesMethod = defineMethod({
     };
   },
 });
+
+/**
+ * The cost sketch's `randomFeatureAttention` reports for one head (its accounting, features/attention.ts):
+ * both maps 2·(N_Q+N_KV)·d·m + (N_Q+N_KV)·F (+ the exponential maps' parameters), then either the
+ * bidirectional state φ(K)ᵀV and its N_Q products, or the causal prefix sums block by block (the
+ * same loop over query blocks, so the diagonal bands are counted exactly), and the N_Q·d_V division.
+ */
+export function randomFeatureAttentionCost(
+  h: HeadShape,
+  mask: MaskSpec | null,
+  params: { numFrequencies: number; features: string; blockSize: number },
+): Cost {
+  const m = params.numFrequencies;
+  const nQ = h.queries.rows;
+  const nK = h.keys.rows;
+  const d = h.queries.cols;
+  const dV = h.values.cols;
+  const map = exponentialMapCost(params.features, nQ + nK, d, m);
+  const F = map ? map.featureCount : featureDimension(params.features as FeatureKind, m);
+  const parameterFlops = map ? map.parameterFlops : 0;
+  let flops = 2 * (nQ + nK) * d * m + (nQ + nK) * F + parameterFlops;
+  let floatsStored = m * d + (nQ + nK) * F + F * dV + F;
+  if (!mask) {
+    flops += 2 * nK * F * dV + nK * F + 2 * nQ * F * dV + 2 * nQ * F;
+  } else {
+    const offset = mask.offset ?? nK - nQ;
+    const blockSize = params.blockSize;
+    floatsStored += blockSize * blockSize;
+    const clamp = (v: number) => Math.max(0, Math.min(nK, v));
+    let stateEnd = 0;
+    for (let i0 = 0; i0 < nQ; i0 += blockSize) {
+      const i1 = Math.min(nQ, i0 + blockSize);
+      const b = i1 - i0;
+      const prefixEnd = clamp(offset + i0 + 1);
+      if (prefixEnd > stateEnd) {
+        const t = prefixEnd - stateEnd;
+        flops += 2 * t * F * dV + t * F;
+        stateEnd = prefixEnd;
+      }
+      if (stateEnd > 0) flops += 2 * b * F * dV + 2 * b * F;
+      const t = clamp(offset + i1) - prefixEnd;
+      if (t > 0) flops += 2 * b * t * F + 2 * b * t * dV + b * t;
+    }
+  }
+  flops += nQ * dV;
+  if (map) floatsStored += map.floats;
+  return { flops, floatsStored };
+}
+
+/** What an exponential map adds to the classic accounting (sketch features/attention.ts). */
+interface ExponentialMapCost {
+  featureCount: number;
+  parameterFlops: number;
+  /** Ψ, Ψ⁻ᵀ (ADERF, SADERF: 2d²) or Q₃ᵀ and a (SDERF: d² + d). */
+  floats: number;
+}
+
+/**
+ * Objective evaluations of sketch's `optimalComplexGerf` for both s (as `randomFeatureAttention` runs
+ * it when `complexGerf` is not given): 1 + 14 rounds × 17² per s. estimate-cost.test.ts checks it
+ * against the recorded cost.
+ */
+const COMPLEX_GERF_EVALUATIONS = 2 * (1 + 14 * 17 * 17);
+
+/**
+ * sketch's parameter accounting for the exponential maps on n = N_Q + N_KV vectors of dimension d
+ * with m frequencies: ρ (3nd) and ‖ω‖² (2md) for all; ADERF the second moments, ≈ 5
+ * eigendecompositions and Ψx, Ψ⁻ᵀy; SADERF the squares and the diagonal scaling; SDERF M₃, one
+ * eigendecomposition and the rotation; the complex GERF its search (≈ 40 flops per evaluation) and
+ * a cos/sin pair per complex feature, with F = 2m. null for the classic maps.
+ */
+function exponentialMapCost(features: string, n: number, d: number, m: number): ExponentialMapCost | null {
+  const base = 3 * n * d + 2 * m * d;
+  switch (features) {
+    case "oprf":
+      return { featureCount: m, parameterFlops: base, floats: 0 };
+    case "derf":
+    case "aderf":
+      return { featureCount: m, parameterFlops: base + 4 * n * d * d + 50 * d ** 3, floats: 2 * d * d };
+    case "saderf":
+      return { featureCount: m, parameterFlops: base + 5 * n * d, floats: 2 * d * d };
+    case "sderf":
+      return { featureCount: m, parameterFlops: base + 4 * n * d * d + 10 * d ** 3 + 2 * n * d * d + n * d, floats: d * d + d };
+    case "complex-gerf":
+      return { featureCount: 2 * m, parameterFlops: base + 40 * COMPLEX_GERF_EVALUATIONS + n * m, floats: 0 };
+    default:
+      return null;
+  }
+}
 
 /**
  * The Performer closed-form MSE of one pair for m i.i.d. frequencies (Lemma 2), with x, y the
@@ -149,6 +246,15 @@ function exponentialKernelFeatures(
   };
 }
 
+/** Cost of `kernel-value`: both maps (2·n·d·m + n·F each), the n dot products (2·n·F); Ω and both feature matrices stored. */
+function kernelValueCost(n: number, d: number, m: number, featureDim: number, map: ExponentialMapCost | null = null) {
+  // The exponential maps add their parameters (computed from all 2n vectors of the pairs).
+  return {
+    flops: 2 * (2 * n * d * m + n * featureDim) + 2 * n * featureDim + (map ? map.parameterFlops : 0),
+    floatsStored: m * d + 2 * n * featureDim + (map ? map.floats : 0),
+  };
+}
+
 /** `kernel-value`: φ(q)ᵀφ(k) against κ(q, k) on a `kernel-pairs` problem (one Ω per trial). */
 export const kernelValue = defineMethod({
   name: "kernel-value",
@@ -179,6 +285,14 @@ export const kernelValue = defineMethod({
     },
     { name: "performer_rel_mse", description: "Performer closed-form MSE / κ², mean over pairs (i.i.d. only)" },
   ],
+  estimateCost(problem, params) {
+    const pairs = problem.kernelPairs;
+    if (!pairs) throw new ValueError("problem", 'the kernel-pairs problem for method "kernel-value"', "a problem without kernel pairs");
+    const m = params.numFrequencies;
+    const { rows: n, cols: d } = pairs.queries;
+    const map = exponentialMapCost(params.features, 2 * n, d, m);
+    return kernelValueCost(n, d, m, map ? map.featureCount : featureDimension(params.features as FeatureKind, m), map);
+  },
   run(problem, params, _context, seed) {
     const pairs = problem.kernelPairs;
     if (!pairs) throw new ValueError("problem", 'the kernel-pairs problem for method "kernel-value"', "a problem without kernel pairs");
@@ -238,7 +352,7 @@ export const kernelValue = defineMethod({
     const featureDim = width;
     return {
       output: null,
-      cost: { flops: 2 * (2 * n * d * m + n * featureDim) + 2 * n * featureDim, floatsStored: m * d + 2 * n * featureDim },
+      cost: kernelValueCost(n, d, m, featureDim, exponentialMapCost(features, 2 * n, d, m)),
       extras: {
         feature_count: featureDim,
         kernel_mse: mse / n,
