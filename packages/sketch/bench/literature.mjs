@@ -102,8 +102,10 @@ function clustered(rows, d, key) {
       Float64Array.from(k.data, (t) => t * s),
     );
     const rel = {};
-    for (const kind of ["gerf", "oprf", "derf"]) {
-      const params = sketch.exponentialFeatureParameters(kind, xs, ys, 0);
+    const complexParams = sketch.complexGerfParameters(xs, ys);
+    for (const kind of ["gerf", "oprf", "derf", "saderf", "sderf", "complex-gerf"]) {
+      const complex = kind === "complex-gerf";
+      const params = complex ? null : sketch.exponentialFeatureParameters(kind, xs, ys, 0);
       let total = 0;
       for (let i = 0; i < 64; i++)
         for (let j = 0; j < 64; j++) {
@@ -111,26 +113,36 @@ function clustered(rows, d, key) {
           const yy = ys.data.slice(j * d, (j + 1) * d);
           let dot = 0;
           for (let t = 0; t < d; t++) dot += x[t] * yy[t];
-          total += sketch.exponentialFeatureVariance(params, x, yy, 64) / Math.exp(2 * dot);
+          // the complex GERF at equal F = 64 floats: 32 frequencies
+          const variance = complex
+            ? sketch.complexGerfVariance(complexParams, x, yy, 32)
+            : sketch.exponentialFeatureVariance(params, x, yy, 64);
+          total += variance / Math.exp(2 * dot);
         }
       rel[kind] = total / 4096;
     }
     const v = core.randomMatrix(64, 8, {}, [7, label, "v"]);
     const y = core.attention(q, k, v);
     const errs = {};
-    for (const features of ["positive", "oprf", "derf"]) {
+    for (const features of ["positive", "oprf", "derf", "saderf", "sderf", "complex-gerf"]) {
       const e = [];
+      const m = features === "complex-gerf" ? 32 : 64;
       for (let t = 0; t < 20; t++)
         e.push(
           Math.sqrt(
-            fro2(sketch.randomFeatureAttention(q, k, v, { numFrequencies: 64, features, projection: "iid" }, [8, t]).output, y) /
-              fro2(y, new core.Matrix(64, 8)),
+            fro2(
+              sketch.randomFeatureAttention(q, k, v, { numFrequencies: m, features, projection: "iid", onNonPositiveNormalizer: "keep" }, [
+                8,
+                t,
+              ]).output,
+              y,
+            ) / fro2(y, new core.Matrix(64, 8)),
           ),
         );
       errs[features] = mean(e);
     }
     console.log(
-      `   ${label}: FAVOR+ ${fmt(rel.gerf)}, OPRF ${fmt(rel.oprf)} (×${fmt(rel.oprf / rel.gerf, 2)}), DERF ${fmt(rel.derf)} (×${fmt(rel.derf / rel.gerf, 2)}); rel. Frobenius output error (20 draws, iid) FAVOR+ ${fmt(errs.positive)}, OPRF ${fmt(errs.oprf)}, DERF ${fmt(errs.derf)}`,
+      `   ${label} (mean Var/K² at F = 64, ratio to FAVOR+): FAVOR+ ${fmt(rel.gerf)}, OPRF ${fmt(rel.oprf)} (×${fmt(rel.oprf / rel.gerf, 2)}), ADERF ${fmt(rel.derf)} (×${fmt(rel.derf / rel.gerf, 2)}), SADERF ${fmt(rel.saderf)} (×${fmt(rel.saderf / rel.gerf, 2)}), SDERF ${fmt(rel.sderf)} (×${fmt(rel.sderf / rel.gerf, 2)}), complex GERF (s = ${complexParams.s}, m = 32) ${fmt(rel["complex-gerf"])} (×${fmt(rel["complex-gerf"] / rel.gerf, 2)}); rel. Frobenius output error (20 draws, iid, F = 64) FAVOR+ ${fmt(errs.positive)}, OPRF ${fmt(errs.oprf)}, ADERF ${fmt(errs.derf)}, SADERF ${fmt(errs.saderf)}, SDERF ${fmt(errs.sderf)}, complex GERF ${fmt(errs["complex-gerf"])}`,
     );
   }
 })();

@@ -83,8 +83,15 @@ describe("adapters = sketch functions per head", () => {
     expect(() => run("kdeformer", c, {})).toThrow(/mask/);
     expect(() => run("scatterbrain", c, { numBits: 0 })).not.toThrow();
   });
-  it("random-features takes features oprf and derf", () => {
-    for (const features of ["oprf", "derf"]) expect(run("random-features", p, { features, numFrequencies: 8 }).output?.rows).toBe(40);
+  it("random-features takes the exponential kinds (complex-gerf: F = 2m)", () => {
+    for (const features of ["oprf", "derf", "aderf", "saderf", "sderf"]) {
+      const r = run("random-features", p, { features, numFrequencies: 8 });
+      expect(r.output?.rows).toBe(40);
+      expect(r.extras?.feature_count).toBe(8);
+    }
+    const c = run("random-features", p, { features: "complex-gerf", numFrequencies: 8, onNonPositiveNormalizer: "keep" });
+    expect(c.output?.rows).toBe(40);
+    expect(c.extras?.feature_count).toBe(16);
   });
 });
 

@@ -425,8 +425,9 @@ export const sketchEntries: Entry[] = [
             arbitrary: fc.record(
               {
                 numFrequencies: intArg(1, 8),
-                features: modeArg(["trig", "positive", "hyperbolic", "gerf", "oprf", "derf"]),
+                features: modeArg(["trig", "positive", "hyperbolic", "gerf", "oprf", "derf", "aderf", "saderf", "sderf", "complex-gerf"]),
                 gerfA: fc.constantFrom<unknown>(undefined, undefined, -0.3, 0.1, 0.25, Number.NaN),
+                complexGerf: fc.constantFrom<unknown>(undefined, undefined, { s: -1 }, { s: 1, a: [0.3, 0] }, { a: [0, 0] }, null),
                 projection: modeArg(["iid", "orthogonal"]),
                 kernel: fc.oneof(
                   { weight: 4, arbitrary: fc.constant(undefined) },
