@@ -10,6 +10,8 @@
 //   node packages/core/bench/run.mjs --skip-large   no N = 65,536 run
 //   node packages/core/bench/run.mjs --skip-svd     no ml-matrix full SVD (minutes) in the issue-14 table
 //   node packages/core/bench/run.mjs --cpu          single-thread timings in CPU time (a loaded machine)
+//   node packages/core/bench/run.mjs --only parallel,sketch   only those issue-14 rows (matmul,
+//        attention, parallel, sketch, sweep), then exit
 // The issue-14 target table comes first (every target with this run's figure beside it; --quick
 // prints only that table, at reduced repetitions, with N = 4096 for random features and no SVD).
 // On a shared machine absolute times mean little: only ratios measured in this same run count.
@@ -19,15 +21,18 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as coreApi from "../dist/index.js";
-import * as coreInternal from "../dist/internal.js";
+import * as internal from "../dist/internal.js"; // profiling switches and raw kernels (issue 9 moved them)
 import * as coreNode from "../dist/node/index.js";
 import { simdPeak } from "./simd-peak.mjs";
 
 // The profiling switches and raw kernels live in @randattn/core/internal since issue 9.
-const core = { ...coreApi, ...coreInternal };
+const core = { ...coreApi, ...internal };
 
 const args = new Set(process.argv.slice(2));
 const quick = args.has("--quick");
+// --only matmul,attention,parallel,sketch,sweep: just those rows of the issue-14 table (then exit).
+const onlyArg = process.argv.indexOf("--only");
+const only = onlyArg >= 0 ? new Set((process.argv[onlyArg + 1] ?? "").split(",")) : null;
 const child = fileURLToPath(new URL("./attention-child.mjs", import.meta.url));
 const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : "—");
 const summary = []; // [measure, figure, target]
@@ -79,52 +84,59 @@ console.log(
 {
   const t14 = []; // [target, this run, target value, met?]
   const mark = (ok) => (ok === undefined ? "—" : ok ? "yes" : "no");
-  const peak = await simdPeak(quick ? 3 : 5, quick ? 10_000_000 : 20_000_000, clockMs);
-  const a = core.randomMatrix(1024, 1024, {}, [1, "mm", "a"]);
-  const b = core.randomMatrix(1024, 1024, {}, [1, "mm", "b"]);
-  const f = 2 * 1024 ** 3;
-  const g64 = gflops(
-    f,
-    best(() => core.matmul(a, b), quick ? 2 : 3),
-  );
-  const g32 = gflops(
-    f,
-    best(() => core.matmul32(a, b), quick ? 2 : 3),
-  );
-  t14.push([
-    `matmul 1024³ f64: ${fmt(g64)} GFLOP/s ÷ SIMD128 mul+add peak ${fmt(peak.f64)}`,
-    `${fmt((100 * g64) / peak.f64, 0)} %`,
-    "≥ 80 %",
-    mark(g64 >= 0.8 * peak.f64),
-  ]);
-  t14.push([
-    `matmul 1024³ f32: ${fmt(g32)} GFLOP/s ÷ SIMD128 mul+add peak ${fmt(peak.f32)}`,
-    `${fmt((100 * g32) / peak.f32, 0)} %`,
-    "≥ 75 %",
-    mark(g32 >= 0.75 * peak.f32),
-  ]);
+  const want = (part) => only === null || only.has(part);
+  if (want("matmul")) {
+    const peak = await simdPeak(quick ? 3 : 5, quick ? 10_000_000 : 20_000_000, clockMs);
+    const a = core.randomMatrix(1024, 1024, {}, [1, "mm", "a"]);
+    const b = core.randomMatrix(1024, 1024, {}, [1, "mm", "b"]);
+    const f = 2 * 1024 ** 3;
+    const g64 = gflops(
+      f,
+      best(() => core.matmul(a, b), quick ? 2 : 3),
+    );
+    const g32 = gflops(
+      f,
+      best(() => core.matmul32(a, b), quick ? 2 : 3),
+    );
+    t14.push([
+      `matmul 1024³ f64: ${fmt(g64)} GFLOP/s ÷ SIMD128 mul+add peak ${fmt(peak.f64)}`,
+      `${fmt((100 * g64) / peak.f64, 0)} %`,
+      "≥ 80 %",
+      mark(g64 >= 0.8 * peak.f64),
+    ]);
+    t14.push([
+      `matmul 1024³ f32: ${fmt(g32)} GFLOP/s ÷ SIMD128 mul+add peak ${fmt(peak.f32)}`,
+      `${fmt((100 * g32) / peak.f32, 0)} %`,
+      "≥ 75 %",
+      mark(g32 >= 0.75 * peak.f32),
+    ]);
+  }
   // Attention N = 4096, d = 64 through the default attention(q, k, v), and its float32 path.
   const n = 4096;
   const q = core.randomMatrix(n, 64, {}, [1, "t14", "q"]);
   const k = core.randomMatrix(n, 64, {}, [1, "t14", "k"]);
   const v = core.randomMatrix(n, 64, {}, [1, "t14", "v"]);
-  const tAtt64 = best(() => core.attention(q, k, v), quick ? 2 : 3);
-  const tAtt32 = best(() => core.attention(q, k, v, { precision: "float32" }), quick ? 2 : 3);
-  // The exp pass (max, exp, sum of the fused driver): median of 3 profiled calls, f64 and f32.
-  const expPass = (opts) => {
-    const ms = [];
-    for (let r = 0; r < 3; r++) {
-      core.setFusedSoftmaxProfiling(true);
-      core.attention(q, k, v, opts);
-      ms.push(core.fusedSoftmaxProfile().softmaxMs);
-    }
-    core.setFusedSoftmaxProfiling(false);
-    return (ms.sort((x, y) => x - y)[1] * 1e6) / (n * n);
-  };
-  const nsExp = expPass({});
-  const nsExp32 = expPass({ precision: "float32" });
-  // NumPy/OpenBLAS: Debian's interpreter first (its NumPy links the system OpenBLAS), else python3.
-  const py = `
+  const vsNp = (t, ref) => (ref ? `${fmt(t / ref)}×` : "n/a");
+  let np1 = null;
+  let np2 = null;
+  if (want("attention") || want("parallel")) {
+    const tAtt64 = best(() => core.attention(q, k, v), quick ? 2 : 3);
+    const tAtt32 = best(() => core.attention(q, k, v, { precision: "float32" }), quick ? 2 : 3);
+    // The exp pass (max, exp, sum of the fused driver): median of 3 profiled calls, f64 and f32.
+    const expPass = (opts) => {
+      const ms = [];
+      for (let r = 0; r < 3; r++) {
+        internal.setFusedSoftmaxProfiling(true);
+        core.attention(q, k, v, opts);
+        ms.push(internal.fusedSoftmaxProfile().softmaxMs);
+      }
+      internal.setFusedSoftmaxProfiling(false);
+      return (ms.sort((x, y) => x - y)[1] * 1e6) / (n * n);
+    };
+    const nsExp = expPass({});
+    const nsExp32 = expPass({ precision: "float32" });
+    // NumPy/OpenBLAS: Debian's interpreter first (its NumPy links the system OpenBLAS), else python3.
+    const py = `
 import time, numpy as np
 rng = np.random.default_rng(1)
 n, d = ${n}, 64
@@ -141,78 +153,95 @@ for dt in (np.float64, np.float32):
     out.append(min((lambda t0: (att(q, k, v), ${pyClock} - t0)[1])(${pyClock}) for _ in range(${quick ? 2 : 4})))
 print(*out, np.__version__)
 `;
-  const numpy = (threads) => {
-    const env = {
-      ...process.env,
-      OPENBLAS_NUM_THREADS: String(threads),
-      OMP_NUM_THREADS: String(threads),
-      MKL_NUM_THREADS: String(threads),
-    };
-    for (const exe of ["/usr/bin/python3", "python3"]) {
-      const r = spawnSync(exe, ["-c", py], { encoding: "utf8", env });
-      if (r.status === 0 && !r.error) {
-        const [t64, t32, ver] = r.stdout.trim().split(/\s+/);
-        return { t64: Number(t64), t32: Number(t32), ver, exe };
+    const numpy = (threads) => {
+      const env = {
+        ...process.env,
+        OPENBLAS_NUM_THREADS: String(threads),
+        OMP_NUM_THREADS: String(threads),
+        MKL_NUM_THREADS: String(threads),
+      };
+      for (const exe of ["/usr/bin/python3", "python3"]) {
+        const r = spawnSync(exe, ["-c", py], { encoding: "utf8", env });
+        if (r.status === 0 && !r.error) {
+          const [t64, t32, ver] = r.stdout.trim().split(/\s+/);
+          return { t64: Number(t64), t32: Number(t32), ver, exe };
+        }
       }
-    }
-    return null;
-  };
-  const np1 = numpy(1);
-  const np2 = numpy(2);
-  const vsNp = (t, ref) => (ref ? `${fmt(t / ref)}×` : "n/a");
-  t14.push([
-    `attention N=4096 d=64 f64 (default path ${fmt(tAtt64, 3)} s) ÷ NumPy 1 thread${np1 ? ` (${fmt(np1.t64, 3)} s)` : ""}`,
-    vsNp(tAtt64, np1?.t64),
-    "≤ 1.4×",
-    np1 ? mark(tAtt64 / np1.t64 <= 1.4) : "—",
-  ]);
-  t14.push([
-    `attention N=4096 d=64 f32 (${fmt(tAtt32, 3)} s) ÷ NumPy float32 1 thread${np1 ? ` (${fmt(np1.t32, 3)} s)` : ""}`,
-    vsNp(tAtt32, np1?.t32),
-    "≤ 1.3×",
-    np1 ? mark(tAtt32 / np1.t32 <= 1.3) : "—",
-  ]);
-  t14.push([`exp pass f64x2 (attention f64 N=4096, median of 3)`, `${fmt(nsExp)} ns/score`, "≤ 2 ns", mark(nsExp <= 2)]);
-  t14.push([`exp pass f32x4 (attention float32 N=4096, median of 3)`, `${fmt(nsExp32)} ns/score`, "reference", "—"]);
-  // Two workers: core has no single-call query-block parallel attention yet, so the figure is
-  // multi-head attention with its heads over 2 workers (the closest existing parallel path).
-  {
-    const H = 8;
-    const nh = 1024;
-    const dIn = 256;
-    const w = (r, c, ...t) => core.randomMatrix(r, c, { scale: 1 / Math.sqrt(r) }, [1, "t14mha", ...t]);
-    const weights = {
-      queries: Array.from({ length: H }, (_, h) => w(dIn, 64, "q", h)),
-      keys: Array.from({ length: H }, (_, h) => w(dIn, 64, "k", h)),
-      values: Array.from({ length: H }, (_, h) => w(dIn, 64, "v", h)),
-      output: w(H * 64, dIn, "o"),
+      return null;
     };
-    const x = core.randomMatrix(nh, dIn, {}, [1, "t14mha", "x"]);
-    const run = (workers) => coreNode.parallelMultiHeadAttention(x, x, weights, { workers });
-    await run(2);
-    await run(1);
-    const ratios = [];
-    for (let r = 0; r < (quick ? 3 : 5); r++) {
-      let t0 = performance.now();
-      await run(1);
-      const t1 = performance.now() - t0;
-      t0 = performance.now();
-      await run(2);
-      ratios.push(t1 / (performance.now() - t0));
+    np1 = numpy(1);
+    np2 = numpy(2);
+    if (want("attention")) {
+      t14.push([
+        `attention N=4096 d=64 f64 (default path ${fmt(tAtt64, 3)} s) ÷ NumPy 1 thread${np1 ? ` (${fmt(np1.t64, 3)} s)` : ""}`,
+        vsNp(tAtt64, np1?.t64),
+        "≤ 1.4×",
+        np1 ? mark(tAtt64 / np1.t64 <= 1.4) : "—",
+      ]);
+      t14.push([
+        `attention N=4096 d=64 f32 (${fmt(tAtt32, 3)} s) ÷ NumPy float32 1 thread${np1 ? ` (${fmt(np1.t32, 3)} s)` : ""}`,
+        vsNp(tAtt32, np1?.t32),
+        "≤ 1.3×",
+        np1 ? mark(tAtt32 / np1.t32 <= 1.3) : "—",
+      ]);
+      t14.push([`exp pass f64x2 (attention f64 N=4096, median of 3)`, `${fmt(nsExp)} ns/score`, "≤ 2 ns", mark(nsExp <= 2)]);
+      t14.push([`exp pass f32x4 (attention float32 N=4096, median of 3)`, `${fmt(nsExp32)} ns/score`, "reference", "—"]);
     }
+  }
+  // Two workers: one attention call (the same q, k, v) with its query rows split over 2 worker
+  // threads (attentionParallel, bit-identical to attention) against attention in this thread,
+  // alternated so both see the same load; and against NumPy with OPENBLAS_NUM_THREADS=2.
+  if (want("parallel")) {
+    const par = () => coreNode.attentionParallel(q, k, v, { workers: 2 });
+    const y2 = await par(); // pool start-up and tier-up: not timed
+    const y1 = core.attention(q, k, v);
+    const identical = y2.data.every((x, i) => Object.is(x, y1.data[i]));
+    const ratios = [];
+    let t2best = Number.POSITIVE_INFINITY;
+    // CPU time of the whole process (all threads) per call: the split's overhead, which busy cores
+    // cannot hide (on 2 idle cores the wall speed-up is ≈ 2 ÷ this ratio).
+    const cpuMs = (u) => (u.user + u.system) / 1000;
+    const cpuRatios = [];
+    for (let r = 0; r < (quick ? 3 : 5); r++) {
+      let c0 = process.cpuUsage();
+      let t0 = performance.now();
+      core.attention(q, k, v);
+      const t1 = performance.now() - t0;
+      const c1 = cpuMs(process.cpuUsage(c0));
+      c0 = process.cpuUsage();
+      t0 = performance.now();
+      await par();
+      const t2 = performance.now() - t0;
+      cpuRatios.push(cpuMs(process.cpuUsage(c0)) / c1);
+      t2best = Math.min(t2best, t2 / 1000);
+      ratios.push(t1 / t2);
+    }
+    cpuRatios.sort((x1, x2) => x1 - x2);
     await coreNode.closeAttentionWorkers();
     ratios.sort((x1, x2) => x1 - x2);
     const med = ratios[Math.floor(ratios.length / 2)];
     t14.push([
-      `2 workers ÷ 1 (MHA H=8 N=${nh}: no single-call parallel attention yet; median of ${ratios.length}, best ${fmt(ratios.at(-1))})`,
+      `attention N=4096 d=64 f64: 1 thread ÷ attentionParallel 2 workers (median of ${ratios.length}, best ${fmt(ratios.at(-1))}; bit-identical: ${identical}; ${cpus().length} cores, load ${loadavg()[0].toFixed(1)})`,
       `${fmt(med)}×`,
       "≥ 1.8×",
       mark(med >= 1.8),
     ]);
+    t14.push([
+      "attentionParallel 2 workers: CPU time (all threads) ÷ 1-thread CPU time, median (the split's overhead)",
+      `${fmt(cpuRatios[Math.floor(cpuRatios.length / 2)])}×`,
+      "≈ 1",
+      "—",
+    ]);
+    t14.push([
+      `attentionParallel 2 workers (best ${fmt(t2best, 3)} s) ÷ NumPy 2 threads${np2 ? ` (${fmt(np2.t64, 3)} s)` : ""}`,
+      vsNp(t2best, np2?.t64),
+      "compared",
+      "—",
+    ]);
     t14.push(["NumPy attention f64: 1 thread ÷ 2 threads (same run)", np1 && np2 ? `${fmt(np1.t64 / np2.t64)}×` : "n/a", "reference", "—"]);
   }
   // The sketch package's hot paths, in a child process (core never imports sketch).
-  {
+  if (want("sketch")) {
     const script = fileURLToPath(new URL("../../sketch/bench/hotpaths.mjs", import.meta.url));
     const flags = [...(quick ? ["--quick"] : []), ...(args.has("--skip-svd") ? ["--skip-svd"] : [])];
     const r = spawnSync(process.execPath, [script, ...flags], { encoding: "utf8" });
@@ -224,7 +253,7 @@ print(*out, np.__version__)
     else {
       const rs = h.rowSampling.former / h.rowSampling.now;
       t14.push([
-        `per-query row sampling 1024×1024 s=64: former ${fmt(h.rowSampling.former, 2)} s ÷ now ${fmt(h.rowSampling.now, 2)} s (draws identical: ${h.rowSampling.identical})`,
+        `per-query row sampling 1024×1024 s=64: former ${fmt(h.rowSampling.former, 2)} s ÷ now ${fmt(h.rowSampling.now, 2)} s (probabilities identical: ${h.rowSampling.identical}; rel. error of P V former ${fmt(h.rowSampling.errorFormer, 3)}, now ${fmt(h.rowSampling.errorNow, 3)})`,
         `${fmt(rs, 1)}×`,
         "≥ 10×",
         mark(rs >= 10),
@@ -250,14 +279,45 @@ print(*out, np.__version__)
       } else t14.push(["RSVD 16384×512 vs ml-matrix SVD", "skipped (--skip-svd / --quick)", "≥ 100×, ≤ 1.02× optimal", "—"]);
     }
   }
-  t14.push(["sweep end-to-end, 1 vs 2 workers; prefill/decode vs torch", "not measured here", "see issue 14", "—"]);
+  // A sweep end to end, 1 vs 2 workers, with where the time goes (packages/experiments/bench/throughput.mjs;
+  // the quickstart here, `--configs quickstart,real-perplexity` there for the longest shipped one).
+  if (!want("sweep")) {
+    // not asked for (--only)
+  } else if (quick) {
+    t14.push([
+      "sweep end-to-end, 1 vs 2 workers",
+      "skipped (--quick): node packages/experiments/bench/throughput.mjs",
+      "2 workers faster",
+      "—",
+    ]);
+  } else {
+    const script = fileURLToPath(new URL("../../experiments/bench/throughput.mjs", import.meta.url));
+    const r = spawnSync(process.execPath, [script, "--configs", "quickstart", "--json"], { encoding: "utf8" });
+    let rows = null;
+    try {
+      rows = JSON.parse(r.stdout.trim().split("\n").pop());
+    } catch {}
+    if (!rows) t14.push(["sweep end-to-end (quickstart)", `failed: ${(r.stderr || "").trim().split("\n").pop()}`, "", "—"]);
+    else {
+      const [w1, w2] = rows;
+      const split = (x) =>
+        `generate ${fmt(x.generate, 1)} s, exact ${fmt(x.reference, 1)} s, method ${fmt(x.method, 1)} s, metrics ${fmt(x.metrics, 1)} s, start-up+I/O ${fmt(x.other, 1)} s`;
+      t14.push([
+        `quickstart end to end: 1 worker ${fmt(w1.wall, 1)} s (${split(w1)}) ÷ 2 workers ${fmt(w2.wall, 1)} s (${split(w2)})`,
+        `${fmt(w1.wall / w2.wall)}×`,
+        "2 workers faster",
+        mark(w1.wall > w2.wall),
+      ]);
+    }
+  }
+  t14.push(["prefill/decode vs torch", "not measured here", "see issue 14", "—"]);
   console.log(
     `## issue 14 — targets, this run (load ${loadavg()[0].toFixed(1)}; NumPy: ${np1 ? `${np1.exe} ${np1.ver}` : "not available"})`,
   );
   console.log("(a shared machine: absolute times mean little, only the ratios measured side by side in this run)");
   table(["target", "this run", "target", "met"], t14);
   console.log("");
-  if (quick) process.exit(0);
+  if (quick || only !== null) process.exit(0);
 }
 
 // ---------------------------------------------------------------- matmul
@@ -295,10 +355,10 @@ table(["size", "scalar", "wasm f64", "wasm f32", "ml-matrix", "wasm/ml-matrix", 
   core.setKernelBackend("wasm");
   const split = (label, f) => {
     f();
-    core.setGemmProfiling(true);
+    internal.setGemmProfiling(true);
     f();
-    const p = core.gemmProfile();
-    core.setGemmProfiling(false);
+    const p = internal.gemmProfile();
+    internal.setGemmProfiling(false);
     const total = p.packMs + p.copyMs + p.kernelMs;
     return [
       label,
@@ -320,10 +380,10 @@ table(["size", "scalar", "wasm f64", "wasm f32", "ml-matrix", "wasm/ml-matrix", 
     [
       split("1024³ A·B", () => core.matmul(a, a)),
       split("tile Q·Kᵀ 128×64·(256×64)ᵀ ×200", () => {
-        for (let i = 0; i < 200; i++) core.matmulTransBInto(q.data, kb.data, s, 128, 64, 256);
+        for (let i = 0; i < 200; i++) internal.matmulTransBInto(q.data, kb.data, s, 128, 64, 256);
       }),
       split("tile P·V 128×256·256×64 ×200 (acc)", () => {
-        for (let i = 0; i < 200; i++) core.matmulInto(p.data, kb.data, out, 128, 256, 64, true);
+        for (let i = 0; i < 200; i++) internal.matmulInto(p.data, kb.data, out, 128, 256, 64, true);
       }),
     ],
   );
@@ -345,11 +405,11 @@ table(["size", "scalar", "wasm f64", "wasm f32", "ml-matrix", "wasm/ml-matrix", 
       const A = core.randomMatrix(m, k, {}, [1, "dec", "a", m]).data;
       const C = new Float64Array(m * n);
       core.setKernelBackend("auto");
-      const fa = t(() => core.matmulInto(A, B, C, m, k, n, false));
-      const fb = t(() => core.matmulTransBInto(A, Bt, C, m, k, n));
+      const fa = t(() => internal.matmulInto(A, B, C, m, k, n, false));
+      const fb = t(() => internal.matmulTransBInto(A, Bt, C, m, k, n));
       core.setKernelBackend("wasm");
-      const wa = t(() => core.matmulInto(A, B, C, m, k, n, false));
-      const wb = t(() => core.matmulTransBInto(A, Bt, C, m, k, n));
+      const wa = t(() => internal.matmulInto(A, B, C, m, k, n, false));
+      const wb = t(() => internal.matmulTransBInto(A, Bt, C, m, k, n));
       core.setKernelBackend("auto");
       rows.push([`${m}×${k}·${k}×${n}`, fmt(fa, 3), fmt(wa, 3), `${fmt(wa / fa)}×`, fmt(fb, 3), fmt(wb, 3), `${fmt(wb / fb)}×`]);
       if (m === 1 && k === 4096)
@@ -370,16 +430,16 @@ table(["size", "scalar", "wasm f64", "wasm f32", "ml-matrix", "wasm/ml-matrix", 
     let bestT = Number.POSITIVE_INFINITY;
     let p;
     for (let r = 0; r < (quick ? 1 : 2); r++) {
-      core.setFusedSoftmaxProfiling(true);
+      internal.setFusedSoftmaxProfiling(true);
       f();
-      const cur = core.fusedSoftmaxProfile();
+      const cur = internal.fusedSoftmaxProfile();
       const total = cur.copyMs + cur.scoresMs + cur.softmaxMs + cur.valuesMs;
       if (total < bestT) {
         bestT = total;
         p = cur;
       }
     }
-    core.setFusedSoftmaxProfiling(false);
+    internal.setFusedSoftmaxProfiling(false);
     const pct = (x) => `${fmt((100 * x) / bestT, 1)}%`;
     return [label, fmt(bestT, 0), pct(p.scoresMs), pct(p.softmaxMs), pct(p.valuesMs), pct(p.copyMs), fmt((p.softmaxMs * 1e6) / (n * n), 2)];
   };

@@ -19,7 +19,7 @@ export {
   describe,
   optionsObject,
 } from "./validate.js";
-export { CompiledMask, TILE_ALL, TILE_NONE, TILE_PARTIAL, type TileStatus, compileMask } from "./attention/mask.js";
+export { CompiledMask, type CompiledMaskParts, TILE_ALL, TILE_NONE, TILE_PARTIAL, type TileStatus, compileMask } from "./attention/mask.js";
 export { SMALL_M, matmulInto, matmulTransAInto, matmulTransBInto } from "./linalg/matmul.js";
 export {
   AUTO_MIN_WORK,

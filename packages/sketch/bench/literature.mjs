@@ -102,8 +102,10 @@ function clustered(rows, d, key) {
       Float64Array.from(k.data, (t) => t * s),
     );
     const rel = {};
-    for (const kind of ["gerf", "oprf", "derf"]) {
-      const params = sketch.exponentialFeatureParameters(kind, xs, ys, 0);
+    const complexParams = sketch.complexGerfParameters(xs, ys);
+    for (const kind of ["gerf", "oprf", "derf", "saderf", "sderf", "complex-gerf"]) {
+      const complex = kind === "complex-gerf";
+      const params = complex ? null : sketch.exponentialFeatureParameters(kind, xs, ys, 0);
       let total = 0;
       for (let i = 0; i < 64; i++)
         for (let j = 0; j < 64; j++) {
@@ -111,26 +113,36 @@ function clustered(rows, d, key) {
           const yy = ys.data.slice(j * d, (j + 1) * d);
           let dot = 0;
           for (let t = 0; t < d; t++) dot += x[t] * yy[t];
-          total += sketch.exponentialFeatureVariance(params, x, yy, 64) / Math.exp(2 * dot);
+          // the complex GERF at equal F = 64 floats: 32 frequencies
+          const variance = complex
+            ? sketch.complexGerfVariance(complexParams, x, yy, 32)
+            : sketch.exponentialFeatureVariance(params, x, yy, 64);
+          total += variance / Math.exp(2 * dot);
         }
       rel[kind] = total / 4096;
     }
     const v = core.randomMatrix(64, 8, {}, [7, label, "v"]);
     const y = core.attention(q, k, v);
     const errs = {};
-    for (const features of ["positive", "oprf", "derf"]) {
+    for (const features of ["positive", "oprf", "derf", "saderf", "sderf", "complex-gerf"]) {
       const e = [];
+      const m = features === "complex-gerf" ? 32 : 64;
       for (let t = 0; t < 20; t++)
         e.push(
           Math.sqrt(
-            fro2(sketch.randomFeatureAttention(q, k, v, { numFrequencies: 64, features, projection: "iid" }, [8, t]).output, y) /
-              fro2(y, new core.Matrix(64, 8)),
+            fro2(
+              sketch.randomFeatureAttention(q, k, v, { numFrequencies: m, features, projection: "iid", onNonPositiveNormalizer: "keep" }, [
+                8,
+                t,
+              ]).output,
+              y,
+            ) / fro2(y, new core.Matrix(64, 8)),
           ),
         );
       errs[features] = mean(e);
     }
     console.log(
-      `   ${label}: FAVOR+ ${fmt(rel.gerf)}, OPRF ${fmt(rel.oprf)} (×${fmt(rel.oprf / rel.gerf, 2)}), DERF ${fmt(rel.derf)} (×${fmt(rel.derf / rel.gerf, 2)}); rel. Frobenius output error (20 draws, iid) FAVOR+ ${fmt(errs.positive)}, OPRF ${fmt(errs.oprf)}, DERF ${fmt(errs.derf)}`,
+      `   ${label} (mean Var/K² at F = 64, ratio to FAVOR+): FAVOR+ ${fmt(rel.gerf)}, OPRF ${fmt(rel.oprf)} (×${fmt(rel.oprf / rel.gerf, 2)}), ADERF ${fmt(rel.derf)} (×${fmt(rel.derf / rel.gerf, 2)}), SADERF ${fmt(rel.saderf)} (×${fmt(rel.saderf / rel.gerf, 2)}), SDERF ${fmt(rel.sderf)} (×${fmt(rel.sderf / rel.gerf, 2)}), complex GERF (s = ${complexParams.s}, m = 32) ${fmt(rel["complex-gerf"])} (×${fmt(rel["complex-gerf"] / rel.gerf, 2)}); rel. Frobenius output error (20 draws, iid, F = 64) FAVOR+ ${fmt(errs.positive)}, OPRF ${fmt(errs.oprf)}, ADERF ${fmt(errs.derf)}, SADERF ${fmt(errs.saderf)}, SDERF ${fmt(errs.sderf)}, complex GERF ${fmt(errs["complex-gerf"])}`,
     );
   }
 })();
@@ -179,4 +191,101 @@ function clustered(rows, d, key) {
   const ym = mean(logs);
   const slope = xs.reduce((a, x, i) => a + (x - xm) * (logs[i] - ym), 0) / xs.reduce((a, x) => a + (x - xm) ** 2, 0);
   console.log(`   MSE log-log slope over s = 1,024 … 16,384: ${fmt(slope)} (RMSE ${fmt(slope / 2)}; theory −1 / −½)`);
+})();
+
+// 5. KDEformer's LSH-based KDE (kdeformer/kde.ts): relative RMSE of F̂(y) = Σ_j exp(s⟨k_j, y⟩)
+//    over N = 512 targets and 20 seeds, d = 16, s = 1/4, the defaults (8 tables × 4 draws), for
+//    r = 0 (plain uniform sampling of the same 32 keys), r = "auto" on the raw vectors, and "auto"
+//    under the sphere transform; then D̃ and the output error of kdeformerAttention against the
+//    simplified estimator, and the MSE slope over L.
+(() => {
+  const N = 512;
+  const d = 16;
+  const s = 0.25;
+  const clusteredN = (rows, key, spread, c) => {
+    const centers = core.randomMatrix(c, d, {}, [key, "centers"]);
+    const noise = core.randomMatrix(rows, d, { scale: 0.35 }, [key, "noise", rows]);
+    return core.Matrix.from(rows, d, (i, t) => spread * centers.data[(i % c) * d + t] + noise.data[i * d + t]);
+  };
+  const problems = [
+    [
+      "diffuse Gaussian (entries sd 0.5)",
+      core.randomMatrix(N, d, { scale: 0.5 }, [1, "q"]),
+      core.randomMatrix(N, d, { scale: 0.5 }, [1, "k"]),
+    ],
+    ["peaked Gaussian (entries sd 2)", core.randomMatrix(N, d, { scale: 2 }, [1, "q"]), core.randomMatrix(N, d, { scale: 2 }, [1, "k"])],
+    ["8 clusters, spread 1", clusteredN(N, 5, 1, 8), clusteredN(N, 5, 1, 8)],
+    ["32 clusters, spread 2", clusteredN(N, 5, 2, 32), clusteredN(N, 5, 2, 32)],
+  ];
+  console.log("5. LSH KDE, N = 512, d = 16, 8 tables × 4 draws: relative RMSE of F̂ over 20 seeds");
+  for (const [name, q, k] of problems) {
+    const exact = Float64Array.from({ length: N }, (_, i) => {
+      let t = 0;
+      for (let j = 0; j < N; j++) {
+        let dot = 0;
+        for (let a = 0; a < d; a++) dot += q.data[i * d + a] * k.data[j * d + a];
+        t += Math.exp(s * dot);
+      }
+      return t;
+    });
+    const row = [];
+    for (const [label, o] of [
+      ["r = 0", { numBits: 0 }],
+      ["auto", {}],
+      ["sphere auto", { transform: "sphere" }],
+    ]) {
+      let r2 = 0;
+      let bits = 0;
+      for (let t = 0; t < 20; t++) {
+        const r = sketch.exponentialKde(k, q, { scale: s, ...o }, [t]);
+        bits = r.numBits;
+        for (let i = 0; i < N; i++) r2 += (Math.exp(r.logDensity[i]) / exact[i] - 1) ** 2 / (20 * N);
+      }
+      row.push(`${label} (r = ${bits}) ${fmt(Math.sqrt(r2))}`);
+    }
+    console.log(`   ${name}: ${row.join(", ")}`);
+  }
+  const q = problems[2][1];
+  const k = problems[2][2];
+  const exact = Float64Array.from({ length: N }, (_, i) => {
+    let t = 0;
+    for (let j = 0; j < N; j++) {
+      let dot = 0;
+      for (let a = 0; a < d; a++) dot += q.data[i * d + a] * k.data[j * d + a];
+      t += Math.exp(s * dot);
+    }
+    return t;
+  });
+  const tables = [1, 4, 16, 64];
+  const logs = tables.map((L) => {
+    let r2 = 0;
+    for (let t = 0; t < 20; t++) {
+      const r = sketch.exponentialKde(k, q, { scale: s, numTables: L }, [L, t]);
+      for (let i = 0; i < N; i++) r2 += (Math.exp(r.logDensity[i]) / exact[i] - 1) ** 2 / (20 * N);
+    }
+    return Math.log(r2);
+  });
+  const xs = tables.map(Math.log);
+  const xm = mean(xs);
+  const ym = mean(logs);
+  const slope = xs.reduce((a, x, i) => a + (x - xm) * (logs[i] - ym), 0) / xs.reduce((a, x) => a + (x - xm) ** 2, 0);
+  console.log(`   8 clusters: MSE log-log slope over L = 1 … 64: ${fmt(slope)} (theory −1)`);
+  const v = core.randomMatrix(N, d, {}, [1, "v"]);
+  for (const [name, qq, kk] of problems) {
+    const y = core.attention(qq, kk, v);
+    const ny = Math.sqrt(fro2(y, new core.Matrix(N, d)));
+    const cells = [];
+    for (const estimator of ["kde", "block-uniform"]) {
+      let e = 0;
+      let logErr = 0;
+      for (let t = 0; t < 3; t++) {
+        const r = sketch.kdeformerAttention(qq, kk, v, { blockSize: 32, sampleSize: 64, estimator }, [t]);
+        const ex = sketch.kdeformerAttention(qq, kk, v, { blockSize: 32, sampleSize: 64, normalizer: "exact" }, [t]);
+        e += Math.sqrt(fro2(r.output, y)) / ny / 3;
+        for (let i = 0; i < N; i++) logErr = Math.max(logErr, Math.abs(r.logNormalizer[i] - ex.logNormalizer[i]));
+      }
+      cells.push(`${estimator}: rel. error ${fmt(e)}, max |log D̃ − log D| ${fmt(logErr)}`);
+    }
+    console.log(`   kdeformerAttention b = 32, m = 64, ${name}: ${cells.join("; ")}`);
+  }
 })();

@@ -68,6 +68,17 @@ export const TILE_PARTIAL = 2;
 /** A tile of the mask is fully masked, fully allowed, or mixed. */
 export type TileStatus = typeof TILE_NONE | typeof TILE_ALL | typeof TILE_PARTIAL;
 
+/** The stored form of a compiled mask: row limits (prefix masks), CSR sets, or the dense 0/1 matrix. */
+export interface CompiledMaskParts {
+  /** Prefix masks (causal, padding): row i allows keys j < limit[i]. */
+  limit?: Int32Array;
+  /** Allowed sets in CSR form (sorted, unique): row i's keys are colIdx[rowPtr[i] … rowPtr[i+1]). */
+  rowPtr?: Int32Array;
+  colIdx?: Int32Array;
+  /** Dense M̃, N_Q × N_KV row-major 0/1. */
+  dense?: Float64Array;
+}
+
 /**
  * A mask checked against N_Q × N_KV and put in a form the attention loops query tile by tile,
  * never as an N_Q×N_KV array unless the user gave one (dense): causal and padding become a per-row
@@ -83,7 +94,7 @@ export class CompiledMask {
   private readonly colIdx?: Int32Array;
   private readonly dense?: Float64Array;
 
-  constructor(nQ: number, nKV: number, parts: { limit?: Int32Array; rowPtr?: Int32Array; colIdx?: Int32Array; dense?: Float64Array }) {
+  constructor(nQ: number, nKV: number, parts: CompiledMaskParts) {
     this.nQ = nQ;
     this.nKV = nKV;
     this.limit = parts.limit;
@@ -102,6 +113,22 @@ export class CompiledMask {
       }
     }
     this.allowedCount = count;
+  }
+
+  /**
+   * The compiled parts of query rows [i0, i1) as plain typed arrays (copies): `new CompiledMask(i1 − i0,
+   * nKV, parts)` is this mask restricted to those rows, row r being row i0 + r here — what a worker
+   * thread needs to compute a block of query rows (node/parallel-attention.ts).
+   */
+  rowParts(i0: number, i1: number): CompiledMaskParts {
+    if (this.limit) return { limit: this.limit.slice(i0, i1) };
+    if (this.rowPtr) {
+      const base = this.rowPtr[i0];
+      const rowPtr = new Int32Array(i1 - i0 + 1);
+      for (let i = i0; i <= i1; i++) rowPtr[i - i0] = this.rowPtr[i] - base;
+      return { rowPtr, colIdx: this.colIdx!.slice(base, this.rowPtr[i1]) };
+    }
+    return { dense: this.dense!.slice(i0 * this.nKV, i1 * this.nKV) };
   }
 
   /** Whether query i may attend to key j. */

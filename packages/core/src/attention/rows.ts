@@ -216,8 +216,12 @@ export function float32Attention(
   return out;
 }
 
-/** The row checks after a fused call: empty rows (error or zero), non-finite logits (error). */
-function checkFusedRows(queries: Matrix, keys: Matrix, r: ResolvedAttention, normalizer: Float64Array, rowMax?: Float64Array): void {
+/**
+ * The row checks after a fused call, in row order: empty rows (error or zero), non-finite logits
+ * (error). Also run by `attentionParallel` (node/) on the normalizers its workers return, so its
+ * errors are those of `attention`.
+ */
+export function checkFusedRows(queries: Matrix, keys: Matrix, r: ResolvedAttention, normalizer: Float64Array, rowMax?: Float64Array): void {
   for (let i = 0; i < normalizer.length; i++) {
     const l = normalizer[i];
     if (l > 0 && l < Number.POSITIVE_INFINITY) continue;

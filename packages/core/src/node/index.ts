@@ -8,7 +8,9 @@
  * - Hugging Face checkpoint folders read tensor by tensor (`loadPretrained`, `openCheckpointStore`,
  *   `readModelConfig`, `readTokenizer`) and forward captures written as `.npy` (`writeForwardNpy`);
  * - multi-head attention over worker threads (`parallelMultiHeadAttention`) and its single-thread
- *   reference `multiHeadAttentionFast`.
+ *   reference `multiHeadAttentionFast`;
+ * - one attention call with its query rows over worker threads (`attentionParallel`, bit-identical
+ *   to `attention` / `streamingAttention`; `attentionSplit` tells how a call is split).
  *
  * @module @randattn/core/node
  */
@@ -17,9 +19,18 @@ export { crc32 } from "./zip.js";
 export * from "./files.js";
 export {
   type ParallelMultiHeadOptions,
+  attentionWorkerCount,
   closeAttentionWorkers,
   multiHeadAttentionFast,
   parallelMultiHeadAttention,
 } from "./parallel.js";
+export {
+  type AttentionSplit,
+  type ParallelAttentionOptions,
+  MIN_BLOCK_ROWS,
+  MIN_PARALLEL_WORK,
+  attentionParallel,
+  attentionSplit,
+} from "./parallel-attention.js";
 export * from "./checkpoint.js";
 export * from "./captures.js";

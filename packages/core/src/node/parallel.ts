@@ -67,6 +67,7 @@ function project(concat: Float64Array, dims: HeadDims, wo: Matrix): Matrix {
 
 /** Message sent to a worker: everything plain data or SharedArrayBuffer. */
 export interface HeadTask {
+  kind: "heads";
   id: number;
   backend: string;
   plan: AttentionPlan;
@@ -80,16 +81,19 @@ export interface HeadTask {
   concat: SharedArrayBuffer;
 }
 
-/** A worker's reply. */
+/** A worker's reply (to any task kind: heads here, query rows in parallel-attention.ts). */
 export interface HeadReply {
   id: number;
   error?: { name: string; argument?: string; expected?: string; actual?: string; message: string };
+  /** Query-row tasks: false when the fused kernel declined the block (kernel memory), nothing written. */
+  fused?: boolean;
 }
 
-interface PoolWorker {
+/** One pooled worker thread and its tasks in flight. */
+export interface PoolWorker {
   worker: Worker;
   url: string;
-  pending: Map<number, { resolve: () => void; reject: (e: Error) => void }>;
+  pending: Map<number, { resolve: (reply: HeadReply) => void; reject: (e: Error) => void }>;
 }
 
 const pool: PoolWorker[] = [];
@@ -134,7 +138,7 @@ function spawn(url: URL): PoolWorker {
     pw.pending.delete(reply.id);
     if (pw.pending.size === 0) worker.unref();
     if (reply.error) p.reject(rebuildError(reply.error));
-    else p.resolve();
+    else p.resolve(reply);
   });
   const fail = (err: Error) => {
     for (const p of pw.pending.values()) p.reject(err);
@@ -148,7 +152,8 @@ function spawn(url: URL): PoolWorker {
   return pw;
 }
 
-function workersFor(count: number, url: URL): PoolWorker[] {
+/** `count` pooled workers running `url`, started on first use (the pool of both parallel paths). */
+export function workersFor(count: number, url: URL): PoolWorker[] {
   const matching = pool.filter((p) => p.url === url.href);
   while (matching.length < count) {
     const pw = spawn(url);
@@ -158,7 +163,13 @@ function workersFor(count: number, url: URL): PoolWorker[] {
   return matching.slice(0, count);
 }
 
-function run(pw: PoolWorker, task: HeadTask): Promise<void> {
+/** A fresh task id (unique in this thread). */
+export function nextTaskId(): number {
+  return nextId++;
+}
+
+/** Posts one task (plain data and SharedArrayBuffers) to a pooled worker; resolves with its reply. */
+export function runTask<T extends { id: number; kind: string }>(pw: PoolWorker, task: T): Promise<HeadReply> {
   return new Promise((resolve, reject) => {
     pw.pending.set(task.id, { resolve, reject });
     pw.worker.ref(); // keep the process alive while a task is out
@@ -170,7 +181,7 @@ function run(pw: PoolWorker, task: HeadTask): Promise<void> {
  * The data as a whole SharedArrayBuffer the workers can map: the buffer itself when the array
  * already is one (no copy), else one memcpy into a new one (never a structured clone per worker).
  */
-function share(data: Float64Array): SharedArrayBuffer {
+export function share(data: Float64Array): SharedArrayBuffer {
   if (data.buffer instanceof SharedArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength) {
     return data.buffer;
   }
@@ -220,6 +231,7 @@ export async function parallelMultiHeadAttention(
   const concat = new SharedArrayBuffer(dims.nQ * dims.numHeads * dims.dV * 8);
   const sharedQ = share(xQ.data);
   const base = {
+    kind: "heads" as const,
     backend: getKernelBackend(),
     plan,
     dims,
@@ -231,19 +243,24 @@ export async function parallelMultiHeadAttention(
     concat,
   };
   const team = workersFor(count, url);
-  const jobs: Promise<void>[] = [];
+  const jobs: Promise<HeadReply>[] = [];
   for (let w = 0; w < count; w++) {
     // Contiguous, balanced ranges: heads ⌊w·H/count⌋ … ⌊(w+1)·H/count⌋ − 1.
     const h0 = Math.floor((w * dims.numHeads) / count);
     const h1 = Math.floor(((w + 1) * dims.numHeads) / count);
     const heads = Array.from({ length: h1 - h0 }, (_, i) => h0 + i);
-    jobs.push(run(team[w], { ...base, id: nextId++, heads }));
+    jobs.push(runTask(team[w], { ...base, id: nextTaskId(), heads }));
   }
   await Promise.all(jobs);
   return project(new Float64Array(concat), dims, weights.output);
 }
 
-/** Terminates the worker pool of `parallelMultiHeadAttention` (a later call starts a new one). */
+/** Worker threads in the pool now (0 before the first parallel call and after `closeAttentionWorkers`). */
+export function attentionWorkerCount(): number {
+  return pool.length;
+}
+
+/** Terminates the worker pool of `parallelMultiHeadAttention` and `attentionParallel` (a later call starts a new one). */
 export async function closeAttentionWorkers(): Promise<void> {
   const all = pool.splice(0, pool.length);
   await Promise.all(all.map((p) => p.worker.terminate()));

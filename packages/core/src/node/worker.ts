@@ -1,21 +1,27 @@
 /**
- * Worker-thread entry of `parallel.ts`: receives a `HeadTask` (SharedArrayBuffers + plain data),
- * sets the same kernel backend as the caller, computes its heads into the shared concat buffer and
- * replies. Imports only fast/ and linalg/ modules (not the package barrel), so it starts quickly.
+ * Worker-thread entry of `parallel.ts` and `parallel-attention.ts`: receives a `HeadTask` (heads of
+ * multi-head attention) or a `RowTask` (a block of query rows of one attention call) — plain data
+ * and SharedArrayBuffers — sets the same kernel backend as the caller, computes into the shared
+ * output and replies. Imports only kernel, mask and linalg modules (not the package barrel), so it
+ * starts quickly.
  */
 import { parentPort } from "node:worker_threads";
 import { RandAttnError } from "../errors.js";
 import { type KernelBackend, setKernelBackend } from "../kernels/gemm.js";
 import { type HeadReply, type HeadTask, runHeadTask } from "./parallel.js";
+import { type RowTask, runRowTask } from "./row-task.js";
 
 const port = parentPort;
 if (port) {
-  port.on("message", (task: HeadTask) => {
+  port.on("message", (task: HeadTask | RowTask) => {
     let reply: HeadReply;
     try {
       setKernelBackend(task.backend as KernelBackend);
-      runHeadTask(task);
-      reply = { id: task.id };
+      if (task.kind === "rows") reply = { id: task.id, fused: runRowTask(task) };
+      else {
+        runHeadTask(task);
+        reply = { id: task.id };
+      }
     } catch (e) {
       const err = e instanceof Error ? e : new Error(String(e));
       reply = {

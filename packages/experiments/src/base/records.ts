@@ -33,6 +33,13 @@ export interface TaskOutcome {
   readonly wallMs: number;
   /** Wall time of input generation and the exact reference, ms (timings.csv only). */
   readonly setupMs: number;
+  /**
+   * Of `setupMs`, the exact reference alone, ms (0 when the cache of the previous task served it).
+   * Journal only (the throughput bench reads it; timings.csv keeps its columns).
+   */
+  readonly referenceMs?: number;
+  /** Wall time of the error metrics after the method, ms. Journal only. */
+  readonly metricsMs?: number;
 }
 
 /**

@@ -63,6 +63,8 @@ interface Reference {
 // reuse the inputs and the reference instead of recomputing them.
 const cache = new Map<string, Reference>();
 const CACHE_SIZE = 4;
+/** Wall time of the exact reference in the last `reference` call, ms (0 on a cache hit). */
+let lastReferenceMs = 0;
 
 function reference(spec: TaskSpec, wantWeights: boolean): Reference {
   const key = JSON.stringify([
@@ -75,6 +77,7 @@ function reference(spec: TaskSpec, wantWeights: boolean): Reference {
     spec.baseDir,
   ]);
   const hit = cache.get(key);
+  lastReferenceMs = 0;
   if (hit && (!wantWeights || hit.weights !== null || hit.output === null)) return hit;
   // A miss, or a hit without the weights now wanted: recompute (the output is the same bits either
   // way, see exactAttention).
@@ -83,6 +86,7 @@ function reference(spec: TaskSpec, wantWeights: boolean): Reference {
   const instance =
     hit?.instance ?? gen.generate(spec.problem.params, { baseDir: spec.baseDir, wantWeights, kernel: spec.kernel, mask: spec.mask }, seed);
   let ref: Reference;
+  const tRef = performance.now();
   if (instance.heads.length === 0) ref = { instance, output: null, weights: null };
   else {
     const small = instance.heads.every((h) => h.queries.rows * h.keys.rows <= MAX_MATERIALIZED_SCORES);
@@ -98,6 +102,7 @@ function reference(spec: TaskSpec, wantWeights: boolean): Reference {
       };
     }
   }
+  lastReferenceMs = performance.now() - tRef;
   cache.delete(key);
   cache.set(key, ref);
   while (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
@@ -125,7 +130,9 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
     setupMs = t1 - t0;
     const seed = methodSeed(spec.rootSeed, spec.method.name, spec.method.params, spec.trial);
     const result = method.run(ref.instance, spec.method.params, { baseDir: spec.baseDir, wantWeights }, seed);
-    const wallMs = performance.now() - t1;
+    const t2 = performance.now();
+    const wallMs = t2 - t1;
+    const referenceMs = lastReferenceMs;
     const references = method.references?.(ref.instance, spec.method.params) ?? {};
     const metrics: MetricValues = { ...NO_METRICS };
     if (result.output && ref.output) {
@@ -154,6 +161,8 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
       extras,
       wallMs,
       setupMs,
+      referenceMs,
+      metricsMs: performance.now() - t2,
     };
   } catch (e) {
     return failedOutcome(spec, errorText(e), performance.now() - t0 - setupMs, setupMs);

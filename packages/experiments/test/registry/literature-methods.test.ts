@@ -51,10 +51,23 @@ describe("adapters = sketch functions per head", () => {
     expect(r.cost.flops).toBe(direct.cost.flops);
   });
   it("kdeformer and scatterbrain", () => {
-    const k = run("kdeformer", p, { blockSize: 8 });
-    expect([...(k.output as Matrix).data]).toEqual([
-      ...kdeformerAttention(h.queries, h.keys, h.values, { blockSize: 8, normalizerSamples: 64, columnSamples: 64 }, headSeed(0)).output
-        .data,
+    const k = run("kdeformer", p, { blockSize: 8, sampleSize: 16 });
+    const direct = kdeformerAttention(h.queries, h.keys, h.values, { blockSize: 8, sampleSize: 16, kdeBits: "auto" }, headSeed(0));
+    expect([...(k.output as Matrix).data]).toEqual([...direct.output.data]);
+    expect(k.cost.flops).toBe(direct.cost.flops);
+    const u = run("kdeformer", p, { blockSize: 8, sampleSize: 16, estimator: "block-uniform", kdeBits: 3 });
+    expect([...(u.output as Matrix).data]).toEqual([
+      ...kdeformerAttention(
+        h.queries,
+        h.keys,
+        h.values,
+        { blockSize: 8, sampleSize: 16, estimator: "block-uniform", normalizerSamples: 64, columnSamples: 64 },
+        headSeed(0),
+      ).output.data,
+    ]);
+    const b = run("kdeformer", p, { blockSize: 8, sampleSize: 16, kdeBits: 3 });
+    expect([...(b.output as Matrix).data]).toEqual([
+      ...kdeformerAttention(h.queries, h.keys, h.values, { blockSize: 8, sampleSize: 16, kdeBits: 3 }, headSeed(0)).output.data,
     ]);
     const s = run("scatterbrain", p, { numFrequencies: 8 });
     expect([...(s.output as Matrix).data]).toEqual([
@@ -70,8 +83,15 @@ describe("adapters = sketch functions per head", () => {
     expect(() => run("kdeformer", c, {})).toThrow(/mask/);
     expect(() => run("scatterbrain", c, { numBits: 0 })).not.toThrow();
   });
-  it("random-features takes features oprf and derf", () => {
-    for (const features of ["oprf", "derf"]) expect(run("random-features", p, { features, numFrequencies: 8 }).output?.rows).toBe(40);
+  it("random-features takes the exponential kinds (complex-gerf: F = 2m)", () => {
+    for (const features of ["oprf", "derf", "aderf", "saderf", "sderf"]) {
+      const r = run("random-features", p, { features, numFrequencies: 8 });
+      expect(r.output?.rows).toBe(40);
+      expect(r.extras?.feature_count).toBe(8);
+    }
+    const c = run("random-features", p, { features: "complex-gerf", numFrequencies: 8, onNonPositiveNormalizer: "keep" });
+    expect(c.output?.rows).toBe(40);
+    expect(c.extras?.feature_count).toBe(16);
   });
 });
 

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { type Matrix, attention, concatCols, derive, matmul, mlaAttention, type SeedKey } from "@randattn/core";
+import { Matrix, attention, concatCols, derive, matmul, mlaAttention, type SeedKey } from "@randattn/core";
 import {
+  complexGerfParameters,
+  complexGerfVariance,
+  exponentialFeatureParameters,
+  exponentialFeatureVariance,
   compressLatent,
   drawProjection,
   multiHeadToMla,
@@ -138,6 +142,47 @@ describe("each adapter returns exactly what the sketch function returns with the
       expect(r.output).toBeNull();
     }
     expect(run("kernel-value", pairs, { projection: "orthogonal" }).extras!.performer_mse).toBeNull();
+  });
+
+  it("kernel-value, exponential maps: the closed-form column is the sketch closed form, and the mean MSE over 200 seeds matches it (z·σ̂/√T)", () => {
+    const pairs = instance("kernel-pairs", { n: 9, d: 6, norm: 0.6, cosine: 0.3 });
+    const { queries: q, keys: k } = pairs.kernelPairs!;
+    const rs = Math.sqrt(1 / Math.sqrt(6));
+    const x = new Matrix(
+      9,
+      6,
+      Float64Array.from(q.data, (v) => v * rs),
+    );
+    const y = new Matrix(
+      9,
+      6,
+      Float64Array.from(k.data, (v) => v * rs),
+    );
+    for (const features of ["sderf", "complex-gerf"] as const) {
+      const r = run("kernel-value", pairs, { numFrequencies: 5, features });
+      let theory = 0;
+      if (features === "sderf") {
+        const p = exponentialFeatureParameters("sderf", x, y);
+        for (let i = 0; i < 9; i++)
+          theory += exponentialFeatureVariance(p, x.data.slice(i * 6, i * 6 + 6), y.data.slice(i * 6, i * 6 + 6), 5) / 9;
+        expect(r.extras!.feature_count).toBe(5);
+      } else {
+        const p = complexGerfParameters(x, y);
+        for (let i = 0; i < 9; i++) theory += complexGerfVariance(p, x.data.slice(i * 6, i * 6 + 6), y.data.slice(i * 6, i * 6 + 6), 5) / 9;
+        expect(r.extras!.feature_count).toBe(10);
+      }
+      expect(Math.abs(r.extras!.performer_mse! - theory)).toBeLessThanOrEqual(1e-12 * theory);
+      const T = 200;
+      const mses = Array.from({ length: T }, (_, t) => {
+        const def = getMethod("kernel-value");
+        return def.run(pairs, withDefaults("kernel-value", { numFrequencies: 5, features }), ctx, [6, features, t]).extras!
+          .kernel_mse as number;
+      });
+      const mean = mses.reduce((a, b) => a + b, 0) / T;
+      const sd = Math.sqrt(mses.reduce((a, b) => a + (b - mean) ** 2, 0) / (T - 1));
+      // z = 3.29: two-sided 1e-3 for each of the two kinds (Bonferroni)
+      expect(Math.abs(mean - theory)).toBeLessThanOrEqual(3.29 * (sd / Math.sqrt(T)));
+    }
   });
 
   it("latent-rsvd / latent-svd = attention on the compressLatent latent L̃ = C Ṽᵀ (K_h = L̃ W_LK^h)", () => {

@@ -32,6 +32,12 @@ import {
 } from "@randattn/core/internal";
 import type { Cost } from "../operators/index.js";
 import {
+  type ComplexGerfOptions,
+  type ComplexGerfParameters,
+  complexGerfParameters,
+  evaluateComplexGerfFeatures,
+} from "./complex-exponential.js";
+import {
   EXPONENTIAL_FEATURE_KINDS,
   type ExponentialFeatureKind,
   type ExponentialFeatureParameters,
@@ -56,14 +62,18 @@ export interface RandomFeatureAttentionOptions {
   /** m, the number of random frequencies ω (features: m for "positive", 2m for "trig"/"hyperbolic"). */
   numFrequencies: number;
   /**
-   * Feature family: the classic maps, or the generalized exponential ones (features/exponential.ts;
-   * softmax kernel only): "gerf" (A = `gerfA`), "oprf" (closed-form optimal A), "derf" (closed-form
-   * Ψ and A). The exponential ones give F = m features.
+   * Feature family: the classic maps, or the generalized exponential ones (softmax kernel only;
+   * features/exponential.ts): "gerf" (A = `gerfA`), "oprf" (closed-form optimal A), "aderf" / "derf"
+   * (asymmetric dense: closed-form Ψ and A), "saderf" (diagonal Ψ), "sderf" (symmetric dense, matrix
+   * A) — F = m features each; or "complex-gerf" (features/complex-exponential.ts: complex A, s from
+   * `complexGerf`), F = 2m real features (each complex feature is stored as two floats).
    * @default "positive"
    */
-  features?: FeatureKind | ExponentialFeatureKind;
+  features?: FeatureKind | ExponentialFeatureKind | "complex-gerf";
   /** A of the "gerf" family (A < ¼; A = 0 is FAVOR+). @default 0 */
   gerfA?: number;
+  /** s and A of the "complex-gerf" family. @default {} (s and A optimized for the data) */
+  complexGerf?: ComplexGerfOptions;
   /**
    * i.i.d. or orthogonal frequencies.
    * @default "orthogonal" (FAVOR+; same variance-reduction argument as Performer §2.4) — but `"iid"`
@@ -107,8 +117,10 @@ export interface RandomFeatureAttentionResult {
    * 2m for `"trig"` and `"hyperbolic"`. Compare methods at equal F (the cost is linear in F, not in m).
    */
   featureCount: number;
-  /** The exponential family's parameters (A, Ψ), for "gerf" / "oprf" / "derf". */
+  /** The exponential family's parameters (A, Ψ), for the real exponential kinds. */
   featureParameters?: ExponentialFeatureParameters;
+  /** s and A of "complex-gerf". */
+  complexFeatureParameters?: ComplexGerfParameters;
 }
 
 /**
@@ -159,8 +171,9 @@ export function randomFeatureAttention(
   assertInteger(options.numFrequencies, "options.numFrequencies", 1);
   const m = options.numFrequencies;
   const features = options.features ?? "positive";
-  assertOneOf(features, "options.features", ["trig", "positive", "hyperbolic", ...EXPONENTIAL_FEATURE_KINDS] as const);
-  const exponential = (EXPONENTIAL_FEATURE_KINDS as readonly string[]).includes(features);
+  assertOneOf(features, "options.features", ["trig", "positive", "hyperbolic", ...EXPONENTIAL_FEATURE_KINDS, "complex-gerf"] as const);
+  const complex = features === "complex-gerf";
+  const exponential = complex || (EXPONENTIAL_FEATURE_KINDS as readonly string[]).includes(features);
 
   const policy = options.onNonPositiveNormalizer ?? "error";
   const blockSize = options.blockSize ?? 64;
@@ -216,6 +229,7 @@ export function randomFeatureAttention(
   let phiQ: { features: Matrix; logScale: Float64Array };
   let phiK: { features: Matrix; logScale: Float64Array };
   let featureParameters: ExponentialFeatureParameters | undefined;
+  let complexFeatureParameters: ComplexGerfParameters | undefined;
   let parameterFlops = 0;
   if (exponential) {
     // x = √scale·q, y = √scale·k (SM(x, y) = exp(scale⟨q, k⟩)); parameters from the data, then the map.
@@ -230,15 +244,26 @@ export function randomFeatureAttention(
       d,
       Float64Array.from(keysUsed.data, (v) => v * s),
     );
-    featureParameters = exponentialFeatureParameters(features as ExponentialFeatureKind, xs, nK > 0 ? ys : xs, options.gerfA);
-    const a = featureParameters.a;
-    phiQ = evaluateExponentialFeatures(transformForFeatures(featureParameters, xs, "query"), omega, a, "row");
-    phiK =
-      nK > 0
-        ? evaluateExponentialFeatures(transformForFeatures(featureParameters, ys, "key"), omega, a, "global")
-        : { features: new Matrix(0, m), logScale: new Float64Array(0) };
-    // ρ: O((N_Q+N_KV)d); DERF adds the two d×d second moments, ≈ 5 eigendecompositions (≈ 10d³ each) and Ψx, Ψ⁻ᵀy.
-    parameterFlops = 3 * (nQ + nK) * d + 2 * m * d + (features === "derf" ? 4 * (nQ + nK) * d * d + 50 * d ** 3 : 0);
+    if (complex) {
+      complexFeatureParameters = complexGerfParameters(xs, nK > 0 ? ys : xs, options.complexGerf === undefined ? {} : options.complexGerf);
+      phiQ = evaluateComplexGerfFeatures(xs, omega, complexFeatureParameters, "query", "row");
+      phiK =
+        nK > 0
+          ? evaluateComplexGerfFeatures(ys, omega, complexFeatureParameters, "key", "global")
+          : { features: new Matrix(0, 2 * m), logScale: new Float64Array(0) };
+      // ρ-like statistics O((N_Q+N_KV)d), ‖ω‖², the search (≈ 40 flops per objective evaluation),
+      // and the cos/sin pair on top of the exp the driver counts per real column.
+      parameterFlops = 3 * (nQ + nK) * d + 2 * m * d + 40 * complexFeatureParameters.evaluations + (nQ + nK) * m;
+    } else {
+      featureParameters = exponentialFeatureParameters(features as ExponentialFeatureKind, xs, nK > 0 ? ys : xs, options.gerfA);
+      const a = featureParameters.aDiagonal ?? featureParameters.a;
+      phiQ = evaluateExponentialFeatures(transformForFeatures(featureParameters, xs, "query"), omega, a, "row");
+      phiK =
+        nK > 0
+          ? evaluateExponentialFeatures(transformForFeatures(featureParameters, ys, "key"), omega, a, "global")
+          : { features: new Matrix(0, m), logScale: new Float64Array(0) };
+      parameterFlops = 3 * (nQ + nK) * d + 2 * m * d + extraParameterFlops(features as ExponentialFeatureKind, nQ + nK, d);
+    }
   } else {
     phiQ = evaluateFeatures(queries, omega, features as FeatureKind, resolved, "row");
     phiK =
@@ -356,7 +381,8 @@ export function randomFeatureAttention(
   const kShift = nK > 0 ? phiK.logScale[0] : 0;
   const normalizerLogScale = new Float64Array(nQ);
   for (let i = 0; i < nQ; i++) normalizerLogScale[i] = phiQ.logScale[i] + kShift;
-  if (featureParameters?.psi) floatsStored += 2 * d * d;
+  // Ψ and Ψ⁻ᵀ (ADERF, SADERF: stored dense); SDERF keeps one Q₃ᵀ and the d values a_l.
+  if (featureParameters?.psi) floatsStored += featureParameters.aDiagonal ? d * d + d : 2 * d * d;
   return {
     output,
     cost: { flops, floatsStored },
@@ -366,5 +392,18 @@ export function randomFeatureAttention(
     omega,
     featureCount: F,
     ...(featureParameters ? { featureParameters } : {}),
+    ...(complexFeatureParameters ? { complexFeatureParameters } : {}),
   };
+}
+
+/**
+ * Flops of the closed-form parameters beyond ρ, for n = N_Q + N_KV rows: ADERF the two d × d second
+ * moments, ≈ 5 eigendecompositions (≈ 10d³ each) and Ψx, Ψ⁻ᵀy; SADERF the per-coordinate squares and
+ * the diagonal scaling; SDERF M₃ (2nd² for the products), one eigendecomposition and the rotation Q₃ᵀx.
+ */
+function extraParameterFlops(kind: ExponentialFeatureKind, n: number, d: number): number {
+  if (kind === "derf" || kind === "aderf") return 4 * n * d * d + 50 * d ** 3;
+  if (kind === "saderf") return 3 * n * d + 2 * n * d;
+  if (kind === "sderf") return 4 * n * d * d + 10 * d ** 3 + 2 * n * d * d + n * d;
+  return 0;
 }

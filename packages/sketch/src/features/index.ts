@@ -21,6 +21,22 @@ export {
   randomFeatureAttention,
 } from "./attention.js";
 export {
+  type ComplexGerfOptions,
+  type ComplexGerfParameters,
+  type PairStatistics,
+  complexGerfObjective,
+  complexGerfParameters,
+  complexGerfVariance,
+  evaluateComplexGerfFeatures,
+  optimalComplexGerf,
+  pairStatistics,
+} from "./complex-exponential.js";
+export {
+  type DenseExponentialForm,
+  denseExponentialForm,
+  denseExponentialLogMoments,
+  derfLogSecondMoment,
+  meanPairSecondMoment,
   EXPONENTIAL_FEATURE_KINDS,
   type ExponentialFeatureKind,
   type ExponentialFeatureParameters,

@@ -30,6 +30,7 @@ import {
   assertOneOf,
   matmulTransBInto,
   assertOptions,
+  simdExp,
 } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
 
@@ -215,12 +216,14 @@ export function evaluateFeatures(
     const e = rowMax[i] - logScale[i];
     const o = i * m;
     const w = i * width;
+    // Positive / hyperbolic: the exponents go into f here and one SIMD exp pass over all N·F of
+    // them follows the loop (core's simdExp, ≤ 1 ulp from Math.exp, ≈ 3× faster — issue 14).
     if (features === "positive") {
-      for (let l = 0; l < m; l++) f[w + l] = norm * Math.exp(u[o + l] - mx + e);
+      for (let l = 0; l < m; l++) f[w + l] = u[o + l] - mx + e;
     } else if (features === "hyperbolic") {
       for (let l = 0; l < m; l++) {
-        f[w + l] = norm * Math.exp(u[o + l] - mx + e);
-        f[w + m + l] = norm * Math.exp(-u[o + l] - mx + e);
+        f[w + l] = u[o + l] - mx + e;
+        f[w + m + l] = -u[o + l] - mx + e;
       }
     } else {
       const h = norm * Math.exp(e); // trig: mx = 0, e = c‖x‖² − logScale
@@ -229,6 +232,10 @@ export function evaluateFeatures(
         f[w + m + l] = h * Math.cos(u[o + l]);
       }
     }
+  }
+  if (features !== "trig") {
+    simdExp(f, f);
+    for (let i = 0; i < f.length; i++) f[i] *= norm;
   }
   if (shift === "none") {
     // Unshifted features can overflow (trig: e^{+‖x‖²/2}) or, for the exponential families whose

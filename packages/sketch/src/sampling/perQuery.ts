@@ -1,18 +1,28 @@
 /**
  * The per-query `"attention"` row-sampling draw (sampling/values.ts) with replacement, for all N_Q
- * rows of W at once: p_i = (1 − ε)·W[i,:]/ΣW[i,:] + ε/N_KV, a Vose alias table on p_i's support,
- * and s draws from the stream derive(seed, "query", i).
+ * rows of W at once: p_i = (1 − ε)·W[i,:]/ΣW[i,:] + ε/N_KV and s i.i.d. draws j ~ p_i per query,
+ * weighted c = 1/(s·p_ij) (DKM's estimator, Drineas–Kannan–Mahoney 2006).
  *
- * It performs exactly the floating-point operations, in the same order, of the composition it
- * replaces — normalizeWeights → defensiveMixture → AliasTable.fromProbabilities → sample → weights
- * 1/(s·p_j) — so indices, weights and probabilities are bit-identical to it (a test keeps that
- * composition as its oracle). What it drops is overhead, not arithmetic (issue 14): the entries
- * were validated once by the caller (finite, ≥ 0) instead of twice per row, the alias stacks are
- * typed arrays reused across rows instead of growing JS arrays, and nothing is allocated per row.
- * The alias method already costs O(1) per draw after an O(N_KV) table, so a cumulative-sum +
- * binary-search sampler would not be faster and would change the draws.
+ * Probabilities: exactly the floating-point operations of normalizeWeights → defensiveMixture
+ * (scale by the row max, divide by the scaled sum, mix), so `probabilities` equals that composition
+ * bit for bit (tested).
+ *
+ * Draws (issue 14; changed deliberately — the row-sampling results were regenerated): inverse-CDF
+ * sampling, j = min{ j : C_j > u·C_{N−1} } with C the running sum of p_i (the sum the row's check
+ * already forms) found by binary search — O(log N_KV) per draw after one O(N_KV) pass, instead of a
+ * Vose alias table per row (three more passes, two with data-dependent branches), which for s ≪ N_KV
+ * cost more than it saved. A zero probability adds nothing to C and is never drawn. The uniforms
+ * come from one stream per block of QUERIES_PER_STREAM consecutive queries, derive(seed, "queries",
+ * b) for queries b·64 … b·64 + 63, query i taking the s consecutive uniforms at offset (i mod 64)·s:
+ * every query's draws are a fixed function of (seed, i, s) — never of the other rows' weights —
+ * and distinct queries read disjoint stretches of a stream (independent as the generator's outputs
+ * are), while 64× fewer streams are opened (seedrandom's xor4096 set-up, ≈ 12 µs each, was one per
+ * query before).
  */
 import { RandomStream, type SeedKey, ValueError, derive } from "@randattn/core";
+
+/** Consecutive queries that share one random stream (see the module doc). */
+export const QUERIES_PER_STREAM = 64;
 
 /** Indices (N_Q·s), weights c = 1/(s·p_j) (N_Q·s) and probabilities (N_Q·N_KV) of the per-query draw. */
 export interface PerQueryDraw {
@@ -31,13 +41,9 @@ export function perQueryAttentionDraw(w: Float64Array, nQ: number, n: number, s:
   const indices = new Int32Array(nQ * s);
   const weights = new Float64Array(nQ * s);
   const probabilities = new Float64Array(nQ * n);
-  const support = new Int32Array(n);
-  const scaled = new Float64Array(n);
-  const prob = new Float64Array(n);
-  const alias = new Int32Array(n);
-  const small = new Int32Array(n);
-  const large = new Int32Array(n);
+  const cum = new Float64Array(n);
   const uniformShare = eps / n;
+  let rng: RandomStream | undefined;
   for (let i = 0; i < nQ; i++) {
     const off = i * n;
     // normalizeWeights: scale by the max, then w/mx/Σ(w/mx).
@@ -46,51 +52,34 @@ export function perQueryAttentionDraw(w: Float64Array, nQ: number, n: number, s:
     if (mx === 0) throw new ValueError(`weights[${i}]`, "at least one positive weight", "all zero");
     let sumScaled = 0;
     for (let j = 0; j < n; j++) sumScaled += w[off + j] / mx;
-    // defensiveMixture ((1 − ε)p + ε/N; p itself when ε = 0), then validateProbabilities' sum and
-    // the alias table's support and support sum (the same number: the skipped entries are +0).
+    // defensiveMixture ((1 − ε)p + ε/N; p itself when ε = 0), validateProbabilities' sum, and the
+    // running sum C_j it passes through — the inverse CDF.
     let sum = 0;
-    let m = 0;
+    let last = 0; // the last index with p > 0 (u·C rounding up to C_{N−1} draws it)
     for (let j = 0; j < n; j++) {
       let p = w[off + j] / mx / sumScaled;
       if (eps !== 0) p = (1 - eps) * p + uniformShare;
       probabilities[off + j] = p;
       sum += p;
-      if (p > 0) support[m++] = j;
+      cum[j] = sum;
+      if (p > 0) last = j;
     }
     if (!(Math.abs(sum - 1) <= 1e-9)) {
       throw new ValueError("probabilities", "entries summing to 1 (±1e-9); use normalizeWeights for unnormalized weights", `sum ${sum}`);
     }
-    // Vose's alias method, exactly as AliasTable.fromProbabilities (same stack order).
-    for (let t = 0; t < m; t++) scaled[t] = (probabilities[off + support[t]] * m) / sum;
-    let ns = 0;
-    let nl = 0;
-    for (let t = m - 1; t >= 0; t--) {
-      if (scaled[t] < 1) small[ns++] = t;
-      else large[nl++] = t;
-    }
-    while (ns > 0 && nl > 0) {
-      const l = small[--ns];
-      const g = large[--nl];
-      prob[l] = scaled[l];
-      alias[l] = g;
-      scaled[g] = scaled[g] + scaled[l] - 1;
-      if (scaled[g] < 1) small[ns++] = g;
-      else large[nl++] = g;
-    }
-    for (let t = 0; t < nl; t++) {
-      prob[large[t]] = 1;
-      alias[large[t]] = large[t];
-    }
-    for (let t = 0; t < ns; t++) {
-      prob[small[t]] = 1;
-      alias[small[t]] = small[t];
-    }
-    // AliasTable.sample and drawWeightedSample's weights.
-    const rng = new RandomStream(derive(seed, "query", i));
+    if (i % QUERIES_PER_STREAM === 0) rng = new RandomStream(derive(seed, "queries", i / QUERIES_PER_STREAM));
+    const r = rng!;
     for (let t = 0; t < s; t++) {
-      const u = rng.uniform() * m;
-      const col = Math.min(m - 1, Math.floor(u));
-      const j = support[u - col < prob[col] ? col : alias[col]];
+      const x = r.uniform() * sum;
+      // Smallest j with C_j > x (C is non-decreasing; C_{N−1} = sum > x unless x rounded up to it).
+      let lo = 0;
+      let hi = n - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (cum[mid] > x) hi = mid;
+        else lo = mid + 1;
+      }
+      const j = cum[lo] > x ? lo : last;
       indices[i * s + t] = j;
       weights[i * s + t] = 1 / (s * probabilities[off + j]);
     }

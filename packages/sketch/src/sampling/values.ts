@@ -104,7 +104,9 @@ export function valueSamplingProbabilities(
  * @param weights W, N_Q × N_KV, finite (non-negative for "attention" and the normalizing modes).
  * @param values V, N_KV × d_V, finite.
  * @param options `samples` (s ≥ 1), scheme, design and normalization.
- * @param seed SeedKey of the draw (per-query draws use derive(seed, "query", i)).
+ * @param seed SeedKey of the draw. Per-query draws with replacement read the stream
+ *   derive(seed, "queries", ⌊i/64⌋) by inverse CDF (sampling/perQuery.ts; changed in issue 14), the
+ *   other per-query designs derive(seed, "query", i).
  * @throws ShapeError / NonFiniteError on inputs, ValueError on s, options or negative weights where
  *   they must be ≥ 0, NumericalError when an estimated normalizer is 0.
  */
@@ -144,7 +146,8 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
   let flops: number;
   let floatsStored: number;
   if (scheme === "attention" && design === "with-replacement") {
-    // The same draws as the general branch below, without its per-row overhead (sampling/perQuery.ts).
+    // One pass per row for the probabilities and their running sum, inverse-CDF draws, one stream
+    // per 64 queries (sampling/perQuery.ts) — the per-row composition below costs 10× more.
     ({ indices, weights: c, probabilities } = perQueryAttentionDraw(w, nQ, n, s, eps, seed));
     for (let i = 0; i < nQ; i++) {
       for (let t = 0; t < s; t++) {

@@ -33,6 +33,7 @@ import {
   rademacherArray,
   rademacherSketch,
   hyperAttention,
+  exponentialKde,
   kdeformerAttention,
   randomFeatureAttention,
   randomFeatures,
@@ -424,8 +425,9 @@ export const sketchEntries: Entry[] = [
             arbitrary: fc.record(
               {
                 numFrequencies: intArg(1, 8),
-                features: modeArg(["trig", "positive", "hyperbolic", "gerf", "oprf", "derf"]),
+                features: modeArg(["trig", "positive", "hyperbolic", "gerf", "oprf", "derf", "aderf", "saderf", "sderf", "complex-gerf"]),
                 gerfA: fc.constantFrom<unknown>(undefined, undefined, -0.3, 0.1, 0.25, Number.NaN),
+                complexGerf: fc.constantFrom<unknown>(undefined, undefined, { s: -1 }, { s: 1, a: [0.3, 0] }, { a: [0, 0] }, null),
                 projection: modeArg(["iid", "orthogonal"]),
                 kernel: fc.oneof(
                   { weight: 4, arbitrary: fc.constant(undefined) },
@@ -596,6 +598,10 @@ export const sketchEntries: Entry[] = [
                 sampleSize: fc.oneof(fc.constant(undefined), intArg(1, 5)),
                 normalizerSamples: fc.oneof(fc.constant(undefined), intArg(1, 5)),
                 columnSamples: fc.oneof(fc.constant(undefined), intArg(1, 5)),
+                estimator: modeArg(["kde", "block-uniform"]),
+                kdeTables: fc.oneof(fc.constant(undefined), intArg(1, 3)),
+                kdeBits: fc.constantFrom<unknown>(undefined, "auto", 0, 2, 30),
+                bucketSamples: fc.oneof(fc.constant(undefined), intArg(1, 3)),
                 numFrequencies: intArg(1, 6),
                 uniformShare: fc.constantFrom<unknown>(undefined, 0.5, 0, 2),
                 rowRatio: fc.constantFrom<unknown>(undefined, 2, 0.5),
@@ -626,6 +632,49 @@ export const sketchEntries: Entry[] = [
       return scatterbrainAttention(q, k, v, o, seed).output;
     },
     check: (out, [, q, , v]) => shapeIs(out, q.rows, v.cols),
+  },
+  {
+    family: "lsh-attention",
+    name: "exponentialKde(points, targets, options, seed)",
+    args: fc.tuple(dimArb(6), dimArb(5), dimArb(3)).chain(([n, m, d]) =>
+      fc.tuple(
+        matArg(n, d),
+        matArg(m, d),
+        fc.oneof(
+          {
+            weight: 8,
+            arbitrary: fc.record(
+              {
+                numTables: fc.oneof(fc.constant(undefined), intArg(1, 3)),
+                numBits: fc.constantFrom<unknown>(undefined, "auto", 0, 2, 30, -1),
+                bucketSamples: fc.oneof(fc.constant(undefined), intArg(1, 3)),
+                scale: fc.constantFrom<unknown>(undefined, 0.5, 2, 0, -1, Number.NaN),
+                transform: modeArg(["none", "sphere"]),
+                logWeights: fc.constantFrom<unknown>(
+                  undefined,
+                  new Float64Array(n).fill(-1),
+                  new Float64Array(n).fill(Number.NEGATIVE_INFINITY),
+                  new Float64Array(n).fill(Number.NaN),
+                  new Float64Array(n + 1),
+                ),
+                exclude: fc.constantFrom<unknown>(
+                  undefined,
+                  { pointGroups: new Int32Array(n), targetGroups: new Int32Array(m) },
+                  { pointGroups: new Int32Array(n), targetGroups: new Int32Array(m + 1) },
+                  null,
+                ),
+              },
+              { requiredKeys: [] },
+            ),
+          },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>(null, undefined, 3) },
+        ),
+        seedArb,
+      ),
+    ),
+    // log F̂ = −∞ is a valid answer (every point excluded or weight 0); any NaN or +∞ is not.
+    call: (x, y, o, seed) => exponentialKde(x, y, o, seed).logDensity.map((l) => (l === Number.NEGATIVE_INFINITY ? 0 : l)),
+    check: (out, [, y]) => lengthIs(out, y.rows),
   },
 ];
 

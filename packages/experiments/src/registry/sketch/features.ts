@@ -6,29 +6,48 @@
  *   pairs of a `kernel-pairs` problem — the Performer comparison (Choromanski et al. 2021, Lemma 2),
  *   with the closed-form MSE of i.i.d. features as a reference column.
  */
-import { ValueError, concatCols } from "@randattn/core";
-import { type FeatureKind, drawProjection, featureDimension, randomFeatureAttention, randomFeatures } from "@randattn/sketch";
+import { Matrix, ValueError, concatCols } from "@randattn/core";
+import {
+  type ExponentialFeatureKind,
+  type FeatureKind,
+  complexGerfParameters,
+  complexGerfVariance,
+  drawProjection,
+  evaluateComplexGerfFeatures,
+  evaluateExponentialFeatures,
+  exponentialFeatureParameters,
+  exponentialFeatureVariance,
+  featureDimension,
+  randomFeatureAttention,
+  randomFeatures,
+  transformForFeatures,
+} from "@randattn/sketch";
 import type { HeadShape } from "../shape.js";
 import type { Cost, MaskSpec } from "../types.js";
 import { defineMethod, enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
-/** `random-features` also takes the closed-form optimal exponential features (sketch features/exponential.ts). */
-const ATTENTION_FEATURE_KINDS = [...FEATURE_KINDS, "oprf", "derf"] as const;
+/**
+ * `random-features` also takes the closed-form optimal exponential features (sketch
+ * features/exponential.ts: OPRF, and FAVOR#'s ADERF — also under its older name `derf` — SADERF and
+ * SDERF) and the complex GERF with numerically optimized s and A (features/complex-exponential.ts),
+ * whose m complex features are stored as F = 2m floats (feature_count, flops and floats stored count both).
+ */
+const ATTENTION_FEATURE_KINDS = [...FEATURE_KINDS, "oprf", "derf", "aderf", "saderf", "sderf", "complex-gerf"] as const;
 const PROJECTIONS = ["iid", "orthogonal"] as const;
 
 /** `random-features`: sketch's `randomFeatureAttention` on every head (seed `derive(seed, "head", h)`). */
 export const randomFeaturesMethod = defineMethod({
   name: "random-features",
   description:
-    "Linear-time attention Ŷ = D⁻¹φ(Q)(φ(K)ᵀV) with m random frequencies per head (sketch `randomFeatureAttention`: trig / positive (FAVOR+) / hyperbolic × iid / orthogonal; causal prefix sums under a causal mask). Softmax kernel only.",
+    "Linear-time attention Ŷ = D⁻¹φ(Q)(φ(K)ᵀV) with m random frequencies per head (sketch `randomFeatureAttention`: trig / positive (FAVOR+) / hyperbolic / OPRF / FAVOR# ADERF, SADERF, SDERF / complex GERF × iid / orthogonal; causal prefix sums under a causal mask). Softmax kernel only.",
   family: "features",
   paramsSchema: paramsSchema({
     numFrequencies: intParam(1, 1 << 16, 64, "m, random frequencies (features: m positive, 2m trig/hyperbolic)"),
     features: enumParam(
       ATTENTION_FEATURE_KINDS,
       "positive",
-      "feature map (oprf / derf: closed-form optimal positive / dense-exponential features)",
+      "feature map (oprf: closed-form optimal positive; aderf (= derf) / saderf / sderf: FAVOR#'s dense-exponential features; complex-gerf: complex GERF, F = 2m)",
     ),
     projection: enumParam(PROJECTIONS, "orthogonal", "i.i.d. or block-orthogonal frequencies"),
     blockSize: intParam(1, 1 << 16, 64, "query block of the causal prefix-sum evaluation"),
@@ -36,7 +55,11 @@ export const randomFeaturesMethod = defineMethod({
   }),
   exposesWeights: false,
   extraMetrics: [
-    { name: "feature_count", description: "F, features per head: m for positive and the exponential maps, 2m for trig/hyperbolic" },
+    {
+      name: "feature_count",
+      description:
+        "F, real features per head: m for positive and the real exponential maps, 2m for trig/hyperbolic/complex-gerf (two floats per complex feature)",
+    },
     { name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose estimated normalizer D_i ≤ 0" },
   ],
   estimateCost(problem, params) {
@@ -91,15 +114,13 @@ export function randomFeatureAttentionCost(
   params: { numFrequencies: number; features: string; blockSize: number },
 ): Cost {
   const m = params.numFrequencies;
-  const exponential = params.features === "oprf" || params.features === "derf";
-  const F = exponential ? m : featureDimension(params.features as FeatureKind, m);
   const nQ = h.queries.rows;
   const nK = h.keys.rows;
   const d = h.queries.cols;
   const dV = h.values.cols;
-  const parameterFlops = exponential
-    ? 3 * (nQ + nK) * d + 2 * m * d + (params.features === "derf" ? 4 * (nQ + nK) * d * d + 50 * d ** 3 : 0)
-    : 0;
+  const map = exponentialMapCost(params.features, nQ + nK, d, m);
+  const F = map ? map.featureCount : featureDimension(params.features as FeatureKind, m);
+  const parameterFlops = map ? map.parameterFlops : 0;
   let flops = 2 * (nQ + nK) * d * m + (nQ + nK) * F + parameterFlops;
   let floatsStored = m * d + (nQ + nK) * F + F * dV + F;
   if (!mask) {
@@ -125,8 +146,49 @@ export function randomFeatureAttentionCost(
     }
   }
   flops += nQ * dV;
-  if (params.features === "derf") floatsStored += 2 * d * d;
+  if (map) floatsStored += map.floats;
   return { flops, floatsStored };
+}
+
+/** What an exponential map adds to the classic accounting (sketch features/attention.ts). */
+interface ExponentialMapCost {
+  featureCount: number;
+  parameterFlops: number;
+  /** Ψ, Ψ⁻ᵀ (ADERF, SADERF: 2d²) or Q₃ᵀ and a (SDERF: d² + d). */
+  floats: number;
+}
+
+/**
+ * Objective evaluations of sketch's `optimalComplexGerf` for both s (as `randomFeatureAttention` runs
+ * it when `complexGerf` is not given): 1 + 14 rounds × 17² per s. estimate-cost.test.ts checks it
+ * against the recorded cost.
+ */
+const COMPLEX_GERF_EVALUATIONS = 2 * (1 + 14 * 17 * 17);
+
+/**
+ * sketch's parameter accounting for the exponential maps on n = N_Q + N_KV vectors of dimension d
+ * with m frequencies: ρ (3nd) and ‖ω‖² (2md) for all; ADERF the second moments, ≈ 5
+ * eigendecompositions and Ψx, Ψ⁻ᵀy; SADERF the squares and the diagonal scaling; SDERF M₃, one
+ * eigendecomposition and the rotation; the complex GERF its search (≈ 40 flops per evaluation) and
+ * a cos/sin pair per complex feature, with F = 2m. null for the classic maps.
+ */
+function exponentialMapCost(features: string, n: number, d: number, m: number): ExponentialMapCost | null {
+  const base = 3 * n * d + 2 * m * d;
+  switch (features) {
+    case "oprf":
+      return { featureCount: m, parameterFlops: base, floats: 0 };
+    case "derf":
+    case "aderf":
+      return { featureCount: m, parameterFlops: base + 4 * n * d * d + 50 * d ** 3, floats: 2 * d * d };
+    case "saderf":
+      return { featureCount: m, parameterFlops: base + 5 * n * d, floats: 2 * d * d };
+    case "sderf":
+      return { featureCount: m, parameterFlops: base + 4 * n * d * d + 10 * d ** 3 + 2 * n * d * d + n * d, floats: d * d + d };
+    case "complex-gerf":
+      return { featureCount: 2 * m, parameterFlops: base + 40 * COMPLEX_GERF_EVALUATIONS + n * m, floats: 0 };
+    default:
+      return null;
+  }
 }
 
 /**
@@ -151,35 +213,85 @@ export function performerMse(features: FeatureKind, m: number, x: Float64Array, 
   return (Math.exp(z2 - 2 * xy) * Math.expm1(-d2) ** 2) / (2 * m);
 }
 
+/** Kinds of `kernel-value` beyond the classic maps: parameters from all the pairs' queries and keys. */
+const KERNEL_EXPONENTIAL_KINDS = ["oprf", "aderf", "saderf", "sderf", "complex-gerf"] as const;
+
+/**
+ * Row-shifted features of the exponential kinds for the scaled pairs x, y, with each pair's
+ * closed-form variance at m i.i.d. frequencies (features/exponential.ts, complex-exponential.ts).
+ */
+function exponentialKernelFeatures(
+  kind: (typeof KERNEL_EXPONENTIAL_KINDS)[number],
+  x: Matrix,
+  y: Matrix,
+  omega: Matrix,
+): { fq: { features: Matrix; logScale: Float64Array }; fk: { features: Matrix; logScale: Float64Array }; variance: (i: number) => number } {
+  const d = x.cols;
+  const m = omega.rows;
+  const row = (z: Matrix, i: number) => z.data.slice(i * d, (i + 1) * d);
+  if (kind === "complex-gerf") {
+    const p = complexGerfParameters(x, y);
+    return {
+      fq: evaluateComplexGerfFeatures(x, omega, p, "query", "row"),
+      fk: evaluateComplexGerfFeatures(y, omega, p, "key", "row"),
+      variance: (i) => complexGerfVariance(p, row(x, i), row(y, i), m),
+    };
+  }
+  const p = exponentialFeatureParameters(kind as ExponentialFeatureKind, x, y);
+  const a = p.aDiagonal ?? p.a;
+  return {
+    fq: evaluateExponentialFeatures(transformForFeatures(p, x, "query"), omega, a, "row"),
+    fk: evaluateExponentialFeatures(transformForFeatures(p, y, "key"), omega, a, "row"),
+    variance: (i) => exponentialFeatureVariance(p, row(x, i), row(y, i), m),
+  };
+}
+
 /** Cost of `kernel-value`: both maps (2·n·d·m + n·F each), the n dot products (2·n·F); Ω and both feature matrices stored. */
-function kernelValueCost(n: number, d: number, m: number, featureDim: number) {
-  return { flops: 2 * (2 * n * d * m + n * featureDim) + 2 * n * featureDim, floatsStored: m * d + 2 * n * featureDim };
+function kernelValueCost(n: number, d: number, m: number, featureDim: number, map: ExponentialMapCost | null = null) {
+  // The exponential maps add their parameters (computed from all 2n vectors of the pairs).
+  return {
+    flops: 2 * (2 * n * d * m + n * featureDim) + 2 * n * featureDim + (map ? map.parameterFlops : 0),
+    floatsStored: m * d + 2 * n * featureDim + (map ? map.floats : 0),
+  };
 }
 
 /** `kernel-value`: φ(q)ᵀφ(k) against κ(q, k) on a `kernel-pairs` problem (one Ω per trial). */
 export const kernelValue = defineMethod({
   name: "kernel-value",
   description:
-    "Kernel estimate φ(q_i)ᵀφ(k_i) of κ = exp(scale·q_iᵀk_i) on a kernel-pairs problem (sketch `drawProjection` + `randomFeatures`, one Ω per trial); no attention output — the MSE columns and the Performer closed form are extra columns.",
+    "Kernel estimate φ(q_i)ᵀφ(k_i) of κ = exp(scale·q_iᵀk_i) on a kernel-pairs problem (sketch `drawProjection` + `randomFeatures`, or the exponential maps with parameters from all pairs, one Ω per trial); no attention output — the MSE columns and the closed-form MSE are extra columns.",
   family: "kernel",
   paramsSchema: paramsSchema({
     numFrequencies: intParam(1, 1 << 16, 64, "m, random frequencies"),
-    features: enumParam(FEATURE_KINDS, "positive", "feature map"),
+    features: enumParam(
+      [...FEATURE_KINDS, ...KERNEL_EXPONENTIAL_KINDS],
+      "positive",
+      "feature map (the exponential ones take their closed-form parameters from all the pairs)",
+    ),
     projection: enumParam(PROJECTIONS, "iid", "i.i.d. or block-orthogonal frequencies"),
   }),
   exposesWeights: false,
   extraMetrics: [
-    { name: "feature_count", description: "F, features: m for positive, 2m for trig/hyperbolic" },
+    {
+      name: "feature_count",
+      description: "F, features: m for positive and the real exponential maps, 2m for trig/hyperbolic/complex-gerf",
+    },
     { name: "kernel_mse", description: "mean over pairs of (φ(q)ᵀφ(k) − κ(q,k))²" },
     { name: "kernel_rel_mse", description: "mean over pairs of ((φ(q)ᵀφ(k) − κ)/κ)²" },
-    { name: "performer_mse", description: "Performer closed-form MSE (i.i.d. frequencies; empty for orthogonal), mean over pairs" },
+    {
+      name: "performer_mse",
+      description:
+        "closed-form MSE of i.i.d. frequencies, mean over pairs (Performer Lemma 2 for trig/positive/hyperbolic; the GERF/DERF/complex-GERF closed forms for the exponential maps; empty for orthogonal)",
+    },
     { name: "performer_rel_mse", description: "Performer closed-form MSE / κ², mean over pairs (i.i.d. only)" },
   ],
   estimateCost(problem, params) {
     const pairs = problem.kernelPairs;
     if (!pairs) throw new ValueError("problem", 'the kernel-pairs problem for method "kernel-value"', "a problem without kernel pairs");
     const m = params.numFrequencies;
-    return kernelValueCost(pairs.queries.rows, pairs.queries.cols, m, featureDimension(params.features, m));
+    const { rows: n, cols: d } = pairs.queries;
+    const map = exponentialMapCost(params.features, 2 * n, d, m);
+    return kernelValueCost(n, d, m, map ? map.featureCount : featureDimension(params.features as FeatureKind, m), map);
   },
   run(problem, params, _context, seed) {
     const pairs = problem.kernelPairs;
@@ -189,11 +301,28 @@ export const kernelValue = defineMethod({
     const { rows: n, cols: d } = pairs.queries;
     const omega = drawProjection(m, d, { projection }, seed);
     const kernel = { kind: "softmax" as const, scale };
-    // Row shifts keep exp() finite at large norms; the estimate is f_q·f_k·e^{shift_q + shift_k}.
-    const fq = randomFeatures(pairs.queries, omega, { features, kernel, shift: "row" });
-    const fk = randomFeatures(pairs.keys, omega, { features, kernel, shift: "row" });
-    const width = fq.features.cols;
     const rs = Math.sqrt(scale);
+    const classic = (FEATURE_KINDS as readonly string[]).includes(features);
+    const exp = classic
+      ? null
+      : exponentialKernelFeatures(
+          features as (typeof KERNEL_EXPONENTIAL_KINDS)[number],
+          new Matrix(
+            n,
+            d,
+            Float64Array.from(pairs.queries.data, (v) => v * rs),
+          ),
+          new Matrix(
+            n,
+            d,
+            Float64Array.from(pairs.keys.data, (v) => v * rs),
+          ),
+          omega,
+        );
+    // Row shifts keep exp() finite at large norms; the estimate is f_q·f_k·e^{shift_q + shift_k}.
+    const fq = exp ? exp.fq : randomFeatures(pairs.queries, omega, { features: features as FeatureKind, kernel, shift: "row" });
+    const fk = exp ? exp.fk : randomFeatures(pairs.keys, omega, { features: features as FeatureKind, kernel, shift: "row" });
+    const width = fq.features.cols;
     let mse = 0;
     let rel = 0;
     let theory = 0;
@@ -214,16 +343,16 @@ export const kernelValue = defineMethod({
       mse += (estimate - exact) ** 2;
       rel += ((estimate - exact) / exact) ** 2;
       if (projection === "iid") {
-        const t = performerMse(features, m, x, y);
+        const t = exp ? exp.variance(i) : performerMse(features as FeatureKind, m, x, y);
         theory += t;
         theoryRel += t / (exact * exact);
       }
     }
     const iid = projection === "iid";
-    const featureDim = featureDimension(features, m);
+    const featureDim = width;
     return {
       output: null,
-      cost: kernelValueCost(n, d, m, featureDim),
+      cost: kernelValueCost(n, d, m, featureDim, exponentialMapCost(features, 2 * n, d, m)),
       extras: {
         feature_count: featureDim,
         kernel_mse: mse / n,

@@ -1,8 +1,8 @@
 /**
  * Adapters for the 2021–2024 sub-quadratic attention methods of @randattn/sketch (issue 11):
  * `hyper-attention` (sortLSH + sampled residual + ApproxD; causal recursion under a causal mask),
- * `kdeformer` (sortLSH heavy entries + KDE normalizer + column-norm importance sampling; refuses
- * masks) and `scatterbrain` (LSH-sparse exact entries + Performer low rank). Each routes every head
+ * `kdeformer` (sortLSH heavy entries + LSH-based KDE of the normalizer and of the column norms +
+ * column-norm importance sampling; refuses masks) and `scatterbrain` (LSH-sparse exact entries + Performer low rank). Each routes every head
  * through the sketch function with `derive(seed, "head", h)`; cost = the sum of the heads' flops and
  * floats. GERF / OPRF / DERF are feature kinds of `random-features` (features.ts).
  *
@@ -175,22 +175,30 @@ export const hyperAttentionMethod = defineMethod({
   },
 });
 
-/** `kdeformer`: sketch's `kdeformerAttention` on every head (no masks). */
+/** `kdeformer`: sketch's `kdeformerAttention` on every head (no masks: the paper has no causal form). */
 export const kdeformerMethod = defineMethod({
   name: "kdeformer",
   description:
-    "KDEformer (Zandieh et al. 2023): sortLSH heavy entries exact, normalizer by KDE (simplified: uniform key sample), residual keys sampled ∝ estimated squared column norms of D⁻¹A mixed with ε uniform. No masked form.",
+    "KDEformer (Zandieh et al. 2023): sortLSH heavy entries exact; the residual normalizer and the squared column norms of D⁻¹A by the LSH-based KDE (hashing-based estimator over kdeTables SimHash tables); residual keys sampled ∝ estimated column norms mixed with ε uniform. estimator = block-uniform keeps the earlier simplified estimates. No masked form.",
   family: "sampling",
   paramsSchema: paramsSchema({
     ...LSH_PARAMS,
-    columnSamples: intParam(1, 1 << 20, 64, "t, uniformly sampled queries of the column-norm KDE"),
+    estimator: enumParam(["kde", "block-uniform"], "kde", "LSH-based KDE (paper), or the simplified uniform-sample estimates"),
+    kdeTables: intParam(1, 1 << 16, 8, "L, hash tables of each KDE (estimator kde)"),
+    kdeBits: intParam(-1, 24, -1, "SimHash bits per KDE table; −1 = auto (r = π·scale·‖k‖·‖q‖/4 at the medians, ≤ log₂ N)"),
+    bucketSamples: intParam(1, 1 << 20, 4, "s, uniform draws within the target's bucket per KDE table"),
+    columnSamples: intParam(1, 1 << 20, 64, "t, uniformly sampled queries of the column-norm estimate (estimator block-uniform)"),
     uniformShare: numberParam(1e-6, 1, 0.1, "ε, the uniform share of the sampling distribution"),
-    normalizer: enumParam(["approximate", "exact"], "approximate", "KDE estimate, or the exact D"),
+    normalizer: enumParam(
+      ["approximate", "exact", "shared"],
+      "approximate",
+      "the estimator's D̃ (paper), the exact D, or the numerator's own sampled row sums (the authors' code)",
+    ),
   }),
   exposesWeights: false,
   costEstimate: {
     kind: "approximate",
-    note: "an upper bound: the normalizer's m_D uniformly sampled keys that fall into a query's own sortLSH block are skipped (data-dependent); the estimate counts them, so it exceeds the recorded flops by at most N_Q·m_D·(2d + 3)",
+    note: "an upper bound. block-uniform: the normalizer's m_D uniformly sampled keys that fall into a query's own sortLSH block are skipped (data-dependent), the estimate counts them (at most N_Q·m_D·(2d + 3) over). kde: each KDE is counted with s kernel evaluations per (target, table) and its group scanned in every table, though empty or small buckets need fewer, and with kdeBits = −1 (auto: chosen from the data's norms) at the cap ⌊log₂ N⌋ bits",
   },
   estimateCost(problem, params) {
     requireHeads(problem, "kdeformer");
@@ -206,15 +214,47 @@ export const kdeformerMethod = defineMethod({
         const blocks = sortLshBlocks(nQ, nK, params.blockSize);
         const residual = blocks.numBlocks > 1;
         const exactD = params.normalizer === "exact";
-        const mD = residual && !exactD ? params.normalizerSamples : 0;
+        const useKde = params.estimator === "kde";
+        const exactResidual = residual && params.sampleSize >= nK;
+        // kdeformer/kde.ts's cost, bounded: s evaluations per (target, table), every group scanned.
+        const kde = (n: number, nT: number, groupScan: number) => {
+          const r = params.kdeBits >= 0 ? params.kdeBits : Math.min(16, Math.floor(Math.log2(n)));
+          const L = params.kdeTables;
+          const evaluations = L * params.bucketSamples * nT;
+          return {
+            flops: 3 * (d + 1) * (n + nT) + n + L * (2 * r * d * (n + nT) + n + (1 << r) + groupScan) + evaluations * (2 * d + 8) + nT,
+            floatsStored: nT + r * d + 2 * n + nT + (1 << r) + 1 + (n + nT) + 2 * nT,
+            evaluations,
+          };
+        };
+        // Target i's group is its sortLSH block: the normalizer KDE scans the block's keys per query, the column KDE its queries per key.
+        const keyScan = blocks.pairs;
+        const queryScan = blocks.pairs;
+        const kdeD = residual && !exactD && useKde ? kde(nK, nQ, keyScan) : null;
+        const kdeC = residual && !exactResidual && useKde ? kde(nQ, nK, queryScan) : null;
+        const mD = residual && !exactD && !useKde ? params.normalizerSamples : 0;
         const normalizerEvaluations = exactD ? nQ * nK : blocks.pairs + nQ * mD;
-        const t = residual ? Math.min(params.columnSamples, nQ) : 0;
-        const m = residual ? params.sampleSize : 0;
+        const t = residual && !exactResidual && !useKde ? Math.min(params.columnSamples, nQ) : 0;
+        const m = exactResidual ? nK : residual ? params.sampleSize : 0;
         const pairs = blocks.pairs + nQ * m;
         return {
           flops:
-            lsh.flops + normalizerEvaluations * (2 * d + 3) + (residual ? t * nK * (2 * d + 4) + 3 * nK : 0) + pairs * (2 * d + 3 + 2 * dV),
-          floatsStored: params.numBits * d + lsh.floatsStored + 2 * nK + nQ + m * (dV + 2) + nQ * dV,
+            lsh.flops +
+            (kdeD?.flops ?? 0) +
+            normalizerEvaluations * (2 * d + 3) +
+            (kdeC?.flops ?? 0) +
+            t * nK * (2 * d + 4) +
+            (residual && !exactResidual ? 3 * nK : 0) +
+            pairs * (2 * d + 3 + 2 * dV) +
+            (params.normalizer === "shared" ? nQ * (dV + 2) : 0),
+          floatsStored:
+            Math.max(kdeD?.floatsStored ?? 0, kdeC?.floatsStored ?? 0) +
+            params.numBits * d +
+            lsh.floatsStored +
+            2 * nK +
+            nQ +
+            m * (dV + 2) +
+            nQ * dV,
         };
       }),
     );
@@ -231,10 +271,14 @@ export const kdeformerMethod = defineMethod({
           numBits: params.numBits,
           blockSize: params.blockSize,
           sampleSize: params.sampleSize,
+          estimator: params.estimator as "kde" | "block-uniform",
+          kdeTables: params.kdeTables,
+          kdeBits: params.kdeBits < 0 ? "auto" : params.kdeBits,
+          bucketSamples: params.bucketSamples,
           normalizerSamples: params.normalizerSamples,
           columnSamples: params.columnSamples,
           uniformShare: params.uniformShare,
-          normalizer: params.normalizer as "approximate" | "exact",
+          normalizer: params.normalizer as "approximate" | "exact" | "shared",
           ...kernelOf(problem, "kdeformer"),
         },
         headSeed(seed, i),

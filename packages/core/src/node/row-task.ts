@@ -1,0 +1,63 @@
+/**
+ * The worker side of `attentionParallel` (parallel-attention.ts): one contiguous block of query
+ * rows of a softmax attention call, run through the same fused kernel (`fusedSoftmaxAttention`,
+ * kernels/softmaxWasm.ts) that `attention` / `streamingAttention` run on the whole call. Q, K, V,
+ * Y and the per-row normalizers are SharedArrayBuffers; the block reads its rows of Q in place and
+ * writes its rows of Y and of the normalizer (disjoint ranges, so no locking). The calling thread
+ * checks the normalizers (empty rows, overflow) in row order afterwards, so errors name the rows
+ * of the whole call. Kept apart from parallel-attention.ts so the worker imports only the kernel
+ * and mask modules.
+ */
+import { CompiledMask, type CompiledMaskParts } from "../attention/mask.js";
+import { fusedSoftmaxAttention } from "../kernels/softmaxWasm.js";
+
+/** One block of query rows [row0, row0 + rows) of an attention call (plain data + SharedArrayBuffers). */
+export interface RowTask {
+  kind: "rows";
+  id: number;
+  backend: string;
+  precision: "float32" | "float64";
+  /** Resolved logit scale (1/√d_QK unless the kernel set one). */
+  scale: number;
+  row0: number;
+  rows: number;
+  nKV: number;
+  d: number;
+  dV: number;
+  /** Keys per block (streaming) or undefined (materialized: one N_KV-wide block). */
+  keyBlock?: number;
+  /** Queries per block inside the fused driver (streaming only). */
+  queryBlock?: number;
+  queries: SharedArrayBuffer;
+  keys: SharedArrayBuffer;
+  values: SharedArrayBuffer;
+  out: SharedArrayBuffer;
+  normalizer: SharedArrayBuffer;
+  /** The compiled mask's parts for these rows only (`CompiledMask.rowParts`), or undefined. */
+  mask?: CompiledMaskParts;
+}
+
+/**
+ * Runs one row block in this thread. Returns false (nothing written) when the fused kernel declines
+ * (more kernel memory than it may take), true when Y and the normalizers of the block are written.
+ */
+export function runRowTask(t: RowTask): boolean {
+  const stats = fusedSoftmaxAttention({
+    queries: new Float64Array(t.queries, t.row0 * t.d * 8, t.rows * t.d),
+    keys: new Float64Array(t.keys),
+    values: new Float64Array(t.values),
+    nQ: t.rows,
+    nKV: t.nKV,
+    d: t.d,
+    dV: t.dV,
+    scale: t.scale,
+    mask: t.mask ? new CompiledMask(t.rows, t.nKV, t.mask) : undefined,
+    keyBlock: t.keyBlock,
+    queryBlock: t.queryBlock,
+    out: new Float64Array(t.out, t.row0 * t.dV * 8, t.rows * t.dV),
+    precision: t.precision,
+  });
+  if (stats === null) return false;
+  new Float64Array(t.normalizer, t.row0 * 8, t.rows).set(stats.normalizer);
+  return true;
+}
