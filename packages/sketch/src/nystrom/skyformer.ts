@@ -44,6 +44,15 @@ export interface SkyformerOptions {
   pinv?: PseudoInverse;
   /** Iterations of the iterative pseudo-inverse. @default 6 */
   pinvIterations?: number;
+  /**
+   * What to do with a query whose approximate normalizer Â1 = Ĝ(q, K)D_K1 is not positive. The
+   * Nyström product is not a positive kernel estimate: on peaked real heads a query far from every
+   * landmark gets Â1 ≈ 0 (seen: −5e-10 … −5e-20), and the ratio Â V / Â 1 is meaningless there.
+   * `"error"` throws a NumericalError naming the query; `"zero"` writes a zero output row and lists the
+   * query in `nonPositiveRows`, so the error metrics count the failure instead of the run losing it.
+   * @default "error"
+   */
+  onNonPositiveNormalizer?: "error" | "zero";
 }
 
 /** What {@link skyformerAttention} returns. */
@@ -52,6 +61,8 @@ export interface SkyformerResult {
   readonly cost: Cost & { kernelEvaluations: number; randomBits: number };
   /** Indices of the landmarks in [Q; K] (< N_Q: a query row; ≥ N_Q: key row index − N_Q). */
   readonly landmarks: Int32Array;
+  /** Queries whose Â1 ≤ 0 (output row zero; only with `onNonPositiveNormalizer: "zero"`). */
+  readonly nonPositiveRows: Int32Array;
 }
 
 /** Gaussian kernel block exp(−β‖x_i − y_j‖²/2) from row norms. */
@@ -98,6 +109,8 @@ export function skyformerAttention(
   assertOneOf(pinv, "options.pinv", ["iterative", "exact"] as const);
   const iterations = opts.pinvIterations ?? 6;
   assertInteger(iterations, "options.pinvIterations", 0, 1000);
+  const policy = options.onNonPositiveNormalizer ?? "error";
+  assertOneOf(policy, "options.onNonPositiveNormalizer", ["error", "zero"] as const);
   // Uniform sample of m rows of [Q; K] without replacement (partial Fisher–Yates, m uniforms).
   const rng = new RandomStream(derive(seed, "skyformer"));
   const perm = new Int32Array(nQ + n);
@@ -135,9 +148,20 @@ export function skyformerAttention(
   const z = pinv === "exact" ? exactPinv(gll) : iterativePinv(gll, iterations);
   const num = mul(gql, mul(z, mul(glk, dkv))); // N_Q × (d_V + 1)
   const output = new Matrix(nQ, dV);
+  const bad: number[] = [];
   for (let i = 0; i < nQ; i++) {
     const den = num.data[i * w1 + dV];
-    if (!(den > 0)) throw new NumericalError("options.landmarks", `a positive approximate normalizer for query ${i}`, `Â1 = ${den}`);
+    if (!(den > 0)) {
+      if (policy === "zero") {
+        bad.push(i);
+        continue;
+      }
+      throw new NumericalError(
+        "options.landmarks",
+        `a positive approximate normalizer for query ${i} (set onNonPositiveNormalizer to "zero" to accept)`,
+        `Â1 = ${den}`,
+      );
+    }
     for (let c = 0; c < dV; c++) output.data[i * dV + c] = num.data[i * w1 + c] / den;
   }
   const g = (r: number, c: number) => 2 * r * c * d + 4 * r * c; // products + distance, scale, exp
@@ -157,5 +181,6 @@ export function skyformerAttention(
     output,
     cost: { flops, floatsStored, kernelEvaluations: nQ * m + m * m + m * n, randomBits: BITS_PER_UNIFORM * m },
     landmarks: chosen,
+    nonPositiveRows: Int32Array.from(bad),
   };
 }

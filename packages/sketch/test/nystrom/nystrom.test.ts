@@ -102,4 +102,25 @@ describe("Skyformer (Nyström of the PSD Gaussian embedding)", () => {
     expect(() => skyformerAttention(q, k, v, { landmarks: 15 }, [1])).toThrow(ValueError);
     expect(() => skyformerAttention(q, k, v, { landmarks: 3, regularization: -1 }, [1])).toThrow(ValueError);
   });
+
+  it("a query far from every landmark has Â1 = 0: an error by default, a zero row listed in nonPositiveRows on request", () => {
+    // Query 0 sits at distance ≈ 100 from every other row: exp(−β‖q − l‖²/2) underflows to 0 for
+    // every landmark not equal to it, so its Nyström normalizer is exactly 0.
+    const qf = new Matrix(4, 3, Float64Array.from([100, 100, 100, 0.1, 0, 0, 0, 0.2, 0, 0, 0, 0.3]));
+    const kf = randomMatrix(6, 3, { scale: 0.3 }, ["far", "k"]);
+    const vf = randomMatrix(6, 2, {}, ["far", "v"]);
+    const seedKey = [3];
+    const drawn = skyformerAttention(qf, kf, vf, { landmarks: 2, onNonPositiveNormalizer: "zero" }, seedKey);
+    expect(Array.from(drawn.landmarks)).not.toContain(0); // the seed leaves the far query out
+    expect(Array.from(drawn.nonPositiveRows)).toEqual([0]);
+    expect(Array.from(drawn.output.data.subarray(0, 2))).toEqual([0, 0]);
+    for (let i = 1; i < 4; i++) for (let c = 0; c < 2; c++) expect(Number.isFinite(drawn.output.get(i, c))).toBe(true);
+    expect(() => skyformerAttention(qf, kf, vf, { landmarks: 2 }, seedKey)).toThrow(/query 0/);
+    expect(() => skyformerAttention(qf, kf, vf, { landmarks: 2, onNonPositiveNormalizer: "clip" as "zero" }, seedKey)).toThrow(ValueError);
+    // the policy changes nothing where every normalizer is positive
+    const a = skyformerAttention(q, k, v, { landmarks: 5 }, [9]);
+    const b = skyformerAttention(q, k, v, { landmarks: 5, onNonPositiveNormalizer: "zero" }, [9]);
+    expect(b.output.data).toEqual(a.output.data);
+    expect(b.nonPositiveRows.length).toBe(0);
+  });
 });

@@ -287,8 +287,10 @@ export const skyformer = defineMethod({
     landmarks: intParam(1, 1 << 20, 32, "m, landmarks per head drawn from the rows of [Q; K]"),
     regularization: { type: "number", minimum: 0, maximum: 1e3, default: 0, description: "λ added to G(L, L)'s diagonal" },
     pinv: enumParam(["iterative", "exact"], "exact", "pseudo-inverse of the m × m landmark matrix"),
+    onNonPositiveNormalizer: enumParam(["error", "zero"], "error", "queries whose Nyström normalizer Â1 ≤ 0: fail the task, or a zero output row"),
   }),
   exposesWeights: false,
+  extraMetrics: [{ name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose Nyström normalizer Â1 ≤ 0" }],
   estimateCost(problem, params) {
     prepare(problem, "skyformer");
     return sumCosts(problem.heads.map((h) => skyformerCost(h, Math.min(params.landmarks, h.queries.rows + h.keys.rows), params.pinv)));
@@ -304,11 +306,22 @@ export const skyformer = defineMethod({
           landmarks: Math.min(params.landmarks, h.queries.rows + h.keys.rows),
           regularization: params.regularization,
           pinv: params.pinv as "iterative" | "exact",
+          onNonPositiveNormalizer: params.onNonPositiveNormalizer,
           scale,
         },
         headSeed(seed, i),
       ),
     );
-    return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
+    let bad = 0;
+    let rows = 0;
+    for (const r of results) {
+      bad += r.nonPositiveRows.length;
+      rows += r.output.rows;
+    }
+    return {
+      output: concatCols(results.map((r) => r.output)),
+      cost: sumCosts(results.map((r) => r.cost)),
+      extras: { non_positive_row_fraction: bad / rows },
+    };
   },
 });
