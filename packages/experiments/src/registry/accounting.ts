@@ -2,9 +2,10 @@
 import { defineMethod } from "./define.js";
 import { attentionFlops, kvCacheFloatsPerToken, mhaEquivalentCacheFloatsPerToken, modelKvCacheFloats, ValueError } from "@randattn/core";
 import { MODEL_PRESETS } from "./problems.js";
-import type { ProblemInstance } from "./types.js";
+import type { ProblemShape } from "./shape.js";
+import type { Cost } from "./types.js";
 
-function presetOf(problem: ProblemInstance, method: string) {
+function presetOf(problem: Pick<ProblemShape, "accounting">, method: string) {
   if (!problem.accounting) throw new ValueError("problem", `the model-preset problem for method "${method}"`, "a tensor problem");
   return MODEL_PRESETS[problem.accounting.preset];
 }
@@ -29,19 +30,28 @@ export const kvCache = defineMethod({
     additionalProperties: false,
   },
   exposesWeights: false,
+  estimateCost: (problem, params) => kvCacheCost(problem, params),
   run(problem, params) {
-    const preset = presetOf(problem, "kv-cache");
-    const tokens = problem.accounting!.tokens;
-    const opts = { includeRotaryKey: params.includeRotaryKey };
-    const perTokenLayer = params.asMha ? mhaEquivalentCacheFloatsPerToken(preset.attention) : kvCacheFloatsPerToken(preset.attention, opts);
-    const floatsStored =
-      params.scope === "model"
-        ? params.asMha
-          ? perTokenLayer * tokens * preset.numLayers
-          : modelKvCacheFloats(preset.attention, tokens, preset.numLayers, opts)
-        : perTokenLayer;
-    const step = attentionFlops(preset.attention, { numQueries: 1, numKeys: tokens, numNewKeys: 1 }).total;
-    const flops = params.scope === "model" ? step * preset.numLayers : step;
-    return { output: null, cost: { flops, floatsStored } };
+    return { output: null, cost: kvCacheCost(problem, params) };
   },
 });
+
+/** The accounting of `kv-cache` (a closed form of the preset's sizes): run and plan share it. */
+function kvCacheCost(
+  problem: Pick<ProblemShape, "accounting">,
+  params: { scope: "token-layer" | "model"; includeRotaryKey: boolean; asMha: boolean },
+): Cost {
+  const preset = presetOf(problem, "kv-cache");
+  const tokens = problem.accounting!.tokens;
+  const opts = { includeRotaryKey: params.includeRotaryKey };
+  const perTokenLayer = params.asMha ? mhaEquivalentCacheFloatsPerToken(preset.attention) : kvCacheFloatsPerToken(preset.attention, opts);
+  const floatsStored =
+    params.scope === "model"
+      ? params.asMha
+        ? perTokenLayer * tokens * preset.numLayers
+        : modelKvCacheFloats(preset.attention, tokens, preset.numLayers, opts)
+      : perTokenLayer;
+  const step = attentionFlops(preset.attention, { numQueries: 1, numKeys: tokens, numNewKeys: 1 }).total;
+  const flops = params.scope === "model" ? step * preset.numLayers : step;
+  return { flops, floatsStored };
+}

@@ -8,6 +8,7 @@ import { attentionWeights, type Matrix, ValueError } from "@randattn/core";
 import { exactSvd } from "@randattn/sketch";
 import { defineMethod, defineProblem, enumParam, intParam, paramsSchema } from "./define.js";
 import { exactForward, modelProblem } from "./real.js";
+import { shapeOf } from "./shape.js";
 import type { Params, ProblemDefinition, ProblemInstance } from "./types.js";
 
 /** The shipped checkpoints (folders under `modelsDir`) and the synthetic generators compared. */
@@ -49,13 +50,21 @@ function withDefaults(def: ProblemDefinition, given: Params): Params {
  * one config sweeps real and synthetic heads together.
  */
 export function anatomySourceProblem(lookup: (name: string) => ProblemDefinition): ProblemDefinition {
-  return defineProblem({
+  const anatomySource: ProblemDefinition = defineProblem({
     name: "anatomy-source",
     description:
       "One attention head from a shipped checkpoint (real, via `model`) or a synthetic generator at its defaults, for side-by-side statistics (attention-anatomy).",
     paramsSchema: sourceSchema,
     structuralParams: ["source", "modelsDir", "n", "d", "layer", "head"],
     producesTensors: true,
+    shape(p, context) {
+      if (CHECKPOINTS.includes(p.source)) {
+        const params = withDefaults(modelProblem, { checkpoint: `${p.modelsDir}/${p.source}`, n: p.n, layer: p.layer, head: p.head });
+        return modelProblem.shape!(params, context);
+      }
+      // A synthetic source is cheap to draw: its sizes are those of the drawn instance.
+      return shapeOf(anatomySource.generate(p, context, [0, "shape"]));
+    },
     generate(p, context, seed) {
       if (CHECKPOINTS.includes(p.source)) {
         const params = withDefaults(modelProblem, { checkpoint: `${p.modelsDir}/${p.source}`, n: p.n, layer: p.layer, head: p.head });
@@ -70,6 +79,7 @@ export function anatomySourceProblem(lookup: (name: string) => ProblemDefinition
       return gen.generate(withDefaults(gen, { n: p.n, d: p.d, dv: p.d }), context, seed);
     },
   });
+  return anatomySource;
 }
 
 /** Hill's estimator of the tail index α from the k largest of `x` (> 0): 1 / mean log(x_(i)/x_(k+1)). */
@@ -158,6 +168,8 @@ export const attentionAnatomy = defineMethod({
     },
   }),
   exposesWeights: false,
+  // Statistics, not an approximation: no cost is charged (run reports 0).
+  estimateCost: () => ({ flops: 0, floatsStored: 0 }),
   extraMetrics: [
     { name: "attention_entropy", description: "mean over rows i ≥ 1 of H(P_i)/log(visible keys) (1 = uniform)" },
     { name: "sink_mass", description: "mean over rows i ≥ 1 of the weight on the first token" },

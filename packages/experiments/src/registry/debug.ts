@@ -3,7 +3,7 @@
  * environment variable RANDATTN_DEBUG_METHODS=1, so shipped configs can never name them.
  */
 import { NumericalError } from "@randattn/core";
-import { exactAttention } from "./exact.js";
+import { exactAttention, exactCost } from "./exact.js";
 import type { MethodDefinition } from "./types.js";
 
 /** Whether the debug methods are registered in this process (and its workers). Never in a browser. */
@@ -29,6 +29,7 @@ function onTrialMethod(name: string, description: string, inject: () => void): M
       additionalProperties: false,
     },
     exposesWeights: false,
+    estimateCost: (problem) => exactCost(problem, true),
     run(problem, params, context, seed) {
       const trial = seed[seed.length - 1];
       if (params.onTrial === -1 || params.onTrial === trial) inject();
@@ -51,6 +52,7 @@ export function debugMethods(): MethodDefinition[] {
         additionalProperties: false,
       },
       exposesWeights: true,
+      estimateCost: (problem) => exactCost(problem, true),
       run(problem, params, context, _seed) {
         sleep(params.ms as number);
         return exactAttention(problem, context.wantWeights);

@@ -40,8 +40,9 @@ import {
   initDecoderOnly,
 } from "@randattn/core";
 import { KV_CACHE_NAMES, type KvCacheName, TurboQuantCache, budgetOptions, createLatentKvCache, kvCacheFactory } from "@randattn/sketch";
-import { pretrainedOf } from "./real.js";
-import type { ProblemInstance } from "./types.js";
+import { checkpointConfig, pretrainedOf } from "./real.js";
+import { attentionShapeOfConfig, type ProblemShape } from "./shape.js";
+import type { Cost, ProblemInstance } from "./types.js";
 
 /** A decode problem: the model, the token sequence and where the prompt ends. */
 export interface DecodeStructure {
@@ -435,6 +436,17 @@ export const checkpointDecode = defineProblem({
   },
   structuralParams: ["checkpoint", "text", "offset", "promptLength", "steps"],
   producesTensors: false,
+  shape(p, context): ProblemShape {
+    // config.json alone: no weights, no tokenizer.
+    const attention = attentionShapeOfConfig(checkpointConfig(p.checkpoint, context.baseDir));
+    return {
+      heads: [],
+      kernel: context.kernel,
+      mask: context.mask,
+      numKvHeads: 1,
+      decode: { attention, promptLength: p.promptLength, steps: p.steps },
+    };
+  },
   generate(p, context): ProblemInstance {
     const { kernel, mask } = context;
     const pre = pretrainedOf({ checkpoint: p.checkpoint, text: p.text, offset: p.offset, n: p.promptLength + p.steps }, context.baseDir);
@@ -463,6 +475,58 @@ const EXTRAS = [
   { name: "distortion_lower_bound", description: "turbo-quant: 4^(−b) with b the MSE bits (Shannon lower bound, TurboQuant Thm 3)" },
 ] as const;
 
+/**
+ * The decode cost of `evaluateDecode` with every token kept, from sizes: a prefill of P tokens, then
+ * S − 1 single-token steps. Per layer and query head, a step of t tokens against n stored ones
+ * costs what sketch's FullCache counts (kvcache/base.ts): the stored part 2·t·n·d + t·n·(2 + 2d_V),
+ * the new tokens' causal part t(t+1)/2·(2d + 2 + 2d_V), the merge t·(3 + 2d_V) and the division
+ * t·d_V. MLA: the exact latent cache counts no flops (it stores), online-svd its updates.
+ */
+export function decodeCostEstimate(decode: NonNullable<ProblemShape["decode"]>, cache: string, budget: number): Cost {
+  const a = decode.attention;
+  const P = decode.promptLength;
+  const total = P + decode.steps - 1;
+  const latentCache = (LATENT_DECODE_CACHES as readonly string[]).includes(cache);
+  // The same refusals as run: MLA caches its latent (latent caches only), GQA its keys and values.
+  if (a.latentDim !== undefined && !latentCache)
+    throw new ValueError(
+      "method.params.cache",
+      `a latent cache for an MLA checkpoint (${LATENT_DECODE_CACHES.join(", ")})`,
+      JSON.stringify(cache),
+    );
+  if (a.latentDim === undefined && latentCache)
+    throw new ValueError("method.params.cache", `a KV cache (${KV_CACHE_NAMES.join(", ")}) for a GQA model`, JSON.stringify(cache));
+  if (a.latentDim !== undefined) {
+    const dL = a.latentDim;
+    const dR = a.ropeDim ?? 0;
+    if (cache !== "online-svd") return { flops: 0, floatsStored: a.numLayers * total * (dL + dR) };
+    const rank = Math.min(budget, dL);
+    let n = 0;
+    let k = 0;
+    let flops = 0;
+    const append = (t0: number) => {
+      for (let r0 = 0; r0 < t0; r0 += dL) {
+        const t = Math.min(dL, t0 - r0);
+        const m = k + t;
+        const keep = Math.max(1, Math.min(rank, m));
+        flops += 4 * t * k * dL + 2 * dL * t * t + 20 * m * m * m + 2 * (n + t) * m * keep + 2 * dL * m * keep;
+        n += t;
+        k = keep;
+      }
+    };
+    append(P);
+    for (let s = 1; s < decode.steps; s++) append(1);
+    return { flops: a.numLayers * flops, floatsStored: a.numLayers * (n * k + k + dL * k + n * dR) };
+  }
+  const d = a.dQK;
+  const dV = a.dV;
+  const step = (t: number, n: number) =>
+    2 * t * n * d + t * n * (2 + 2 * dV) + ((t * (t + 1)) / 2) * (2 * d + 2 + 2 * dV) + t * (3 + 2 * dV) + t * dV;
+  let perHead = step(P, 0);
+  for (let s = 1; s < decode.steps; s++) perHead += step(1, P + s - 1);
+  return { flops: a.numLayers * a.numHeads * perHead, floatsStored: a.numLayers * a.numKvHeads * total * (d + dV) };
+}
+
 /** Method `kv-cache-decode`: the decode evaluation of one cache at one budget. */
 export const kvCacheDecode = defineMethod({
   name: "kv-cache-decode",
@@ -484,6 +548,20 @@ export const kvCacheDecode = defineMethod({
   },
   exposesWeights: false,
   extraMetrics: EXTRAS,
+  costEstimate: {
+    kind: "approximate",
+    note: "exact for the `full` cache (GQA) and the `exact` latent cache (MLA); for the others it is the full cache's cost (every token kept): evicting caches attend to fewer tokens, quantizing ones add their (de)quantization, H2O its score bookkeeping, online-svd its updates (counted for generic latents)",
+  },
+  estimateCost(problem, params) {
+    const decode = problem.decode;
+    if (!decode)
+      throw new ValueError(
+        "problem",
+        'the "synthetic-decoder" or "checkpoint-decode" problem for method "kv-cache-decode"',
+        "a problem without a decoder",
+      );
+    return decodeCostEstimate(decode, params.cache, params.budget);
+  },
   run(problem, params, _context, seed) {
     const decode = (problem as ProblemInstance & { decode?: DecodeStructure }).decode;
     if (!decode)

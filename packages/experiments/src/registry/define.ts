@@ -20,6 +20,7 @@ import type {
   ProblemInstance,
   RunContext,
 } from "./types.js";
+import type { ProblemShape } from "./shape.js";
 
 /** An integer param (JSON schema `type: "integer"`). */
 export type IntegerParamSchema = {
@@ -139,17 +140,19 @@ export interface TypedMethodDefinition<S extends TypedParamsSchema>
   extends Omit<MethodDefinition, "paramsSchema" | "run" | "references" | "estimateCost"> {
   readonly paramsSchema: S;
   /** See `MethodDefinition.estimateCost`. */
-  estimateCost?(problem: ProblemInstance, params: ParamsOf<S>): Cost;
+  estimateCost(problem: ProblemShape, params: ParamsOf<S>): Cost;
   run(problem: ProblemInstance, params: ParamsOf<S>, context: RunContext, seed: SeedKey): MethodResult;
   references?(problem: ProblemInstance, params: ParamsOf<S>): Readonly<Record<string, number | null>>;
 }
 
 /** A generator whose `generate` reads params typed from `paramsSchema`. */
 export interface TypedProblemDefinition<S extends TypedParamsSchema>
-  extends Omit<ProblemDefinition, "paramsSchema" | "generate" | "structuralParams"> {
+  extends Omit<ProblemDefinition, "paramsSchema" | "generate" | "structuralParams" | "shape"> {
   readonly paramsSchema: S;
   /** See `ProblemDefinition.structuralParams`; checked against the schema's properties. */
   readonly structuralParams: readonly (keyof S["properties"] & string)[];
+  /** See `ProblemDefinition.shape`. */
+  shape?(params: ParamsOf<S>, context: GenerateContext): ProblemShape;
   generate(params: ParamsOf<S>, context: GenerateContext, seed: SeedKey): ProblemInstance;
 }
 

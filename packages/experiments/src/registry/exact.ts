@@ -6,7 +6,8 @@ import { defineMethod } from "./define.js";
 import { attention, attentionWeights, concatCols, type Matrix, streamingAttention } from "@randattn/core";
 import { attentionOptions } from "./kernel.js";
 import { requireHeads } from "./sketch/common.js";
-import type { AttentionHead, Cost, MethodDefinition, MethodResult, ProblemInstance } from "./types.js";
+import type { Dims, HeadShape } from "./shape.js";
+import type { Cost, MethodDefinition, MethodResult, ProblemInstance } from "./types.js";
 /**
  * Flops charged per score for the kernel and row statistics (scale, row max, subtract, exp, row
  * sum) — the convention of core's accounting/flops.ts, so exact and sketch costs compare.
@@ -17,7 +18,7 @@ export const SOFTMAX_FLOPS_PER_SCORE = 5;
  * Flops of materialized attention of one head: QKᵀ (2·N_Q·N_KV·d_QK), the kernel (5 per score),
  * A·V (2·N_Q·N_KV·d_V) and Z⁻¹ (N_Q·d_V).
  */
-export function headAttentionFlops(h: AttentionHead): number {
+export function headAttentionFlops(h: HeadShape): number {
   const nQ = h.queries.rows;
   const nK = h.keys.rows;
   const dv = h.values.cols;
@@ -29,10 +30,10 @@ export function headAttentionFlops(h: AttentionHead): number {
  * the kernel (5 per score), A·V (2·N_Q·N_KV·d_V) and Z⁻¹ (N_Q·d_V); memory: the distinct K/V blocks
  * (G of them for GQA) plus one N_Q×N_KV weight matrix (heads are processed one at a time).
  */
-export function exactCost(problem: ProblemInstance, materialized: boolean, blockSize = 64): Cost {
+export function exactCost(problem: { readonly heads: readonly HeadShape[] }, materialized: boolean, blockSize = 64): Cost {
   let flops = 0;
   let largest = 0;
-  const seen = new Set<Matrix>();
+  const seen = new Set<Dims>();
   let kv = 0;
   for (const h of problem.heads) {
     const nQ = h.queries.rows;
@@ -46,7 +47,7 @@ export function exactCost(problem: ProblemInstance, materialized: boolean, block
     for (const m of [h.keys, h.values]) {
       if (!seen.has(m)) {
         seen.add(m);
-        kv += m.data.length;
+        kv += m.rows * m.cols;
       }
     }
     largest = Math.max(largest, materialized ? nQ * nK : nQ * (Math.min(blockSize, nK) + dv + 2));

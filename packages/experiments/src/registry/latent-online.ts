@@ -8,7 +8,15 @@
 import { defineMethod } from "./define.js";
 import { Matrix } from "@randattn/core";
 import { OnlineLatentCache } from "@randattn/sketch";
-import { attendOnFactor, largestScores, latentSpectralError, optimum, requireLatent, singularValues } from "./sketch/lowrank.js";
+import {
+  attendOnFactor,
+  attendOnFactorFlops,
+  largestScores,
+  latentSpectralError,
+  optimum,
+  requireLatent,
+  singularValues,
+} from "./sketch/lowrank.js";
 
 export const latentOnline = defineMethod({
   name: "latent-online",
@@ -31,6 +39,32 @@ export const latentOnline = defineMethod({
     { name: "optimal_latent_rel_error", description: "Eckart–Young optimum τ_{k+1}/‖L‖_F (truncated SVD)" },
     { name: "optimal_latent_rel_spectral_error", description: "Eckart–Young optimum σ_{k+1}/σ_1" },
   ],
+  estimateCost(problem, params) {
+    const latent = requireLatent(problem, "latent-online");
+    const { rows: N, cols: dL } = latent.latent;
+    const rank = params.rank;
+    // OnlineLatentCache.update's count per chunk of ≤ d_L rows (sketch kvcache/latent.ts), with the
+    // rank it keeps: min(rank, k + t) — every singular value of the core is > 0 unless the latent is
+    // rank-deficient (then the recorded flops are lower: a bound).
+    let n = 0;
+    let k = 0;
+    let flops = 0;
+    const append = (t0: number) => {
+      for (let r0 = 0; r0 < t0; r0 += dL) {
+        const t = Math.min(dL, t0 - r0);
+        const m = k + t;
+        const keep = Math.max(1, Math.min(rank, m));
+        flops += 4 * t * k * dL + 2 * dL * t * t + 20 * m * m * m + 2 * (n + t) * m * keep + 2 * dL * m * keep;
+        n += t;
+        k = keep;
+      }
+    };
+    const prefill = Math.min(params.prefill, N);
+    append(prefill);
+    for (let i = prefill; i < N; i++) append(1);
+    const cacheFloats = n * k + dL * k + k;
+    return { flops: flops + attendOnFactorFlops(problem, latent, N, k), floatsStored: cacheFloats + largestScores(problem) };
+  },
   run(problem, params) {
     const latent = requireLatent(problem, "latent-online");
     const L = latent.latent;

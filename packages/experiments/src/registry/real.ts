@@ -19,6 +19,7 @@ import {
   type Matrix,
   memoryStore,
   parseModelConfig,
+  type PretrainedConfig,
   PretrainedModel,
   SHARD_INDEX_FILE,
   sliceRows,
@@ -27,6 +28,7 @@ import {
 import { nodeFs, nodePath } from "../platform/node.js";
 import { defineMethod, defineProblem, enumParam, intParam, paramsSchema } from "./define.js";
 import { exactCost } from "./exact.js";
+import { attentionShapeOfConfig, type ProblemShape } from "./shape.js";
 import type { AttentionHead, MethodDefinition, Params, PretrainedStructure, ProblemInstance } from "./types.js";
 
 const ARG = "problem.params.checkpoint";
@@ -68,6 +70,13 @@ function loadCheckpoint(dir: string): PretrainedModel {
     tokenizer = new HuggingFaceTokenizer(JSON.parse(readText(tokPath, ARG)), cfg, tokPath);
   }
   return PretrainedModel.fromStore(config, memoryStore(files, dir), tokenizer);
+}
+
+/** A checkpoint's config.json, parsed (sizes only: no weights are read). */
+export function checkpointConfig(checkpoint: string | undefined, baseDir: string): PretrainedConfig {
+  if (typeof checkpoint !== "string") throw new ValueError("problem.params.checkpoint", "a checkpoint folder", String(checkpoint));
+  const path = nodePath(ARG).join(resolveDataPath(checkpoint, baseDir), "config.json");
+  return parseModelConfig(JSON.parse(readText(path, ARG)), path);
 }
 
 /** Longest token window the `model` problem takes from a text. */
@@ -180,6 +189,31 @@ export const modelProblem = defineProblem({
   paramsSchema: modelSchema,
   structuralParams: ["checkpoint", "text", "offset", "n", "nQueries", "layer", "head", "tensors"],
   producesTensors: true,
+  shape(p, context): ProblemShape {
+    // From config.json alone: the heads' sizes, without loading weights or running the forward.
+    const attention = attentionShapeOfConfig(checkpointConfig(p.checkpoint, context.baseDir));
+    if (p.layer >= attention.numLayers)
+      throw new ValueError("problem.params.layer", `a layer in [0, ${attention.numLayers})`, String(p.layer));
+    if (p.head >= attention.numHeads)
+      throw new ValueError("problem.params.head", `-1 or a head in [0, ${attention.numHeads})`, String(p.head));
+    const nQ = p.nQueries > 0 ? p.nQueries : p.n;
+    const keys = Array.from({ length: attention.numKvHeads }, () => ({ rows: p.n, cols: attention.dQK }));
+    const values = Array.from({ length: attention.numKvHeads }, () => ({ rows: p.n, cols: attention.dV }));
+    const group = attention.numHeads / attention.numKvHeads;
+    const wanted = p.head < 0 ? Array.from({ length: attention.numHeads }, (_, h) => h) : [p.head];
+    const heads = wanted.map((h) => ({
+      queries: { rows: nQ, cols: attention.dQK },
+      keys: keys[Math.floor(h / group)],
+      values: values[Math.floor(h / group)],
+    }));
+    return {
+      heads,
+      kernel: context.kernel,
+      mask: context.mask,
+      numKvHeads: p.head < 0 ? attention.numKvHeads : 1,
+      pretrained: { attention, tokens: p.n },
+    };
+  },
   generate(p, context, _seed) {
     const pre = pretrainedOf(p, context.baseDir);
     const { model } = pre;
@@ -366,6 +400,24 @@ export function sketchPerplexityMethod(lookup: (name: string, argument: string) 
       { name: "exact_attention_flops", description: "flops of exact materialized attention in the replaced heads" },
       { name: "flops_ratio", description: "flops / exact_attention_flops" },
     ],
+    estimateCost(problem, params) {
+      const pre = problem.pretrained;
+      if (!pre) throw new ValueError("problem", 'a "model" problem (a checkpoint and its token window)', "a problem without a checkpoint");
+      const sketch = lookup(params.sketch, "method.params.sketch");
+      if (sketch.name === "sketch-perplexity") throw new ValueError("method.params.sketch", "an attention method", '"sketch-perplexity"');
+      const sp = sketchParamsFor(sketch, params.sketchParams, params.budget);
+      const { attention: a, tokens: n } = pre;
+      // Prefill from empty caches: every replaced head attends its n queries to the n keys, causally.
+      const head: ProblemShape = {
+        heads: [{ queries: { rows: n, cols: a.dQK }, keys: { rows: n, cols: a.dQK }, values: { rows: n, cols: a.dV } }],
+        kernel: { kind: "softmax", scale: 1 / Math.sqrt(a.dQK) },
+        mask: { kind: "causal", offset: 0 },
+        numKvHeads: 1,
+      };
+      const one = sketch.estimateCost(head, sp);
+      const heads = parseLayers(params.layers, a.numLayers).length * a.numHeads;
+      return { flops: heads * one.flops, floatsStored: heads * one.floatsStored };
+    },
     run(problem: ProblemInstance, params, context, seed) {
       const pre = problem.pretrained;
       if (!pre) throw new ValueError("problem", 'a "model" problem (a checkpoint and its token window)', "a problem without a checkpoint");

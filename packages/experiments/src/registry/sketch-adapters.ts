@@ -25,8 +25,10 @@
  * | `nystromformer`   | coreset.ts   | `nystromformerAttention`                | —                                                  |
  * | `skyformer`       | coreset.ts   | `skyformerAttention`                    | —                                                  |
  *
- * To add one: write the `MethodDefinition` in the family's module and list it below; it is then
- * listed by `randattn list`, validated in configs and run by workers.
+ * To add one: write the `MethodDefinition` in the family's module — with `estimateCost`, its cost
+ * from the problem's sizes (the sketch function's own accounting), and a case in
+ * test/registry/estimate-cost.test.ts — and list it below; it is then listed by `randattn list`,
+ * validated in configs, run by workers and estimated by `randattn plan`.
  */
 import { nystromformer, skyformer, thinformer, wildcat } from "./sketch/coreset.js";
 import { kernelValue, randomFeaturesMethod } from "./sketch/features.js";

@@ -100,6 +100,59 @@ export interface ProblemInstance {
   readonly pretrained?: PretrainedStructure;
 }
 
+/*
+ * Problem SIZES without tensors (issue 13, `randattn plan`): registry/shape.ts derives them from
+ * an instance (`shapeOf`) or a checkpoint config; an instance is itself a shape for its tensor fields.
+ */
+
+/** Rows × columns of a matrix. */
+export interface Dims {
+  readonly rows: number;
+  readonly cols: number;
+}
+
+/** One head's Q, K, V sizes. GQA heads of one group share the same keys/values objects (as instances do). */
+export interface HeadShape {
+  readonly queries: Dims;
+  readonly keys: Dims;
+  readonly values: Dims;
+}
+
+/** The attention sizes of a decoder model (a checkpoint or the synthetic decoder). */
+export interface ModelAttentionShape {
+  readonly numLayers: number;
+  /** H, query heads per layer. */
+  readonly numHeads: number;
+  /** G, KV heads per layer (H for MHA and MLA). */
+  readonly numKvHeads: number;
+  /** d_QK per head (MLA: d_nope + d_R). */
+  readonly dQK: number;
+  /** d_V per head. */
+  readonly dV: number;
+  /** MLA only: d_L and d_R of the cached latent. */
+  readonly latentDim?: number;
+  readonly ropeDim?: number;
+}
+
+/** The sizes of a problem (see module doc). */
+export interface ProblemShape {
+  readonly heads: readonly HeadShape[];
+  readonly kernel: KernelSpec;
+  readonly mask: MaskSpec | null;
+  readonly numKvHeads: number;
+  readonly latent?: { readonly latent: Dims; readonly keyUp: readonly Dims[]; readonly valueUp: readonly Dims[] };
+  readonly multiHead?: {
+    readonly x: Dims;
+    readonly weights: { readonly queries: readonly Dims[]; readonly keys: readonly Dims[]; readonly values: readonly Dims[] };
+  };
+  readonly kernelPairs?: { readonly queries: Dims; readonly keys: Dims };
+  readonly accounting?: AccountingStructure;
+  /** A `model` problem: the checkpoint's attention sizes and the token window's length. */
+  readonly pretrained?: { readonly attention: ModelAttentionShape; readonly tokens: number };
+  /** A decode problem: the model's attention sizes, the prompt and the decoded steps. */
+  readonly decode?: { readonly attention: ModelAttentionShape; readonly promptLength: number; readonly steps: number };
+}
+
 /** Analytic cost of a method run (the paper's flop and memory counts, not measured): core's `Cost`. */
 export type { Cost };
 
@@ -156,11 +209,18 @@ export interface MethodDefinition {
    */
   readonly extraMetrics?: readonly ExtraMetric[];
   /**
-   * The analytic cost `run` would report, without running it (`randattn plan` estimates a sweep's
-   * flops from it). Only for methods whose cost is a closed-form function of the shapes.
-   * @default none (plan falls back to flops recorded by an earlier run of the same cell)
+   * The cost `run` reports, from the problem's SIZES alone (`randattn plan` sums it over a sweep
+   * without drawing or loading any tensor; registry/shape.ts). The same formula as `run`'s: equal
+   * to the recorded flops for every method whose cost is a function of the sizes, which
+   * test/registry/estimate-cost.test.ts checks for every registered method.
    */
-  estimateCost?(problem: ProblemInstance, params: Params): Cost;
+  estimateCost(problem: ProblemShape, params: Params): Cost;
+  /**
+   * Set when the cost `run` reports depends on the data (LSH bucket sizes, a cache's evictions), so
+   * `estimateCost` is a model of it: `note` says what it assumes and how far the recorded value can be.
+   * @default none (the estimate is exact)
+   */
+  readonly costEstimate?: { readonly kind: "approximate"; readonly note: string };
   /** Computes the approximation. Must be a pure function of (problem, params, seed); the seed comes last (issue 9). */
   run(problem: ProblemInstance, params: Params, context: RunContext, seed: SeedKey): MethodResult;
   /**
@@ -185,6 +245,13 @@ export interface ProblemDefinition {
   readonly structuralParams: readonly string[];
   /** Whether the generator produces tensors (false for accounting presets). */
   readonly producesTensors: boolean;
+  /**
+   * The sizes of the instance `generate` would draw, without drawing it (for `randattn plan`).
+   * Generators whose tensors are costly (a checkpoint forward, files) give it; for the others plan
+   * draws the instance once per problem point and takes its shape.
+   * @default none
+   */
+  shape?(params: Params, context: GenerateContext): ProblemShape;
   /** Draws the problem instance: a pure function of (params, context.kernel, context.mask, seed); the seed comes last (issue 9). */
   generate(params: Params, context: GenerateContext, seed: SeedKey): ProblemInstance;
 }

@@ -17,6 +17,7 @@ import { executeTask, type TaskOutcome, type TaskSpec, taskSpec } from "./execut
 import { jsonDiff } from "../base/diff.js";
 import { readCommittedResults } from "./committed.js";
 import { Journal, JOURNAL_FILE, type JournalHeader, type JournalRecord } from "./journal.js";
+import { compareWithEarlier } from "./reuse.js";
 import { FolderLock } from "./lock.js";
 import { WorkerPool } from "./pool.js";
 import { Progress, type ProgressMode } from "./progress.js";
@@ -107,10 +108,11 @@ function sessionId(): string {
 
 /**
  * Whether the records already in a folder may be reused by `plan`. Same identity: yes. Another
- * identity: only when the folder holds no finished task that `plan` lacks — the plan grew (more
- * trials, sweep values or methods), and since a task's key is a hash of its own cell and trial,
- * every finished task is one of the grown plan's tasks with the same inputs and seed. Anything
- * else changed what finished tasks computed and is refused, naming the config keys that changed.
+ * identity: a task's key is a hash of its own cell and trial, so every record whose key the plan
+ * has is a valid result of it. The plan may grow (more trials, sweep values or methods: new tasks
+ * run) and shrink (fewer: the dropped finished tasks stay in the journal, out of results.csv, and
+ * are reused when it grows back) — see run/reuse.ts. A change of what finished tasks computed
+ * (same grid position, another key) is refused, naming the config keys that changed.
  */
 function checkReuse(
   plan: Plan,
@@ -121,10 +123,12 @@ function checkReuse(
   dir: string,
   mode: "run" | "resume",
   command: string,
-): { grown: boolean; reused: number } {
-  if (old.configHash === now.configHash && old.shard === now.shard) return { grown: false, reused: records.size };
+): { grown: boolean; reused: number; kept: number; earlierUnfinished: number | null } {
+  const reused = [...planKeys].filter((k) => records.has(k)).length;
+  if (old.configHash === now.configHash && old.shard === now.shard) return { grown: false, reused, kept: 0, earlierUnfinished: null };
   const stale = [...records.keys()].filter((k) => !planKeys.has(k));
-  if (old.shard !== now.shard || old.shard !== null || stale.length > 0) {
+  const verdict = old.shard === now.shard && old.shard === null ? compareWithEarlier(plan, old.identity, records, planKeys) : null;
+  if (old.shard !== now.shard || old.shard !== null || (stale.length > 0 && (verdict === null || verdict.conflicts > 0))) {
     const changed =
       old.identity !== undefined
         ? jsonDiff(old.identity, now.identity).map((l) => l.replace(/^config\./, ""))
@@ -134,15 +138,15 @@ function checkReuse(
         ? `shard ${old.shard ?? "none"}, not ${now.shard ?? "none"}`
         : old.shard !== null
           ? `a shard of another config (changed: ${changed.join("; ")})`
-          : `${stale.length} finished task(s) this config would compute differently or not at all; changed: ${changed.join("; ")}`;
+          : `${verdict?.conflicts ?? stale.length} finished task(s) this config would compute differently; changed: ${changed.join("; ")}`;
     throw new RunRefusedError(
       dir,
-      "results of this config, or of a config it extends",
+      "results of this config, or of a config it extends or shrinks",
       `results of another run (${what})`,
-      `${dir} holds results of a different run: ${what}. Refusing to ${mode}: finished tasks are reused only when a config grows (more trials, sweep values or methods). Use \`${command} run ${plan.loaded.source} --restart\` to discard them, or --out for another folder.`,
+      `${dir} holds results of a different run: ${what}. Refusing to ${mode}: finished tasks are reused only when a config grows or shrinks (trials, sweep values or methods added or removed), not when what a task computes changes. Use \`${command} run ${plan.loaded.source} --restart\` to discard them, or --out for another folder.`,
     );
   }
-  return { grown: true, reused: records.size };
+  return { grown: true, reused, kept: stale.length, earlierUnfinished: verdict?.earlierUnfinished ?? null };
 }
 
 /**
@@ -208,17 +212,23 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
     const planKeys = new Set(tasks.map((t) => t.key));
     const reuse = checkReuse(plan, h, header, journal.records, planKeys, dir, mode, command);
     if (reuse.grown) {
-      if (mode === "run" && journal.records.size < h.taskCount) {
+      // Unfinished: a task of the earlier config lacks a record (the count alone misjudges a
+      // journal that also keeps the tasks of a larger grid).
+      const earlierDone = h.taskCount - (reuse.earlierUnfinished ?? Math.max(0, h.taskCount - journal.records.size));
+      if (mode === "run" && earlierDone < h.taskCount) {
         throw new RunRefusedError(
           dir,
-          "a finished run to grow",
-          `an interrupted run (${journal.records.size} of ${h.taskCount} tasks done)`,
-          `${dir} holds an unfinished run (${journal.records.size}/${h.taskCount} tasks done) of an earlier version of this config: finish it with \`${resumeHint}\` first, or start over with \`${command} run ${plan.loaded.source} --restart\`.`,
+          "a finished run to grow or shrink",
+          `an interrupted run (${earlierDone} of ${h.taskCount} tasks done)`,
+          `${dir} holds an unfinished run (${earlierDone}/${h.taskCount} tasks done) of an earlier version of this config: finish it with \`${resumeHint}\` first, or start over with \`${command} run ${plan.loaded.source} --restart\`.`,
         );
       }
       journal.appendHeader(header);
       log(
-        `${plan.loaded.config.experiment}: growing the experiment — ${reuse.reused} finished task(s) reused, ${tasks.length - reuse.reused} new`,
+        `${plan.loaded.config.experiment}: ${reuse.kept > 0 ? "changing the grid" : "growing the experiment"} — ${reuse.reused} finished task(s) reused, ${tasks.length - reuse.reused} new` +
+          (reuse.kept > 0
+            ? `; ${reuse.kept} finished task(s) outside this grid kept in ${JOURNAL_FILE} (not in results.csv; reused if the grid grows back)`
+            : ""),
       );
     }
     const done = (t: Task) => journal!.records.get(t.key)?.status === "ok";

@@ -23,7 +23,7 @@ describe("resume refuses when the config changed", () => {
     const e = await runPlan(changed, { ...quiet, outRoot: out, mode: "resume" }).catch((x) => x);
     expect(e).toBeInstanceOf(RunRefusedError);
     expect(e.message).toMatch(
-      /holds results of a different run: 2 finished task\(s\) this config would compute differently or not at all; changed: seed: 11 → 12\. Refusing to resume/,
+      /holds results of a different run: 2 finished task\(s\) this config would compute differently; changed: seed: 11 → 12\. Refusing to resume/,
     );
     await expect(runPlan(changed, { ...quiet, outRoot: out })).rejects.toBeInstanceOf(RunRefusedError);
     const restarted = await runPlan(changed, { ...quiet, outRoot: out, restart: true });

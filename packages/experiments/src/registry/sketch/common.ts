@@ -5,7 +5,7 @@
  */
 import { type Kernel, type Matrix, type SeedKey, ValueError, derive } from "@randattn/core";
 import { attentionOptions } from "../kernel.js";
-import type { ProblemInstance } from "../types.js";
+import type { ProblemShape } from "../shape.js";
 
 // Typed param-schema builders (registry/define.ts): the schema types the adapter's params.
 export { boolParam, defineMethod, enumParam, intParam, numberParam, paramsSchema } from "../define.js";
@@ -19,14 +19,14 @@ export function headSeed(seed: SeedKey, h: number): SeedKey {
 }
 
 /** Throws unless the problem has attention heads (not an accounting or kernel-pairs problem). */
-export function requireHeads(problem: ProblemInstance, method: string): void {
+export function requireHeads(problem: Pick<ProblemShape, "heads">, method: string): void {
   if (problem.heads.length === 0) {
     throw new ValueError("problem", `a problem with attention heads for method "${method}"`, "a problem without heads");
   }
 }
 
 /** Throws when the problem is masked (row sampling and top-k change which keys a mask refers to). */
-export function rejectMask(problem: ProblemInstance, method: string): void {
+export function rejectMask(problem: Pick<ProblemShape, "mask">, method: string): void {
   if (problem.mask) {
     throw new ValueError(
       "problem.mask",
@@ -37,7 +37,7 @@ export function rejectMask(problem: ProblemInstance, method: string): void {
 }
 
 /** Core's kernel of the problem (softmax or a `dot` formula). */
-export function coreKernel(problem: ProblemInstance): Kernel | undefined {
+export function coreKernel(problem: Pick<ProblemShape, "kernel">): Kernel | undefined {
   return attentionOptions(problem.kernel, null).kernel;
 }
 
@@ -45,7 +45,7 @@ export function coreKernel(problem: ProblemInstance): Kernel | undefined {
  * The softmax scale of the problem's kernel (undefined: the sketch's default 1/√d_QK, which is
  * also core's). Random features exist for the softmax kernel only.
  */
-export function softmaxScale(problem: ProblemInstance, method: string): number | undefined {
+export function softmaxScale(problem: Pick<ProblemShape, "kernel">, method: string): number | undefined {
   if (problem.kernel.kind !== "softmax") {
     throw new ValueError(
       "problem.kernel",

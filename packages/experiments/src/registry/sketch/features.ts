@@ -8,6 +8,8 @@
  */
 import { ValueError, concatCols } from "@randattn/core";
 import { type FeatureKind, drawProjection, featureDimension, randomFeatureAttention, randomFeatures } from "@randattn/sketch";
+import type { HeadShape } from "../shape.js";
+import type { Cost, MaskSpec } from "../types.js";
 import { defineMethod, enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
 
 const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
@@ -37,6 +39,11 @@ export const randomFeaturesMethod = defineMethod({
     { name: "feature_count", description: "F, features per head: m for positive and the exponential maps, 2m for trig/hyperbolic" },
     { name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose estimated normalizer D_i ≤ 0" },
   ],
+  estimateCost(problem, params) {
+    requireHeads(problem, "random-features");
+    softmaxScale(problem, "random-features");
+    return sumCosts(problem.heads.map((h) => randomFeatureAttentionCost(h, problem.mask, params)));
+  },
   run(problem, params, _context, seed) {
     requireHeads(problem, "random-features");
     const scale = softmaxScale(problem, "random-features");
@@ -73,6 +80,56 @@ export const randomFeaturesMethod = defineMethod({
 });
 
 /**
+ * The cost sketch's `randomFeatureAttention` reports for one head (its accounting, features/attention.ts):
+ * both maps 2·(N_Q+N_KV)·d·m + (N_Q+N_KV)·F (+ the exponential maps' parameters), then either the
+ * bidirectional state φ(K)ᵀV and its N_Q products, or the causal prefix sums block by block (the
+ * same loop over query blocks, so the diagonal bands are counted exactly), and the N_Q·d_V division.
+ */
+export function randomFeatureAttentionCost(
+  h: HeadShape,
+  mask: MaskSpec | null,
+  params: { numFrequencies: number; features: string; blockSize: number },
+): Cost {
+  const m = params.numFrequencies;
+  const exponential = params.features === "oprf" || params.features === "derf";
+  const F = exponential ? m : featureDimension(params.features as FeatureKind, m);
+  const nQ = h.queries.rows;
+  const nK = h.keys.rows;
+  const d = h.queries.cols;
+  const dV = h.values.cols;
+  const parameterFlops = exponential
+    ? 3 * (nQ + nK) * d + 2 * m * d + (params.features === "derf" ? 4 * (nQ + nK) * d * d + 50 * d ** 3 : 0)
+    : 0;
+  let flops = 2 * (nQ + nK) * d * m + (nQ + nK) * F + parameterFlops;
+  let floatsStored = m * d + (nQ + nK) * F + F * dV + F;
+  if (!mask) {
+    flops += 2 * nK * F * dV + nK * F + 2 * nQ * F * dV + 2 * nQ * F;
+  } else {
+    const offset = mask.offset ?? nK - nQ;
+    const blockSize = params.blockSize;
+    floatsStored += blockSize * blockSize;
+    const clamp = (v: number) => Math.max(0, Math.min(nK, v));
+    let stateEnd = 0;
+    for (let i0 = 0; i0 < nQ; i0 += blockSize) {
+      const i1 = Math.min(nQ, i0 + blockSize);
+      const b = i1 - i0;
+      const prefixEnd = clamp(offset + i0 + 1);
+      if (prefixEnd > stateEnd) {
+        const t = prefixEnd - stateEnd;
+        flops += 2 * t * F * dV + t * F;
+        stateEnd = prefixEnd;
+      }
+      if (stateEnd > 0) flops += 2 * b * F * dV + 2 * b * F;
+      const t = clamp(offset + i1) - prefixEnd;
+      if (t > 0) flops += 2 * b * t * F + 2 * b * t * dV + b * t;
+    }
+  }
+  flops += nQ * dV;
+  if (params.features === "derf") floatsStored += 2 * d * d;
+  return { flops, floatsStored };
+}
+
+/**
  * The Performer closed-form MSE of one pair for m i.i.d. frequencies (Lemma 2), with x, y the
  * scaled vectors, z = x + y, Δ = x − y and SM = e^{xᵀy}:
  *   positive (1/m)e^{‖z‖²}SM²(1 − e^{−‖z‖²}); trig (1/(2m))e^{‖z‖²}SM⁻²(1 − e^{−‖Δ‖²})²;
@@ -94,6 +151,11 @@ export function performerMse(features: FeatureKind, m: number, x: Float64Array, 
   return (Math.exp(z2 - 2 * xy) * Math.expm1(-d2) ** 2) / (2 * m);
 }
 
+/** Cost of `kernel-value`: both maps (2·n·d·m + n·F each), the n dot products (2·n·F); Ω and both feature matrices stored. */
+function kernelValueCost(n: number, d: number, m: number, featureDim: number) {
+  return { flops: 2 * (2 * n * d * m + n * featureDim) + 2 * n * featureDim, floatsStored: m * d + 2 * n * featureDim };
+}
+
 /** `kernel-value`: φ(q)ᵀφ(k) against κ(q, k) on a `kernel-pairs` problem (one Ω per trial). */
 export const kernelValue = defineMethod({
   name: "kernel-value",
@@ -113,6 +175,12 @@ export const kernelValue = defineMethod({
     { name: "performer_mse", description: "Performer closed-form MSE (i.i.d. frequencies; empty for orthogonal), mean over pairs" },
     { name: "performer_rel_mse", description: "Performer closed-form MSE / κ², mean over pairs (i.i.d. only)" },
   ],
+  estimateCost(problem, params) {
+    const pairs = problem.kernelPairs;
+    if (!pairs) throw new ValueError("problem", 'the kernel-pairs problem for method "kernel-value"', "a problem without kernel pairs");
+    const m = params.numFrequencies;
+    return kernelValueCost(pairs.queries.rows, pairs.queries.cols, m, featureDimension(params.features, m));
+  },
   run(problem, params, _context, seed) {
     const pairs = problem.kernelPairs;
     if (!pairs) throw new ValueError("problem", 'the kernel-pairs problem for method "kernel-value"', "a problem without kernel pairs");
@@ -155,7 +223,7 @@ export const kernelValue = defineMethod({
     const featureDim = featureDimension(features, m);
     return {
       output: null,
-      cost: { flops: 2 * (2 * n * d * m + n * featureDim) + 2 * n * featureDim, floatsStored: m * d + 2 * n * featureDim },
+      cost: kernelValueCost(n, d, m, featureDim),
       extras: {
         feature_count: featureDim,
         kernel_mse: mse / n,

@@ -13,7 +13,21 @@
  * σ_{k+1}/σ_1) and, for `latent-rsvd`, the HMT bound on the expected spectral error.
  */
 import { type Matrix, ValueError, attention, concatCols, matmul } from "@randattn/core";
-import { type Orthonormalization, type SvdMethod, type TestMatrixKind, compressLatent, exactSvd, multiHeadToMla } from "@randattn/sketch";
+import {
+  type Orthonormalization,
+  type SvdMethod,
+  type TestMatrixKind,
+  compressLatent,
+  countSketch,
+  createSketch,
+  exactSvd,
+  gaussianSketch,
+  multiHeadToMla,
+  rademacherSketch,
+  sparseSignSketch,
+  srhtSketch,
+} from "@randattn/sketch";
+import type { HeadShape, ProblemShape } from "../shape.js";
 import { spectralNorm } from "../../base/metrics.js";
 import { headAttentionFlops } from "../exact.js";
 import { attentionOptions } from "../kernel.js";
@@ -46,7 +60,7 @@ function rsvdOptions(params: {
   };
 }
 
-export function requireLatent(problem: ProblemInstance, method: string): LatentStructure {
+export function requireLatent<L>(problem: { readonly heads: readonly HeadShape[]; readonly latent?: L }, method: string): L {
   requireHeads(problem, method);
   if (!problem.latent)
     throw new ValueError("problem", `an MLA problem (deepseek-v2-mla) for method "${method}"`, "a problem without a latent");
@@ -61,8 +75,61 @@ function attentionFlops(heads: readonly AttentionHead[]): number {
 }
 
 /** Largest N_Q × N_KV score matrix over heads (heads are processed one at a time). */
-export function largestScores(problem: ProblemInstance): number {
+export function largestScores(problem: Pick<ProblemShape, "heads">): number {
   return Math.max(...problem.heads.map((h) => h.queries.rows * h.keys.rows));
+}
+
+/**
+ * Flops of attending on a rank-k latent factor (N_KV × k) with d_L-wide up-projections: folding the
+ * basis into each head's W_LK^h, W_LV^h (2·k·d_L·width), forming K̃_h, Ṽ_h (2·N_KV·k·width) and
+ * materialized attention of the new heads — `attendOnFactor`'s count, from sizes.
+ */
+export function attendOnFactorFlops(
+  problem: Pick<ProblemShape, "heads">,
+  latent: NonNullable<ProblemShape["latent"]>,
+  n: number,
+  k: number,
+): number {
+  const dL = latent.latent.cols;
+  let flops = 0;
+  problem.heads.forEach((h, i) => {
+    const width = latent.keyUp[i].cols + latent.valueUp[i].cols;
+    flops += 2 * k * dL * width + 2 * n * k * width;
+    flops += headAttentionFlops({
+      queries: h.queries,
+      keys: { rows: n, cols: latent.keyUp[i].cols },
+      values: { rows: n, cols: latent.valueUp[i].cols },
+    });
+  });
+  return flops;
+}
+
+/** The flops of sketch's `randomizedSvd` of an m × n matrix at rank k (its qb + range finder accounting, lowrank/svd.ts, qb.ts, rangefinder.ts). */
+export function randomizedSvdFlops(
+  m: number,
+  n: number,
+  k: number,
+  params: { oversampling: number; powerIterations: number; testMatrix: TestMatrixKind; orthonormalization: Orthonormalization },
+): number {
+  const l = Math.min(k + params.oversampling, m, n);
+  const dist = {
+    gaussian: gaussianSketch,
+    rademacher: rademacherSketch,
+    srht: srhtSketch,
+    countsketch: countSketch,
+    "sparse-sign": sparseSignSketch,
+  }[params.testMatrix](n, l);
+  // The operator is lazy: its cost is a function of its distribution (no entries are drawn here).
+  const sketch = createSketch(dist, [0, "cost-estimate"]).cost(m, "right").flops;
+  const renorm = (rows: number) =>
+    params.orthonormalization === "qr" ? qrFlops(rows, l) : params.orthonormalization === "lu" ? rows * l * l : 0;
+  const power = params.powerIterations * (renorm(m) + renorm(n) + 4 * m * n * l);
+  return sketch + power + qrFlops(m, l) + 2 * m * n * l + 4 * n * l * l + 8 * l * l * l + 2 * m * l * k;
+}
+
+/** Householder QR with explicit thin Q of an m × n matrix (sketch lowrank/rangefinder.ts `qrFlops`). */
+function qrFlops(m: number, n: number): number {
+  return 4 * m * n * n - (4 / 3) * n * n * n;
 }
 
 /** Attention of every head on the latent factor C with folded up-projections Bᵀ W^h (B = basis). */
@@ -162,6 +229,19 @@ function latentMethod(name: string, svd: SvdMethod) {
         ? [{ name: "hmt_bound_rel_spectral_error", description: "HMT bound (Cor. 10.10 + σ_{k+1} for truncation) on E‖L − L̃‖₂, over σ_1" }]
         : []),
     ],
+    estimateCost(problem, params) {
+      const latent = requireLatent(problem, name);
+      const k = params.rank;
+      const { rows: n, cols: dL } = latent.latent;
+      const svdFlops = randomized
+        ? randomizedSvdFlops(n, dL, k, params as unknown as Parameters<typeof randomizedSvdFlops>[3])
+        : 4 * n * dL * Math.min(n, dL) + 8 * Math.min(n, dL) ** 3;
+      // compressLatent adds C = L Ṽ (2·N_KV·d_L·k).
+      return {
+        flops: svdFlops + 2 * n * dL * k + attendOnFactorFlops(problem, latent, n, k),
+        floatsStored: n * k + largestScores(problem),
+      };
+    },
     run(problem, params, _context, seed) {
       const latent = requireLatent(problem, name);
       const k = params.rank;
@@ -219,6 +299,21 @@ export const mhaToMla = defineMethod({
     { name: "cache_floats", description: "floats in the KV cache: N_KV·d_L (the GQA layer: N_KV·G·(d_QK + d_V))" },
     { name: "weight_rel_error", description: "‖[W_K, W_V] − W_L[W_LK, W_LV]‖_F/‖[W_K, W_V]‖_F" },
   ],
+  estimateCost(problem, params) {
+    requireHeads(problem, "mha-to-mla");
+    const mh = problem.multiHead;
+    if (!mh)
+      throw new ValueError("problem", 'a multi-head problem (llama3-gqa) for method "mha-to-mla"', "a problem without multi-head weights");
+    // The conversion is of the weights (once per model, offline): the cost is the layer's use of it.
+    const n = mh.x.rows;
+    const dL = params.latentDim;
+    let flops = 2 * n * mh.x.cols * dL;
+    problem.heads.forEach((h) => {
+      const up = { keys: { rows: n, cols: h.keys.cols }, values: { rows: n, cols: h.values.cols } };
+      flops += 2 * n * dL * (up.keys.cols + up.values.cols) + headAttentionFlops({ queries: h.queries, ...up });
+    });
+    return { flops, floatsStored: n * dL + largestScores(problem) };
+  },
   run(problem, params, _context, seed) {
     requireHeads(problem, "mha-to-mla");
     const mh = problem.multiHead;

@@ -28,7 +28,8 @@ import {
   valueSamplingProbabilities,
 } from "@randattn/sketch";
 import type { ParamsOf } from "../define.js";
-import type { ProblemInstance } from "../types.js";
+import type { HeadShape } from "../shape.js";
+import type { Cost, ProblemInstance } from "../types.js";
 import {
   boolParam,
   coreKernel,
@@ -114,6 +115,58 @@ function ratioFirstOrderSquaredError(p: Matrix, v: Matrix, y: Matrix, s: number,
   return total / s;
 }
 
+/**
+ * The cost sketch's `sampledAttention` reports for one head (sampling/attention.ts, values.ts):
+ * query-free schemes evaluate only the s sampled columns (plus the streamed exact normalizer when
+ * asked); "optimal" and "attention" form P (2·N_Q·N_KV·d + 3·N_Q·N_KV) and sample from it.
+ */
+export function sampledAttentionCost(h: HeadShape, params: RowSamplingParams): Cost {
+  const nQ = h.queries.rows;
+  const n = h.keys.rows;
+  const d = h.queries.cols;
+  const dV = h.values.cols;
+  const s = params.samples;
+  const { scheme, normalizer } = params;
+  const eps = resolveDefensiveWeight(undefined, scheme, normalizer === "estimated");
+  if (scheme === "optimal" || scheme === "attention") {
+    const ratio = normalizer !== "exact";
+    let flops: number;
+    let floatsStored: number;
+    if (scheme === "attention") {
+      flops = 2 * nQ * n + nQ * s * (2 + 2 * dV) + (eps > 0 ? 2 * nQ * n : 0);
+      floatsStored = nQ * n + 2 * nQ * s;
+    } else {
+      flops = 2 * n * dV + 2 * nQ * n + 2 * n + (eps > 0 ? 2 * n : 0) + nQ * s * (2 + 2 * dV);
+      floatsStored = nQ * s + s * dV + 2 * s;
+    }
+    if (ratio) {
+      flops += nQ * dV;
+      floatsStored += nQ;
+    }
+    return { flops: flops + 2 * nQ * n * d + 3 * nQ * n, floatsStored: floatsStored + nQ * n };
+  }
+  const probFlops = (scheme === "value-norm" ? 2 * n * dV : 0) + (eps > 0 ? 2 * n : 0);
+  let flops = probFlops + 2 * nQ * s * d + nQ * s + nQ * s * (2 + 2 * dV) + nQ * dV;
+  let floatsStored = nQ * s + s * (d + dV) + 2 * s;
+  if (normalizer === "exact") {
+    flops += 2 * nQ * n * d + 2 * nQ * n;
+    floatsStored += nQ * Math.min(params.blockSize, n) + nQ;
+  }
+  return { flops, floatsStored };
+}
+
+/** The cost sketch's `topKAttention` reports for one head (P formed, the full-sort count kept for committed costs). */
+export function topKAttentionCost(h: HeadShape, k: number, renormalize: boolean): Cost {
+  const nQ = h.queries.rows;
+  const n = h.keys.rows;
+  const dV = h.values.cols;
+  const sortFlops = nQ * n * Math.ceil(Math.log2(n + 1));
+  return {
+    flops: sortFlops + 2 * nQ * k * dV + nQ * k + (renormalize ? nQ * dV : 0) + 2 * nQ * n * h.queries.cols + 3 * nQ * n,
+    floatsStored: 2 * nQ * k + nQ * n,
+  };
+}
+
 /** `row-sampling`: sketch's `sampledAttention` on every head (seed `derive(seed, "head", h)`). */
 export const rowSampling = defineMethod({
   name: "row-sampling",
@@ -129,6 +182,11 @@ export const rowSampling = defineMethod({
         "√(E‖Ŷ−Y‖²_F)/‖Y‖_F by DKM: exact for normalizer exact, first order (delta method) for the ratio estimator; with replacement only",
     },
   ],
+  estimateCost(problem, params) {
+    requireHeads(problem, "row-sampling");
+    rejectMask(problem, "row-sampling");
+    return sumCosts(problem.heads.map((h) => sampledAttentionCost(h, params)));
+  },
   run(problem, params, _context, seed) {
     requireHeads(problem, "row-sampling");
     rejectMask(problem, "row-sampling");
@@ -166,6 +224,11 @@ export const topK = defineMethod({
     renormalize: boolParam(true, "divide by the kept weights' sum (exact attention over the top-k keys)"),
   }),
   exposesWeights: false,
+  estimateCost(problem, params) {
+    requireHeads(problem, "top-k");
+    rejectMask(problem, "top-k");
+    return sumCosts(problem.heads.map((h) => topKAttentionCost(h, params.k, params.renormalize)));
+  },
   run(problem, params) {
     requireHeads(problem, "top-k");
     rejectMask(problem, "top-k");
