@@ -27,7 +27,7 @@ import { Matrix } from "../matrix.js";
 import { addInPlace, concatCols, selectRows, sliceCols, sliceRows } from "../linalg/ops.js";
 import { RowBuffer } from "../cache/buffer.js";
 import { greedyToken } from "../model/head.js";
-import { assertFinite, assertInteger, describe } from "../validate.js";
+import { assertFinite, assertInteger, assertShape, describe } from "../validate.js";
 import type { TensorStore } from "../checkpoint/store.js";
 import type { Tokenizer } from "../tokens/tokenizer.js";
 import { buildPretrainedWeights } from "./build.js";
@@ -207,8 +207,9 @@ export class PretrainedModel {
     this.config = config;
     this.weights = weights;
     this.tokenizer = tokenizer;
-    // The GQA projections are checked once here, not on every step (`projectRows`); a checkpoint's
-    // tensors were already checked when read. (Mutating weights after construction is unsupported.)
+    // The GQA projections are checked once here (shape and finiteness), not on every step
+    // (`projectRows`); a checkpoint's tensors were already checked when read. (Mutating weights
+    // after construction is unsupported.)
     for (const [l, layer] of weights.layers.entries()) {
       const a = layer.attention;
       if (a.kind !== "gqa") continue;
@@ -217,7 +218,11 @@ export class PretrainedModel {
         ["keys", a.weights.keys],
         ["values", a.weights.values],
       ] as const) {
-        for (const [h, w] of ws.entries()) assertFinite(w, `weights.layers[${l}].attention.weights.${name}[${h}]`);
+        for (const [h, w] of ws.entries()) {
+          const label = `weights.layers[${l}].attention.weights.${name}[${h}]`;
+          assertShape(w, label, config.hiddenSize, undefined, `rows = hidden_size = ${config.hiddenSize}`);
+          assertFinite(w, label);
+        }
       }
     }
   }
