@@ -18,10 +18,13 @@ import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import * as core from "../dist/index.js";
+import * as corePublic from "../dist/index.js";
+import * as coreInternal from "../dist/internal.js";
 import * as coreNode from "../dist/node/index.js";
 import { simdPeak } from "./simd-peak.mjs";
 
+// The profiling switches (setFusedSoftmaxProfiling, setGemmProfiling, …) live in core's internal entry.
+const core = { ...corePublic, ...coreInternal };
 const args = new Set(process.argv.slice(2));
 const quick = args.has("--quick");
 const child = fileURLToPath(new URL("./attention-child.mjs", import.meta.url));
