@@ -47,10 +47,11 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def rope_cos_sin(dim, theta, n, dtype):
-    """cos/sin tables [n, dim] in the half layout; angles computed in float64 then cast."""
+def rope_cos_sin(dim, theta, n, dtype, start=0):
+    """cos/sin tables [n, dim] of positions start … start+n−1 in the half layout; angles computed in
+    float64 then cast."""
     inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
-    pos = torch.arange(n, dtype=torch.float64)
+    pos = torch.arange(start, start + n, dtype=torch.float64)
     freqs = torch.outer(pos, inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
     return emb.cos().to(dtype), emb.sin().to(dtype)
@@ -63,11 +64,13 @@ def interleaved_to_half(x):
 
 
 def causal_attention(q, k, v, scale, want_weights):
-    """q [B,H,N,dq], k [B,H,N,dq], v [B,H,N,dv] -> output [B,H,N,dv] (+ weights [B,H,N,N])."""
-    n = q.shape[-2]
+    """q [B,H,T,dq], k [B,H,N,dq], v [B,H,N,dv] -> output [B,H,T,dv] (+ weights [B,H,T,N]); the T
+    queries are the last T positions (T = N without a cache). One query attends to every key: no mask."""
+    t, n = q.shape[-2], k.shape[-2]
     scores = torch.matmul(q, k.transpose(-1, -2)) * scale
-    mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
-    scores = scores.masked_fill(mask, float("-inf"))
+    if t > 1:
+        mask = torch.ones(t, n, dtype=torch.bool, device=q.device).triu(n - t + 1)
+        scores = scores.masked_fill(mask, float("-inf"))
     w = torch.softmax(scores, dim=-1)
     return torch.matmul(w, v), (w if want_weights else None)
 
@@ -96,13 +99,18 @@ class LlamaAttention(nn.Module):
         self.v_proj = nn.Linear(hs, self.kvh * self.d, bias=False)
         self.o_proj = nn.Linear(self.h * self.d, hs, bias=False)
 
-    def forward(self, x, cos, sin, capture=None):
+    def forward(self, x, cos, sin, capture=None, cache=None):
         b, n, _ = x.shape
         q = self.q_proj(x).view(b, n, self.h, self.d).transpose(1, 2)
         k = self.k_proj(x).view(b, n, self.kvh, self.d).transpose(1, 2)
         v = self.v_proj(x).view(b, n, self.kvh, self.d).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
+        if cache is not None:  # HF DynamicCache: post-RoPE keys and values of the KV heads, concatenated
+            if "k" in cache:
+                k = torch.cat((cache["k"], k), dim=2)
+                v = torch.cat((cache["v"], v), dim=2)
+            cache["k"], cache["v"] = k, v
         rep = self.h // self.kvh  # GQA: query head j uses KV head j // rep (HF repeat_kv)
         kk = k.repeat_interleave(rep, dim=1)
         vv = v.repeat_interleave(rep, dim=1)
@@ -120,8 +128,8 @@ class LlamaLayer(nn.Module):
         self.input_layernorm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
         self.post_attention_layernorm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
 
-    def forward(self, x, cos, sin, capture=None):
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, capture)
+    def forward(self, x, cos, sin, capture=None, cache=None):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, capture, cache)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -142,7 +150,7 @@ class DeepseekV2Attention(nn.Module):
         self.kv_b_proj = nn.Linear(self.r, self.h * (self.nope + self.vd), bias=False)
         self.o_proj = nn.Linear(self.h * self.vd, hs, bias=False)
 
-    def forward(self, x, cos, sin, capture=None):
+    def forward(self, x, cos, sin, capture=None, cache=None):
         b, n, _ = x.shape
         q = self.q_proj(x).view(b, n, self.h, self.nope + self.rope).transpose(1, 2)
         q_nope, q_pe = q[..., : self.nope], q[..., self.nope :]
@@ -156,6 +164,11 @@ class DeepseekV2Attention(nn.Module):
         k_pe = k_pe * cos + rotate_half(k_pe) * sin
         qq = torch.cat((q_nope, q_pe), dim=-1)
         kk = torch.cat((k_nope, k_pe.expand(b, self.h, n, self.rope)), dim=-1)
+        if cache is not None:  # HF's DeepseekV2 caches the per-head keys and values (not the latent)
+            if "k" in cache:
+                kk = torch.cat((cache["k"], kk), dim=2)
+                v = torch.cat((cache["v"], v), dim=2)
+            cache["k"], cache["v"] = kk, v
         o, w = causal_attention(qq, kk, v, (self.nope + self.rope) ** -0.5, capture is not None)
         if capture is not None:
             capture["weights"] = w
@@ -177,10 +190,21 @@ class DeepseekV2MoE(nn.Module):
         self.gate = nn.Linear(hs, e, bias=False)
         self.experts = nn.ModuleList([MLP(hs, c["moe_intermediate_size"]) for _ in range(e)])
         self.shared_experts = MLP(hs, c["moe_intermediate_size"] * c["n_shared_experts"])
+        self.dispatch = False  # True: HF's per-expert dispatch (only the chosen experts run; inference)
 
     def forward(self, x, capture=None):
         probs = torch.softmax(self.gate(x), dim=-1)
         w, idx = torch.topk(probs, self.top_k, dim=-1)
+        if self.dispatch and capture is None:
+            # modeling_deepseek_v2 DeepseekV2MoE.moe: each expert on the tokens routed to it.
+            flat = x.reshape(-1, x.shape[-1])
+            ti, tw = idx.reshape(-1, self.top_k), w.reshape(-1, self.top_k) * self.scale
+            out = torch.zeros_like(flat)
+            for j, expert in enumerate(self.experts):
+                rows, slot = torch.where(ti == j)
+                if rows.numel():
+                    out.index_add_(0, rows, expert(flat[rows]) * tw[rows, slot, None])
+            return out.view_as(x) + self.shared_experts(x)
         dense_w = torch.zeros_like(probs).scatter(-1, idx, w) * self.scale
         if capture is not None:
             capture["router_probs"] = probs
@@ -203,8 +227,8 @@ class DeepseekV2Layer(nn.Module):
         self.input_layernorm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
         self.post_attention_layernorm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
 
-    def forward(self, x, cos, sin, capture=None):
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, capture)
+    def forward(self, x, cos, sin, capture=None, cache=None):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, capture, cache)
         h = self.post_attention_layernorm(x)
         return x + (self.mlp(h, capture) if self.is_moe else self.mlp(h))
 
@@ -238,21 +262,27 @@ class CausalLM(nn.Module):
             if p.dim() == 2:
                 nn.init.normal_(p, std=c["initializer_range"])
 
-    def forward(self, ids, capture=False):
+    def forward(self, ids, capture=False, cache=None):
         """ids [B, N] -> logits [B, N, V]; with capture, also hidden states (residual stream:
-        embeddings, then each layer's output; [L+1] x [B, N, d]) and per-layer captures."""
+        embeddings, then each layer's output; [L+1] x [B, N, d]) and per-layer captures.
+        With `cache` (a dict, {} at first: cached decoding as HF's generate does), the ids continue
+        the cached sequence at positions cache["position"] …, and the cache is updated."""
         dtype = self.model.embed_tokens.weight.dtype
         n = ids.shape[1]
-        cos, sin = rope_cos_sin(self.rope_dim, self.config["rope_theta"], n, dtype)
+        start = cache.setdefault("position", 0) if cache is not None else 0
+        cos, sin = rope_cos_sin(self.rope_dim, self.config["rope_theta"], n, dtype, start)
         x = self.model.embed_tokens(ids)
         hidden = [x]
         caps = []
-        for layer in self.model.layers:
+        layer_caches = cache.setdefault("layers", [{} for _ in self.model.layers]) if cache is not None else None
+        for li, layer in enumerate(self.model.layers):
             cap = {} if capture else None
-            x = layer(x, cos, sin, cap)
+            x = layer(x, cos, sin, cap, None if layer_caches is None else layer_caches[li])
             hidden.append(x)
             caps.append(cap)
         logits = self.lm_head(self.model.norm(x))
+        if cache is not None:
+            cache["position"] = start + n
         if capture:
             return logits, hidden, caps
         return logits

@@ -137,6 +137,17 @@ def shipped(models_dir):
             with torch.no_grad():
                 got = m(torch.from_numpy(ids)[None])[0].numpy()
             check(f"{folder} prompt {pr['index']} logits reproduced", float(np.abs(got - want).max() / np.abs(want).max()), 1e-12)
+        # The KV-cached decoding bench_torch.py times (HF-style cache, MoE dispatch) = the full forward.
+        ids = torch.from_numpy(np.load(os.path.join(p, "fixtures", meta["prompts"][0]["files"]["ids"])))[None]
+        for mod in m.modules():
+            if isinstance(mod, arch.DeepseekV2MoE):
+                mod.dispatch = True
+        with torch.no_grad():
+            full = m(ids)
+            cache = {}
+            rows = [m(ids[:, :3], cache=cache)] + [m(ids[:, i : i + 1], cache=cache) for i in range(3, ids.shape[1])]
+        stepped = torch.cat(rows, dim=1)
+        check(f"{folder} cached decoding = full forward", ((stepped - full).abs().max() / full.abs().max()).item(), 1e-14)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ modeling_deepseek.py) in float64 from the *stored* (rounded) weights. DeepSeek's
 computed both as the hub code does (interleaved->half permutation, then rotate_half) and as the
 in-library complex form; the script asserts they agree and stores the complex (interleaved) order.
 
-Run once, with Debian's torch:  apt-get install -y python3-torch;  /usr/bin/python3 scripts/models/make_fixtures.py
+Run once, with Debian's torch:  apt-get install -y python3-torch;  /usr/bin/python3 scripts/models/make_fixtures.py [NAME ...]
 Deterministic (fixed seeds); the output is committed (about 0.6 MB in all).
 """
 import json
@@ -93,7 +93,7 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def inv_freq(dim, base, scaling=None):
+def inv_freq(dim, base, scaling=None, max_positions=None):
     f = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(torch.float64) / dim))
     mag = 1.0
     if scaling is None:
@@ -108,7 +108,50 @@ def inv_freq(dim, base, scaling=None):
         smoothed = (1 - smooth) * out / factor + smooth * out
         medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
         return torch.where(medium, smoothed, out), mag
+    if kind == "yarn":
+        return yarn_inv_freq(dim, base, scaling, max_positions)
     raise ValueError(kind)
+
+
+def yarn_get_mscale(scale, mscale=1.0):
+    return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+
+def yarn_inv_freq(dim, base, scaling, max_positions):
+    """modeling_rope_utils._compute_yarn_parameters (transformers 4.46-4.57), in float64 (HF: float32).
+
+    inv_freq blends θ_p/factor (interpolation) and θ_p (extrapolation) with a linear ramp over the
+    pair indices [low, high] of the correction range of rotations [beta_fast, beta_slow] (YaRN §3.2,
+    "NTK-by-parts"); the attention factor scales cos and sin: the given `attention_factor`, else
+    get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim) when both are set and non-zero
+    (DeepSeek-V2/V3 configs), else 0.1·ln(factor) + 1 (YaRN eq. 21). Some HF versions replace
+    `factor` by max_position_embeddings / original_max_position_embeddings: the fixtures keep the two
+    equal, so every version gives the same numbers.
+    """
+    factor = scaling["factor"]
+    old = scaling.get("original_max_position_embeddings") or max_positions
+    af = scaling.get("attention_factor")
+    mscale, mscale_all = scaling.get("mscale"), scaling.get("mscale_all_dim")
+    if af is None:
+        af = yarn_get_mscale(factor, mscale) / yarn_get_mscale(factor, mscale_all) if mscale and mscale_all else yarn_get_mscale(factor)
+    beta_fast = scaling.get("beta_fast") or 32
+    beta_slow = scaling.get("beta_slow") or 1
+    truncate = scaling.get("truncate", True)
+
+    def corr_dim(rot):
+        return (dim * math.log(old / (rot * 2 * math.pi))) / (2 * math.log(base))
+
+    low, high = corr_dim(beta_fast), corr_dim(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001  # HF: "prevent singularity"
+    ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low), 0, 1)
+    pos_freqs = base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(torch.float64) / dim)
+    extra, inter = 1.0 / pos_freqs, 1.0 / (factor * pos_freqs)
+    extra_factor = 1 - ramp
+    return inter * (1 - extra_factor) + extra * extra_factor, float(af)
 
 
 def causal_softmax(scores):
@@ -124,12 +167,12 @@ def llama_forward(cfg, W, ids):
     dh = cfg.get("head_dim") or d // H
     eps = cfg["rms_norm_eps"]
     qwen = cfg["architectures"][0] == "Qwen2ForCausalLM"
-    f, _ = inv_freq(dh, cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling"))
+    f, mag = inv_freq(dh, cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling"), cfg.get("max_position_embeddings", 2048))
     N = len(ids)
     pos = torch.arange(N, dtype=torch.float64)
     freqs = torch.outer(pos, f)
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos(), emb.sin()
+    cos, sin = emb.cos() * mag, emb.sin() * mag  # LlamaRotaryEmbedding: cos/sin times attention_scaling
     x = W["model.embed_tokens.weight"][ids]
     caps = {}
     for l in range(cfg["num_hidden_layers"]):
@@ -196,10 +239,11 @@ def ds_rope_hub(x, cos, sin):
     return x * cos + rotate_half(x) * sin
 
 
-def ds_rope_complex(x, freqs):
-    """In-library transformers form: view pairs (2p, 2p+1) as complex numbers, multiply by e^{i m θ_p}."""
+def ds_rope_complex(x, freqs, mag=1.0):
+    """In-library transformers form: view pairs (2p, 2p+1) as complex numbers, multiply by e^{i m θ_p}
+    (times the YaRN attention factor, as DeepseekV2RotaryEmbedding scales freqs_cis)."""
     xc = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2).contiguous())
-    return torch.view_as_real(xc * torch.polar(torch.ones_like(freqs), freqs)).flatten(-2)
+    return torch.view_as_real(xc * torch.polar(torch.ones_like(freqs), freqs) * mag).flatten(-2)
 
 
 def swiglu(W, p, h):
@@ -236,11 +280,16 @@ def deepseek_forward(cfg, W, ids):
     d, H, eps = cfg["hidden_size"], cfg["num_attention_heads"], cfg["rms_norm_eps"]
     nope, dR, dV, dL = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"], cfg["kv_lora_rank"]
     N = len(ids)
-    f, _ = inv_freq(dR, cfg.get("rope_theta", 10000.0))
+    f, mag = inv_freq(dR, cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling"), cfg.get("max_position_embeddings", 2048))
     freqs = torch.outer(torch.arange(N, dtype=torch.float64), f)
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos(), emb.sin()
+    cos, sin = emb.cos() * mag, emb.sin() * mag
     scale = (nope + dR) ** -0.5
+    rs = cfg.get("rope_scaling")
+    if rs is not None and rs.get("mscale_all_dim", 0):
+        # DeepseekV2Attention: softmax scale times mscale(factor, mscale_all_dim)² under YaRN.
+        m = yarn_get_mscale(rs["factor"], rs["mscale_all_dim"])
+        scale = scale * m * m
     x = W["model.embed_tokens.weight"][ids]
     caps = {}
     for l in range(cfg["num_hidden_layers"]):
@@ -260,7 +309,7 @@ def deepseek_forward(cfg, W, ids):
         kv = (latent @ W[a + "kv_b_proj.weight"].T).view(N, H, nope + dV).transpose(0, 1)
         k_nope, v = kv.split([nope, dV], dim=-1)
         q_pe_hub, k_pe_hub = ds_rope_hub(q_pe, cos, sin), ds_rope_hub(k_pe, cos, sin)
-        q_pe_c, k_pe_c = ds_rope_complex(q_pe, freqs), ds_rope_complex(k_pe, freqs)
+        q_pe_c, k_pe_c = ds_rope_complex(q_pe, freqs, mag), ds_rope_complex(k_pe, freqs, mag)
         # Both forms give the same scores (same pairs rotated, coordinates in another order).
         assert torch.allclose(q_pe_hub @ k_pe_hub.T, q_pe_c @ k_pe_c.T, rtol=1e-13, atol=1e-13)
         qs = torch.cat((q_nope, q_pe_hub), dim=-1)
@@ -388,13 +437,63 @@ FIXTURES = [
                            "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": False, "hidden_act": "silu"}, "BF16", 2,
      deepseek_forward, deepseek_weights),
 ]
+# YaRN (issue 10): non-default beta_fast/beta_slow so the ramp has fractional steps (pairs 2…6 of 8
+# for the Llama one, pair 1 of 4 for DeepSeek), max_position_embeddings = factor × original.
+FIXTURES += [
+    ("llama-yarn", dict(LLAMA, tie_word_embeddings=True, num_attention_heads=2, num_key_value_heads=1, rope_theta=100.0,
+                        max_position_embeddings=1024,
+                        rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 256, "beta_fast": 8.0,
+                                      "beta_slow": 2.0}), "F32", 1, llama_forward, llama_weights),
+    # DeepSeek-V2(-Lite) style: `type: yarn` with mscale / mscale_all_dim (the Lite ships 0.707 / 0.707, whose ratio is
+    # 1; unequal values here so both the cos/sin factor and the softmax mscale² are exercised).
+    ("deepseek-yarn", {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "vocab_size": 64, "hidden_size": 32,
+                       "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2,
+                       "q_lora_rank": None, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8,
+                       "n_routed_experts": None, "max_position_embeddings": 2560, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+                       "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 64, "beta_fast": 32,
+                                        "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 0.707},
+                       "tie_word_embeddings": False, "hidden_act": "silu"}, "F32", 1, deepseek_forward, deepseek_weights),
+]
 N_TOKENS = 8
 N_GREEDY = 6
 
 
-def main():
+# YaRN parameter cases beyond the two checkpoints (HF's branches: attention_factor given, only one of
+# mscale / mscale_all_dim, truncate false, original_max_position_embeddings absent, default betas,
+# low == high): (head_dim, rope_theta, max_position_embeddings, rope_scaling).
+YARN_CASES = [
+    (16, 100.0, 1024, {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 256, "beta_fast": 8.0, "beta_slow": 2.0}),
+    (64, 10000.0, 163840, {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1,
+                           "mscale": 0.707, "mscale_all_dim": 0.707}),  # DeepSeek-V2-Lite's rope_scaling
+    (8, 10000.0, 2560, {"type": "yarn", "factor": 40, "original_max_position_embeddings": 64, "mscale": 1.0, "mscale_all_dim": 0.707}),
+    (32, 10000.0, 1024, {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 128, "mscale": 0.5}),
+    (32, 10000.0, 1024, {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 128, "mscale_all_dim": 1.0}),
+    (32, 10000.0, 1024, {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 128, "attention_factor": 1.25}),
+    (32, 10000.0, 1024, {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 128, "truncate": False}),
+    (32, 10000.0, 512, {"rope_type": "yarn", "factor": 2.0}),
+    (128, 1000000.0, 131072, {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}),  # Qwen2.5's
+    (4, 10000.0, 8, {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4}),  # low == high
+]
+
+
+def yarn_cases():
+    out = []
+    for dim, theta, max_pos, rs in YARN_CASES:
+        f, af = yarn_inv_freq(dim, theta, rs, max_pos)
+        out.append({"head_dim": dim, "rope_theta": theta, "max_position_embeddings": max_pos, "rope_scaling": rs,
+                    "inv_freq": f.tolist(), "attention_factor": af})
+    with open(os.path.join(ROOT, "yarn-cases.json"), "w") as fh:
+        json.dump({"torch": torch.__version__, "cases": out}, fh, indent=1)
+        fh.write("\n")
+
+
+def main(only=()):
     os.makedirs(ROOT, exist_ok=True)
+    if not only or "yarn-cases" in only:
+        yarn_cases()
     for i, (name, cfg, dtype, shards, forward, make) in enumerate(FIXTURES):
+        if only and name not in only:
+            continue
         gen = torch.Generator().manual_seed(1000 + i)
         W = make(cfg, gen)
         d = save_checkpoint(name, cfg, W, dtype, shards)
@@ -412,4 +511,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])  # names: rewrite only those fixtures (seeds depend on the position in FIXTURES only)

@@ -11,13 +11,14 @@
 //   node packages/core/bench/run.mjs --skip-svd     no ml-matrix full SVD (minutes) in the issue-14 table
 //   node packages/core/bench/run.mjs --cpu          single-thread timings in CPU time (a loaded machine)
 //   node packages/core/bench/run.mjs --only parallel,sketch   only those issue-14 rows (matmul,
-//        attention, parallel, sketch, sweep), then exit
+//        attention, parallel, sketch, sweep, models), then exit
+//   node packages/core/bench/run.mjs --skip-models  no prefill/decode vs torch row (scripts/models/bench.mjs)
 // The issue-14 target table comes first (every target with this run's figure beside it; --quick
 // prints only that table, at reduced repetitions, with N = 4096 for random features and no SVD).
 // On a shared machine absolute times mean little: only ratios measured in this same run count.
 import { spawnSync } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
+import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as coreApi from "../dist/index.js";
@@ -310,7 +311,40 @@ print(*out, np.__version__)
       ]);
     }
   }
-  t14.push(["prefill/decode vs torch", "not measured here", "see issue 14", "—"]);
+  // Prefill/decode of the shipped checkpoints vs torch 1.13 on one thread (scripts/models/bench.mjs,
+  // `pnpm bench:models` prints the full table): the slowest torch ÷ RandAttn ratio on CPU time.
+  if (!want("models")) {
+    // not asked for (--only)
+  } else if (args.has("--skip-models")) t14.push(["prefill/decode vs torch", "skipped (--skip-models)", "≥ 1× torch", "—"]);
+  else if (spawnSync("/usr/bin/python3", ["-c", "import torch"]).status !== 0) {
+    t14.push(["prefill/decode vs torch", "skipped: /usr/bin/python3 lacks torch (apt-get install python3-torch)", "≥ 1× torch", "—"]);
+  } else {
+    const script = fileURLToPath(new URL("../../../scripts/models/bench.mjs", import.meta.url));
+    const out = join(mkdtempSync(join(tmpdir(), "randattn-bench-")), "models.json");
+    const r = spawnSync(process.execPath, [script, ...(quick ? ["--quick"] : []), "--json", out], { encoding: "utf8" });
+    let m = null;
+    try {
+      m = JSON.parse(readFileSync(out, "utf8"));
+    } catch {}
+    if (!m || r.status !== 0)
+      t14.push(["prefill/decode vs torch", `failed: ${(r.stderr || "").trim().split("\n").pop()}`, "≥ 1× torch", "—"]);
+    else {
+      const rows = m.results.flatMap((x) =>
+        x.phases.flatMap((p) => [
+          [`${x.model} ${p.phase} f64`, p.ratioF64],
+          [`${x.model} ${p.phase} f32`, p.ratioF32],
+        ]),
+      );
+      const worst = rows.reduce((a, b) => (b[1].cpu < a[1].cpu ? b : a));
+      const best = rows.reduce((a, b) => (b[1].cpu > a[1].cpu ? b : a));
+      t14.push([
+        `prefill (N=128/512) and decode/token vs torch 1 thread, ${rows.length} rows (torch ÷ RandAttn, CPU time): slowest ${worst[0]}; fastest ${best[0]} ${fmt(best[1].cpu)}×`,
+        `${fmt(worst[1].cpu)}×`,
+        "≥ 1×",
+        mark(worst[1].cpu >= 1),
+      ]);
+    }
+  }
   console.log(
     `## issue 14 — targets, this run (load ${loadavg()[0].toFixed(1)}; NumPy: ${np1 ? `${np1.exe} ${np1.ver}` : "not available"})`,
   );

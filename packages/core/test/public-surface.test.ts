@@ -240,6 +240,7 @@ const PUBLIC = [
   "transpose",
   "wasmSimdAvailable",
   "withKernelBackend",
+  "yarnAttentionFactor",
   "yarnMscale",
 ];
 

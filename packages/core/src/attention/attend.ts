@@ -7,8 +7,10 @@
  * stay finite), then Y = Z⁻¹(A V) with `matmulInto`. Queries and keys/values may come from
  * different sources (cross-attention, N_Q ≠ N_KV) and d_QK ≠ d_V is allowed.
  */
+import { ShapeError } from "../errors.js";
 import { Matrix } from "../matrix.js";
 import { matmulInto, matmulTransBInto } from "../linalg/matmul.js";
+import { assertFinite, assertMatrix, assertNonEmpty } from "../validate.js";
 import { kernelValueError } from "./kernel.js";
 import { TILE_NONE, TILE_PARTIAL } from "./mask.js";
 import {
@@ -163,6 +165,33 @@ export function attention(queries: Matrix, keys: Matrix, values: Matrix, options
  * s[from, to) /= z. Multiplies by 1/z, unless z is so small (a dot kernel on tiny logits: κ and Z
  * subnormal) that 1/z overflows — then divides, so κ/Z stays the exact ratio instead of κ·∞ (or 0·∞ = NaN).
  */
+/**
+ * `attention` for keys and values already known to be finite (the rows of an exact KV or latent
+ * cache, each checked by its `append`): the same computation bit for bit, without rescanning all
+ * N_KV cached rows of K and V on every decoding step — which costs as much as the step's q·Kᵀ.
+ * Queries are still checked (finite, shapes). Internal to core's decoders.
+ */
+export function attentionCachedKeys(queries: Matrix, keys: Matrix, values: Matrix, options?: AttentionOptions): Matrix {
+  assertMatrix(queries, "queries");
+  assertNonEmpty(queries, "queries");
+  assertFinite(queries, "queries");
+  if (keys.cols !== queries.cols || keys.rows === 0) {
+    throw new ShapeError("keys", `N_KV×${queries.cols} with N_KV ≥ 1 (cols = queries.cols)`, keys.shape);
+  }
+  if (values.rows !== keys.rows || values.cols === 0) {
+    throw new ShapeError("values", `${keys.rows}×d_V with d_V ≥ 1 (rows = keys.rows)`, values.shape);
+  }
+  const r = resolveAttention(options, queries.rows, keys.rows, queries.cols);
+  if (r.precision === "float32") {
+    const y32 = float32Attention(queries, keys, values, r, options?.mask, "materialized");
+    if (y32 !== null) return y32;
+  }
+  const out = new Matrix(queries.rows, values.cols);
+  if (fusedSoftmax(queries, keys, values, r, { out: out.data }) !== null) return out;
+  const { scores, normalizer } = computeScores(queries, keys, r);
+  return normalizedProduct(scores, normalizer, values);
+}
+
 function normalizeRow(s: Float64Array, from: number, to: number, z: number): void {
   const inv = 1 / z;
   if (Number.isFinite(inv)) for (let p = from; p < to; p++) s[p] *= inv;

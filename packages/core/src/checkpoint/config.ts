@@ -31,11 +31,18 @@ export type RopeScaling =
   | {
       readonly kind: "yarn";
       readonly factor: number;
+      /** `original_max_position_embeddings` (default: `max_position_embeddings`). */
       readonly originalMaxPositions: number;
       readonly betaFast: number;
       readonly betaSlow: number;
+      /** `mscale` (0 when absent: HF then ignores it). */
       readonly mscale: number;
+      /** `mscale_all_dim` (0 when absent). DeepSeek also scales its softmax by mscale(factor, mscale_all_dim)². */
       readonly mscaleAllDim: number;
+      /** `attention_factor`: the factor on cos/sin, overriding the mscale rule. @default undefined */
+      readonly attentionFactor?: number;
+      /** `truncate`: floor/ceil the correction range to whole pair indices (HF ≥ 4.5x option). @default true */
+      readonly truncate?: boolean;
     };
 
 interface CommonConfig {
@@ -191,8 +198,10 @@ function ropeScaling(json: Json, label: string, maxPositions: number): { theta?:
         originalMaxPositions: r.int("original_max_position_embeddings", maxPositions),
         betaFast: r.num("beta_fast", 32),
         betaSlow: r.num("beta_slow", 1),
-        mscale: r.num("mscale", 1, false),
+        mscale: r.num("mscale", 0, false),
         mscaleAllDim: r.num("mscale_all_dim", 0, false),
+        attentionFactor: p.attention_factor === undefined || p.attention_factor === null ? undefined : r.num("attention_factor"),
+        truncate: r.bool("truncate", true),
       },
     };
   }
@@ -360,17 +369,34 @@ export function ropeInverseFrequencies(
     });
     return { frequencies: out, magnitude: 1 };
   }
-  // YaRN (DeepSeek-V2): interpolate between extrapolated θ and θ/factor with a linear ramp over the
-  // correction range of rotations [β_fast, β_slow]; cos/sin scaled by mscale(m)/mscale(m_all).
-  const { factor, originalMaxPositions, betaFast, betaSlow, mscale, mscaleAllDim } = scaling;
+  // YaRN "NTK-by-parts" (Peng et al. 2023 §3.2), as transformers' `_compute_yarn_parameters`:
+  // interpolate between extrapolated θ_p and θ_p/factor with a linear ramp over the pair indices of
+  // the correction range of rotations [β_fast, β_slow] (floored/ceiled unless `truncate: false`).
+  const { factor, originalMaxPositions, betaFast, betaSlow } = scaling;
   const corrDim = (rot: number) => (dim * Math.log(originalMaxPositions / (rot * 2 * Math.PI))) / (2 * Math.log(theta));
-  const low = Math.max(Math.floor(corrDim(betaFast)), 0);
-  let high = Math.min(Math.ceil(corrDim(betaSlow)), dim - 1);
-  if (low === high) high += 0.001;
+  const truncate = scaling.truncate ?? true;
+  const low = Math.max(truncate ? Math.floor(corrDim(betaFast)) : corrDim(betaFast), 0);
+  let high = Math.min(truncate ? Math.ceil(corrDim(betaSlow)) : corrDim(betaSlow), dim - 1);
+  if (low === high) high += 0.001; // HF: "prevent singularity"
   const out = base.map((f, p) => {
     const ramp = Math.min(1, Math.max(0, (p - low) / (high - low)));
     const extrapolate = 1 - ramp;
-    return (f / factor) * (1 - extrapolate) + f * extrapolate;
+    // HF's 1/(factor·b^(2p/d)), not f/factor: the same value up to the last bit.
+    const interpolated = 1 / (factor * theta ** ((2 * p) / dim));
+    return interpolated * (1 - extrapolate) + f * extrapolate;
   });
-  return { frequencies: out, magnitude: yarnMscale(factor, mscale) / yarnMscale(factor, mscaleAllDim) };
+  return { frequencies: out, magnitude: yarnAttentionFactor(scaling) };
+}
+
+/**
+ * The factor YaRN puts on cos and sin, with transformers' precedence: `attention_factor` when
+ * given; else mscale(s, mscale) / mscale(s, mscale_all_dim) when both are set and non-zero
+ * (DeepSeek-V2/V3); else mscale(s) = 0.1·ln s + 1 (YaRN eq. 21). DeepSeek's hub code
+ * (modeling_deepseek.py) differs when only one of the two is set (it defaults mscale to 1 and
+ * mscale_all_dim to 0 and always takes the ratio); no released config does that.
+ */
+export function yarnAttentionFactor(scaling: Extract<RopeScaling, { kind: "yarn" }>): number {
+  if (scaling.attentionFactor !== undefined) return scaling.attentionFactor;
+  const { factor, mscale, mscaleAllDim } = scaling;
+  return mscale && mscaleAllDim ? yarnMscale(factor, mscale) / yarnMscale(factor, mscaleAllDim) : yarnMscale(factor);
 }

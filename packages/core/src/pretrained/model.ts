@@ -1,13 +1,13 @@
 /**
  * A Hugging Face causal LM run on the core's exact pieces: embeddings, LayerNorm/RMSNorm, RoPE,
- * GQA heads through `project` + `runAttention` (the same kernels as `multiHeadAttention`), MLA
+ * GQA heads through X·W_h + `attention` (the same kernels as `multiHeadAttention`), MLA
  * through core/latent's `mlaQueries`/`mlaKeysValues` (the pieces of `mlaAttention`), the GLU FFN,
  * and the KV / latent caches. A full forward is one cached step over all tokens from an empty cache,
  * so decoding token by token and the full forward share every line.
  */
-import { attentionWeights } from "../attention/attend.js";
+import { attentionCachedKeys, attentionWeights } from "../attention/attend.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
-import { project, runAttention } from "../attention/projection.js";
+import { runAttention } from "../attention/projection.js";
 import type { PretrainedConfig } from "../checkpoint/config.js";
 import { KVCache } from "../cache/kv-cache.js";
 import { LatentCache } from "../cache/latent-cache.js";
@@ -22,11 +22,12 @@ import { ShapeError, ValueError } from "../errors.js";
 import { feedForward } from "../layers/ffn.js";
 import { applyNorm } from "../norm.js";
 import { mlaKeyLatent, mlaKeysValues, mlaQueries, mlaQueryLatent, mlaRotaryKey } from "../latent/unmerged.js";
-import { matmul, matmulTransB } from "../linalg/matmul.js";
+import { matmul, matmulInto, matmulTransB } from "../linalg/matmul.js";
 import { Matrix } from "../matrix.js";
-import { addInPlace, concatCols, selectRows, sliceCols } from "../linalg/ops.js";
+import { addInPlace, concatCols, selectRows, sliceCols, sliceRows } from "../linalg/ops.js";
+import { RowBuffer } from "../cache/buffer.js";
 import { greedyToken } from "../model/head.js";
-import { assertInteger, describe } from "../validate.js";
+import { assertFinite, assertInteger, assertShape, describe } from "../validate.js";
 import type { TensorStore } from "../checkpoint/store.js";
 import type { Tokenizer } from "../tokens/tokenizer.js";
 import { buildPretrainedWeights } from "./build.js";
@@ -206,6 +207,24 @@ export class PretrainedModel {
     this.config = config;
     this.weights = weights;
     this.tokenizer = tokenizer;
+    // The GQA projections are checked once here (shape and finiteness), not on every step
+    // (`projectRows`); a checkpoint's tensors were already checked when read. (Mutating weights
+    // after construction is unsupported.)
+    for (const [l, layer] of weights.layers.entries()) {
+      const a = layer.attention;
+      if (a.kind !== "gqa") continue;
+      for (const [name, ws] of [
+        ["queries", a.weights.queries],
+        ["keys", a.weights.keys],
+        ["values", a.weights.values],
+      ] as const) {
+        for (const [h, w] of ws.entries()) {
+          const label = `weights.layers[${l}].attention.weights.${name}[${h}]`;
+          assertShape(w, label, config.hiddenSize, undefined, `rows = hidden_size = ${config.hiddenSize}`);
+          assertFinite(w, label);
+        }
+      }
+    }
   }
 
   /**
@@ -378,6 +397,16 @@ function checkOverride(m: Matrix, rows: number, cols: number, layer: number, hea
   return m;
 }
 
+/**
+ * X W for one head: `project` without its per-call scans of X and W (X is checked once per layer
+ * step, W once at construction) — the same `matmulInto`, so the same bits.
+ */
+function projectRows(x: Matrix, w: Matrix): Matrix {
+  const out = new Matrix(x.rows, w.cols);
+  matmulInto(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
+  return out;
+}
+
 function gqaStep(
   a: GqaLayerAttention,
   cache: KVCache | DecodeCache,
@@ -395,13 +424,14 @@ function gqaStep(
   if (a.slidingWindow !== undefined && p0 + xn.rows > a.slidingWindow) {
     throw new ValueError("ids", `at most sliding_window = ${a.slidingWindow} tokens in all`, `${p0 + xn.rows} tokens`);
   }
-  const kPre = keys.map((wk, g) => addBias(project(xn, wk, "x", `keys[${g}]`), a.keyBias?.[g]));
+  assertFinite(xn, "x");
+  const kPre = keys.map((wk, g) => addBias(projectRows(xn, wk), a.keyBias?.[g]));
   const kNew = a.rope ? kPre.map((k) => a.rope!.apply(k, positions)) : kPre;
-  const vNew = values.map((wv, g) => addBias(project(xn, wv, "x", `values[${g}]`), a.valueBias?.[g]));
+  const vNew = values.map((wv, g) => addBias(projectRows(xn, wv), a.valueBias?.[g]));
   if (!(cache instanceof KVCache)) {
     // A compressed cache (issue 12) attends through its own step: queries of every head at once.
     const qs = queries.map((wq, h) => {
-      const q0 = addBias(project(xn, wq, "x", `queries[${h}]`), a.queryBias?.[h]);
+      const q0 = addBias(projectRows(xn, wq), a.queryBias?.[h]);
       return a.rope ? a.rope.apply(q0, positions) : q0;
     });
     const fill = { rotation: rotationSignature(a.rope), positions };
@@ -420,14 +450,14 @@ function gqaStep(
   const weights: Matrix[] = [];
   const group = H / G;
   for (let h = 0; h < H; h++) {
-    const q0 = addBias(project(xn, queries[h], "x", `queries[${h}]`), a.queryBias?.[h]);
+    const q0 = addBias(projectRows(xn, queries[h]), a.queryBias?.[h]);
     const q = a.rope ? a.rope.apply(q0, positions) : q0;
     const g = Math.floor(h / group); // kvHeadFor(h, H, G): contiguous groups, as HF's repeat_kv
     const over = options.attentionOverride?.({ layer, head: h, queries: q, keys: kAll[g], values: vAll[g], scale: a.scale, offset: p0 });
     heads.push(
       over
         ? checkOverride(over, q.rows, vAll[g].cols, layer, h)
-        : runAttention(q, kAll[g], vAll[g], { ...attnOptions, precision: options.precision }),
+        : attentionCachedKeys(q, kAll[g], vAll[g], { ...attnOptions, precision: options.precision }),
     );
     if (cap) {
       qPre.push(q0);
@@ -444,6 +474,28 @@ function gqaStep(
     if (tensors.has("weights")) cap.weights = weights;
   }
   return addBias(matmul(concatCols(heads), output), a.outputBias);
+}
+
+/**
+ * [L | k_R] side by side, for the absorbed MLA form's keys. For an exact LatentCache the joined rows
+ * are kept next to the cache and grown by the step's new rows only, instead of copying all N cached
+ * rows on every decoding step (O(N·(d_L + d_R)) per layer per token, as much as the scores). The
+ * cache is append-only, so the kept rows stay equal to the cache's; any mismatch in length (a
+ * step that appended without the absorbed form, a failed step) rebuilds them from the cache.
+ */
+const joinedLatent = new WeakMap<object, RowBuffer>();
+function joinedLatentKeys(cache: LatentCache | LatentDecodeCache, latent: Matrix, rotaryKey: Matrix, tNew: number): Matrix {
+  if (!(cache instanceof LatentCache)) return concatCols([latent, rotaryKey]);
+  const n = latent.rows;
+  let kept = joinedLatent.get(cache);
+  if (kept === undefined || kept.length !== n - tNew) {
+    kept = new RowBuffer(latent.cols + rotaryKey.cols, Math.max(16, n));
+    kept.append(concatCols([latent, rotaryKey]));
+    joinedLatent.set(cache, kept);
+  } else {
+    kept.append(concatCols([sliceRows(latent, n - tNew), sliceRows(rotaryKey, n - tNew)]));
+  }
+  return kept.view();
 }
 
 function mlaStep(
@@ -472,12 +524,14 @@ function mlaStep(
   if (form === "absorbed" && !cap && !options.attentionOverride) {
     // ⟨q_h, [L W_LK^h | k_R]⟩ = ⟨[q_h,nope (W_LK^h)ᵀ | q_R,h], [L | k_R]⟩ and P V_h = (P L) W_LV^h (§4.2).
     const nope = w.queryUp[0].cols;
-    const keysL = rotaryKey ? concatCols([latent, rotaryKey]) : latent;
+    const keysL = rotaryKey ? joinedLatentKeys(cache, latent, rotaryKey, xn.rows) : latent;
     const heads = q.map((qh, h) => {
       const qNope = rotaryKey ? sliceCols(qh, 0, nope) : qh;
       const qAbs = matmulTransB(qNope, w.keyUp[h]);
       const qFull = rotaryKey ? concatCols([qAbs, sliceCols(qh, nope)]) : qAbs;
-      return matmul(runAttention(qFull, keysL, latent, { ...attnOptions, precision: options.precision }), w.valueUp[h]);
+      // The exact LatentCache checked every row at append; a compressed cache's rows are rechecked.
+      const attend = cache instanceof LatentCache ? attentionCachedKeys : runAttention;
+      return matmul(attend(qFull, keysL, latent, { ...attnOptions, precision: options.precision }), w.valueUp[h]);
     });
     return matmul(concatCols(heads), w.output);
   }

@@ -31,6 +31,10 @@ const FIXTURES = [
   "gpt2-sharded",
   "deepseek-dense-qlora",
   "deepseek-moe-bf16",
+  // YaRN against transformers' _compute_yarn_parameters (ramp over [beta_fast, beta_slow], attention
+  // factor on cos/sin, DeepSeek's mscale/mscale_all_dim and softmax mscale²).
+  "llama-yarn",
+  "deepseek-yarn",
 ] as const;
 
 const models = new Map<string, PretrainedModel>();

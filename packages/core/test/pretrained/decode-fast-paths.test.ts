@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { LatentCache, type LatentDecodeCache, Matrix, NonFiniteError, PretrainedModel } from "@randattn/core";
+import { loadPretrained } from "@randattn/core/node";
+import { fixtureDir } from "./helpers.js";
+
+// The decoding fast paths (bench:models, issue 14) skip per-step rescans and copies; these tests
+// pin what they must keep: a NaN projection weight is still a typed error (now at construction),
+// and the absorbed MLA form's joined [L | k_R] rows, kept next to the latent cache, equal the cache
+// bit for bit however steps of the two forms interleave.
+describe("decoding fast paths", () => {
+  it("a non-finite GQA projection weight is a NonFiniteError naming it, at construction", () => {
+    const m = loadPretrained(fixtureDir("llama-yarn"));
+    const layers = m.weights.layers.map((layer, l) => {
+      if (l !== 1 || layer.attention.kind !== "gqa") return layer;
+      const queries = layer.attention.weights.queries.map((w, h) => {
+        if (h !== 1) return w;
+        const bad = new Matrix(w.rows, w.cols, w.data.slice());
+        bad.data[5] = Number.NaN;
+        return bad;
+      });
+      return { ...layer, attention: { ...layer.attention, weights: { ...layer.attention.weights, queries } } };
+    });
+    let err: unknown;
+    try {
+      new PretrainedModel(m.config, { ...m.weights, layers });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(NonFiniteError);
+    expect((err as NonFiniteError).argument).toBe("weights.layers[1].attention.weights.queries[1]");
+  });
+
+  it("absorbed MLA steps give the bits of a fresh [L | k_R] copy, however the forms interleave", () => {
+    const m = loadPretrained(fixtureDir("deepseek-yarn"));
+    const ids = [3, 14, 15, 9, 26, 5, 35, 8, 9, 7, 9, 32];
+    // The same exact cache behind a wrapper that is not a LatentCache: the model then copies
+    // [L | k_R] afresh on every step (the path before the kept rows existed).
+    const wrapped = (spec: { latentDim: number; ropeDim: number }): LatentDecodeCache => {
+      const c = new LatentCache({ latentDim: spec.latentDim, ropeDim: spec.ropeDim });
+      return {
+        kind: "wrapped",
+        latentDim: c.latentDim,
+        ropeDim: c.ropeDim,
+        get length() {
+          return c.length;
+        },
+        get fill() {
+          return c.fill;
+        },
+        append: (l, r, f) => c.append(l, r, f),
+        latent: () => c.latent(),
+        rotaryKeys: () => c.rotaryKeys(),
+        floatsStored: () => c.floatsStored(),
+        bitsStored: () => c.bitsStored(),
+      };
+    };
+    const a = m.createState();
+    const b = m.createState({ latentCacheFactory: wrapped });
+    expect(Array.from(m.step(b, ids.slice(0, 3)).logits.data)).toEqual(Array.from(m.step(a, ids.slice(0, 3)).logits.data));
+    for (let i = 3; i < ids.length; i++) {
+      // every third step unmerged: the kept joined rows must then be rebuilt, not reused stale
+      const mlaForm = i % 3 === 0 ? "unmerged" : "absorbed";
+      const ya = m.step(a, [ids[i]], { mlaForm }).logits;
+      const yb = m.step(b, [ids[i]], { mlaForm }).logits;
+      expect(Array.from(ya.data)).toEqual(Array.from(yb.data));
+    }
+    // a rejected step (bad id) leaves both usable and equal
+    expect(() => m.step(a, [m.vocabSize])).toThrow();
+    const last = [m.step(a, [1], { mlaForm: "absorbed" }).logits, m.step(b, [1], { mlaForm: "absorbed" }).logits];
+    expect(Array.from(last[0].data)).toEqual(Array.from(last[1].data));
+  });
+});
