@@ -287,7 +287,11 @@ export const skyformer = defineMethod({
     landmarks: intParam(1, 1 << 20, 32, "m, landmarks per head drawn from the rows of [Q; K]"),
     regularization: { type: "number", minimum: 0, maximum: 1e3, default: 0, description: "λ added to G(L, L)'s diagonal" },
     pinv: enumParam(["iterative", "exact"], "exact", "pseudo-inverse of the m × m landmark matrix"),
-    onNonPositiveNormalizer: enumParam(["error", "zero"], "error", "queries whose Nyström normalizer Â1 ≤ 0: fail the task, or a zero output row"),
+    onNonPositiveNormalizer: enumParam(
+      ["error", "zero"],
+      "error",
+      "queries whose Nyström normalizer Â1 ≤ 0: fail the task, or a zero output row",
+    ),
   }),
   exposesWeights: false,
   extraMetrics: [{ name: "non_positive_row_fraction", description: "fraction of query rows (all heads) whose Nyström normalizer Â1 ≤ 0" }],
