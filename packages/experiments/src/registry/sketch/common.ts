@@ -57,6 +57,20 @@ export function softmaxScale(problem: Pick<ProblemShape, "kernel">, method: stri
 }
 
 /** Sum of the costs of per-head results. */
+/**
+ * Fraction of query rows, over all heads, that a method listed as having a non-positive estimated
+ * normalizer (random features' D_i ≤ 0, Skyformer's Â1 ≤ 0): the `non_positive_row_fraction` metric.
+ */
+export function nonPositiveRowFraction(results: readonly { nonPositiveRows: ArrayLike<number>; output: { rows: number } }[]): number {
+  let bad = 0;
+  let rows = 0;
+  for (const r of results) {
+    bad += r.nonPositiveRows.length;
+    rows += r.output.rows;
+  }
+  return bad / rows;
+}
+
 export function sumCosts(costs: readonly { flops: number; floatsStored: number }[]): { flops: number; floatsStored: number } {
   let flops = 0;
   let floatsStored = 0;

@@ -17,6 +17,7 @@ import {
   frobenius2,
   headSeed,
   intParam,
+  nonPositiveRowFraction,
   paramsSchema,
   rejectMask,
   requireHeads,
@@ -316,16 +317,10 @@ export const skyformer = defineMethod({
         headSeed(seed, i),
       ),
     );
-    let bad = 0;
-    let rows = 0;
-    for (const r of results) {
-      bad += r.nonPositiveRows.length;
-      rows += r.output.rows;
-    }
     return {
       output: concatCols(results.map((r) => r.output)),
       cost: sumCosts(results.map((r) => r.cost)),
-      extras: { non_positive_row_fraction: bad / rows },
+      extras: { non_positive_row_fraction: nonPositiveRowFraction(results) },
     };
   },
 });

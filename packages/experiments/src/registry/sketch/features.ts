@@ -24,7 +24,17 @@ import {
 } from "@randattn/sketch";
 import type { HeadShape } from "../shape.js";
 import type { Cost, MaskSpec } from "../types.js";
-import { defineMethod, enumParam, headSeed, intParam, paramsSchema, requireHeads, softmaxScale, sumCosts } from "./common.js";
+import {
+  defineMethod,
+  enumParam,
+  headSeed,
+  intParam,
+  nonPositiveRowFraction,
+  paramsSchema,
+  requireHeads,
+  softmaxScale,
+  sumCosts,
+} from "./common.js";
 
 const FEATURE_KINDS = ["trig", "positive", "hyperbolic"] as const;
 /**
@@ -88,16 +98,10 @@ export const randomFeaturesMethod = defineMethod({
         headSeed(seed, i),
       ),
     );
-    let bad = 0;
-    let rows = 0;
-    for (const r of results) {
-      bad += r.nonPositiveRows.length;
-      rows += r.output.rows;
-    }
     return {
       output: concatCols(results.map((r) => r.output)),
       cost: sumCosts(results.map((r) => r.cost)),
-      extras: { feature_count: results[0].featureCount, non_positive_row_fraction: bad / rows },
+      extras: { feature_count: results[0].featureCount, non_positive_row_fraction: nonPositiveRowFraction(results) },
     };
   },
 });
