@@ -146,6 +146,11 @@ export function attentionWeights(queries: Matrix, keys: Matrix, options?: Attent
 export function attention(queries: Matrix, keys: Matrix, values: Matrix, options?: AttentionOptions): Matrix {
   checkQueriesKeys(queries, keys);
   checkValues(values, keys);
+  return attendChecked(queries, keys, values, options);
+}
+
+/** The computation of {@link attention} once its inputs are checked (shared with attentionCachedKeys). */
+function attendChecked(queries: Matrix, keys: Matrix, values: Matrix, options: AttentionOptions | undefined): Matrix {
   const r = resolveAttention(options, queries.rows, keys.rows, queries.cols);
   // Softmax: blocks of query rows through S, exp and A·V in WebAssembly memory — the N_Q×N_KV
   // score matrix is never allocated (one ≈ 1 MiB row block is reused); see rows.ts.
@@ -162,10 +167,6 @@ export function attention(queries: Matrix, keys: Matrix, values: Matrix, options
 }
 
 /**
- * s[from, to) /= z. Multiplies by 1/z, unless z is so small (a dot kernel on tiny logits: κ and Z
- * subnormal) that 1/z overflows — then divides, so κ/Z stays the exact ratio instead of κ·∞ (or 0·∞ = NaN).
- */
-/**
  * `attention` for keys and values already known to be finite (the rows of an exact KV or latent
  * cache, each checked by its `append`): the same computation bit for bit, without rescanning all
  * N_KV cached rows of K and V on every decoding step — which costs as much as the step's q·Kᵀ.
@@ -181,17 +182,13 @@ export function attentionCachedKeys(queries: Matrix, keys: Matrix, values: Matri
   if (values.rows !== keys.rows || values.cols === 0) {
     throw new ShapeError("values", `${keys.rows}×d_V with d_V ≥ 1 (rows = keys.rows)`, values.shape);
   }
-  const r = resolveAttention(options, queries.rows, keys.rows, queries.cols);
-  if (r.precision === "float32") {
-    const y32 = float32Attention(queries, keys, values, r, options?.mask, "materialized");
-    if (y32 !== null) return y32;
-  }
-  const out = new Matrix(queries.rows, values.cols);
-  if (fusedSoftmax(queries, keys, values, r, { out: out.data }) !== null) return out;
-  const { scores, normalizer } = computeScores(queries, keys, r);
-  return normalizedProduct(scores, normalizer, values);
+  return attendChecked(queries, keys, values, options);
 }
 
+/**
+ * s[from, to) /= z. Multiplies by 1/z, unless z is so small (a dot kernel on tiny logits: κ and Z
+ * subnormal) that 1/z overflows — then divides, so κ/Z stays the exact ratio instead of κ·∞ (or 0·∞ = NaN).
+ */
 function normalizeRow(s: Float64Array, from: number, to: number, z: number): void {
   const inv = 1 / z;
   if (Number.isFinite(inv)) for (let p = from; p < to; p++) s[p] *= inv;

@@ -40,6 +40,7 @@ import {
   initDecoderOnly,
 } from "@randattn/core";
 import { KV_CACHE_NAMES, type KvCacheName, TurboQuantCache, budgetOptions, createLatentKvCache, kvCacheFactory } from "@randattn/sketch";
+import { onlineLatentAppendCost } from "./latent-online.js";
 import { checkpointConfig, pretrainedOf } from "./real.js";
 import { attentionShapeOfConfig, type ProblemShape } from "./shape.js";
 import type { Cost, ProblemInstance } from "./types.js";
@@ -500,22 +501,7 @@ export function decodeCostEstimate(decode: NonNullable<ProblemShape["decode"]>, 
     const dL = a.latentDim;
     const dR = a.ropeDim ?? 0;
     if (cache !== "online-svd") return { flops: 0, floatsStored: a.numLayers * total * (dL + dR) };
-    const rank = Math.min(budget, dL);
-    let n = 0;
-    let k = 0;
-    let flops = 0;
-    const append = (t0: number) => {
-      for (let r0 = 0; r0 < t0; r0 += dL) {
-        const t = Math.min(dL, t0 - r0);
-        const m = k + t;
-        const keep = Math.max(1, Math.min(rank, m));
-        flops += 4 * t * k * dL + 2 * dL * t * t + 20 * m * m * m + 2 * (n + t) * m * keep + 2 * dL * m * keep;
-        n += t;
-        k = keep;
-      }
-    };
-    append(P);
-    for (let s = 1; s < decode.steps; s++) append(1);
+    const { flops, rows: n, rank: k } = onlineLatentAppendCost(dL, Math.min(budget, dL), P, Math.max(0, decode.steps - 1));
     return { flops: a.numLayers * flops, floatsStored: a.numLayers * (n * k + k + dL * k + n * dR) };
   }
   const d = a.dQK;

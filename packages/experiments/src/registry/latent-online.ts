@@ -42,26 +42,8 @@ export const latentOnline = defineMethod({
   estimateCost(problem, params) {
     const latent = requireLatent(problem, "latent-online");
     const { rows: N, cols: dL } = latent.latent;
-    const rank = params.rank;
-    // OnlineLatentCache.update's count per chunk of ≤ d_L rows (sketch kvcache/latent.ts), with the
-    // rank it keeps: min(rank, k + t) — every singular value of the core is > 0 unless the latent is
-    // rank-deficient (then the recorded flops are lower: a bound).
-    let n = 0;
-    let k = 0;
-    let flops = 0;
-    const append = (t0: number) => {
-      for (let r0 = 0; r0 < t0; r0 += dL) {
-        const t = Math.min(dL, t0 - r0);
-        const m = k + t;
-        const keep = Math.max(1, Math.min(rank, m));
-        flops += 4 * t * k * dL + 2 * dL * t * t + 20 * m * m * m + 2 * (n + t) * m * keep + 2 * dL * m * keep;
-        n += t;
-        k = keep;
-      }
-    };
     const prefill = Math.min(params.prefill, N);
-    append(prefill);
-    for (let i = prefill; i < N; i++) append(1);
+    const { flops, rows: n, rank: k } = onlineLatentAppendCost(dL, params.rank, prefill, N - prefill);
     const cacheFloats = n * k + dL * k + k;
     return { flops: flops + attendOnFactorFlops(problem, latent, N, k), floatsStored: cacheFloats + largestScores(problem) };
   },
@@ -103,3 +85,33 @@ export const latentOnline = defineMethod({
     return { optimal_latent_rel_error: opt.frobenius, optimal_latent_rel_spectral_error: opt.spectral };
   },
 });
+
+/**
+ * `OnlineLatentCache.update`'s flop count (sketch kvcache/latent.ts) for a prefill of `prefill` rows
+ * followed by `singles` one-row appends, chunked by d_L, with the rank it keeps: min(rank, k + t).
+ * Every singular value of the core is > 0 unless the latent is rank-deficient (then the recorded
+ * flops are lower: a bound). Returns the flops, the rows held and the rank kept at the end.
+ */
+export function onlineLatentAppendCost(
+  dL: number,
+  rank: number,
+  prefill: number,
+  singles: number,
+): { flops: number; rows: number; rank: number } {
+  let n = 0;
+  let k = 0;
+  let flops = 0;
+  const append = (t0: number) => {
+    for (let r0 = 0; r0 < t0; r0 += dL) {
+      const t = Math.min(dL, t0 - r0);
+      const m = k + t;
+      const keep = Math.max(1, Math.min(rank, m));
+      flops += 4 * t * k * dL + 2 * dL * t * t + 20 * m * m * m + 2 * (n + t) * m * keep + 2 * dL * m * keep;
+      n += t;
+      k = keep;
+    }
+  };
+  append(prefill);
+  for (let i = 0; i < singles; i++) append(1);
+  return { flops, rows: n, rank: k };
+}

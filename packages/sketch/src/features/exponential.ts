@@ -407,26 +407,7 @@ export function evaluateExponentialFeatures(
       if (e > rowMax[i]) rowMax[i] = e;
     }
   }
-  const logScale = new Float64Array(n);
-  if (shift === "row") logScale.set(rowMax);
-  else if (shift === "global") {
-    let g = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < n; i++) g = Math.max(g, rowMax[i]);
-    logScale.fill(g);
-  }
-  const out = new Matrix(n, m);
-  for (let i = 0; i < n; i++) for (let l = 0; l < m; l++) out.data[i * m + l] = Math.exp(expo[i * m + l] - logScale[i]);
-  // Exponents out of float64 (‖x‖² or A‖ω‖² overflowing) leave ∞ − ∞ = NaN: reported, never returned.
-  for (let q = 0; q < out.data.length; q++) {
-    if (!Number.isFinite(out.data[q]) || (shift !== "none" && !Number.isFinite(logScale[Math.floor(q / m)]))) {
-      throw new NumericalError(
-        "x",
-        "inputs whose exponential-feature exponents fit in float64",
-        `${out.data[q]} at feature [${Math.floor(q / m)}, ${q % m}] (log scale ${logScale[Math.floor(q / m)]})`,
-      );
-    }
-  }
-  return { features: out, logScale };
+  return finishFeatures(expo, rowMax, n, m, shift);
 }
 
 /** {@link evaluateExponentialFeatures} with a per-coordinate a (kept apart so the scalar path's bits stay as they were). */
@@ -469,7 +450,10 @@ function evaluateDiagonal(
   return finishFeatures(expo, rowMax, n, m, shift);
 }
 
-/** Shifts and exponentiates the exponents (n × m), reporting any non-finite result. */
+/**
+ * Shifts and exponentiates the exponents (n × m). Exponents out of float64 (‖x‖² or A‖ω‖²
+ * overflowing) leave ∞ − ∞ = NaN: reported as a NumericalError, never returned.
+ */
 export function finishFeatures(
   expo: Float64Array,
   rowMax: Float64Array,
