@@ -294,11 +294,24 @@ export function buildFigure(
   parts.push(
     `Points: mean over ${trials} trial(s)${averageCols.length ? ` and averaged over ${averageCols.map((c) => `${columnLabel(c)} ∈ {${valuesOf(c)}}`).join(", ")}` : ""}.`,
   );
+  // Values behind each point: the trials times every combination of the averaged columns.
+  const perPoint = trials * averageCols.reduce((n, c) => n * new Set(rows.map((r) => r.cellValues.get(c) ?? "")).size, 1);
+  const pooled = averageCols.length ? ` × ${averageCols.map(columnLabel).join(" × ")}` : "";
   parts.push(
     band === "ci"
-      ? `Band: two-sided 95 % Student-t confidence interval of the mean${trials < 2 ? " (none: one trial)" : ` (n = ${trials} trials)`}.`
+      ? `Band: two-sided 95 % Student-t confidence interval of the mean${
+          averageCols.length === 0
+            ? trials < 2
+              ? " (none: one trial)"
+              : ` (n = ${trials} trials)`
+            : perPoint < 2
+              ? " (none: one value per point)"
+              : ` (n = ${perPoint}: trials${pooled})`
+        }.`
       : band === "minmax"
-        ? "Band: min–max over trials."
+        ? averageCols.length === 0
+          ? "Band: min–max over trials."
+          : `Band: min–max over the ${perPoint} values of each point (trials${pooled}).`
         : "No band.",
   );
   if (xAveraged) parts.push(`Where ${columnLabel(x)} varies between a cell's trials, its point sits at the trials' mean.`);

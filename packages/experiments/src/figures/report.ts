@@ -45,7 +45,7 @@ export function writeReport(
       yLabel: data.yLabel,
       logX: fig.logX ?? true,
       logY: fig.logY ?? true,
-      note: fig.band === "minmax" ? "band: min–max over trials" : fig.band === "none" ? "" : "band: 95 % CI of the mean over trials",
+      note: bandNote(fig),
       styles: data.styles,
     });
     const rel = `figures/${fig.name}.svg`;
@@ -119,4 +119,11 @@ ${rows.join("\n")}
 </body></html>
 `;
   writeFileAtomic(join(root, "index.html"), html);
+}
+
+/** The figure's band legend: what the band is, and over what (trials, and any averaged columns). */
+function bandNote(fig: { band?: "ci" | "minmax" | "none"; average?: string | readonly string[] }): string {
+  const over = fig.average !== undefined && fig.average.length > 0 ? "trials and the averaged values" : "trials";
+  if (fig.band === "none") return "";
+  return fig.band === "minmax" ? `band: min–max over ${over}` : `band: 95 % CI of the mean over ${over}`;
 }
