@@ -114,11 +114,14 @@ export function buildFigure(
       return false;
     });
   };
+  // A column the figure averages over is never also a default panel.
+  const averageCols = list(fig.average, []);
   const facetCols = list(fig.facet, [
     ...(problemVaries ? ["problem"] : []),
-    ...swept.filter((c) => c.startsWith("problem_") && !seriesCols.includes(c) && c !== x && variesWithinProblem(c)),
+    ...swept.filter(
+      (c) => c.startsWith("problem_") && !seriesCols.includes(c) && !averageCols.includes(c) && c !== x && variesWithinProblem(c),
+    ),
   ]);
-  const averageCols = list(fig.average, []);
   const keyOf = (r: Row, cs: readonly string[]) =>
     cs.map((c) => r.cellValues.get(c) ?? String(columnValue(plan, r.task, r.record, c) ?? "")).join("\u0000");
   const nameOf = (r: Row, cs: readonly string[]) =>
@@ -139,19 +142,28 @@ export function buildFigure(
   // x of a row: the mean over the cell's trials, so a method whose measured x varies by trial
   // (Scatterbrain's flops depend on its random LSH buckets) still gives one point per cell — the
   // trials' mean y at the trials' mean x — instead of one point per trial that splits its line.
+  // The same holds for cells the figure averages over (`average`): a KDEformer whose flops differ
+  // per head is one point at the heads' mean flops, not a line through the heads.
   const rawX = (r: Row) => toNumber(columnValue(plan, r.task, r.record, x));
-  const cellX = new Map<number, number[]>();
+  const pointOf = (r: Row) =>
+    averageCols.length === 0
+      ? String(r.task.cell)
+      : [...r.cellValues.entries()]
+          .filter(([c]) => c !== "cell" && !averageCols.includes(c))
+          .map(([c, v]) => `${c}=${v}`)
+          .join("\u0000");
+  const pointX = new Map<string, number[]>();
   for (const r of rows) {
     const v = rawX(r);
-    if (v !== null) cellX.set(r.task.cell, [...(cellX.get(r.task.cell) ?? []), v]);
+    if (v !== null) pointX.set(pointOf(r), [...(pointX.get(pointOf(r)) ?? []), v]);
   }
   let xAveraged = false;
-  const meanX = new Map<number, number>();
-  for (const [cell, xs] of cellX) {
+  const meanX = new Map<string, number>();
+  for (const [point, xs] of pointX) {
     if (xs.some((v) => v !== xs[0])) xAveraged = true;
-    meanX.set(cell, xs.every((v) => v === xs[0]) ? xs[0] : xs.reduce((a, b) => a + b, 0) / xs.length);
+    meanX.set(point, xs.every((v) => v === xs[0]) ? xs[0] : xs.reduce((a, b) => a + b, 0) / xs.length);
   }
-  const xOf = (r: Row) => (rawX(r) === null ? null : (meanX.get(r.task.cell) ?? null));
+  const xOf = (r: Row) => (rawX(r) === null ? null : (meanX.get(pointOf(r)) ?? null));
 
   const lines = (facetRows: Row[], yCol: string) => {
     const groups = new Map<string, Row[]>();
@@ -314,7 +326,12 @@ export function buildFigure(
           : `Band: min–max over the ${perPoint} values of each point (trials${pooled}).`
         : "No band.",
   );
-  if (xAveraged) parts.push(`Where ${columnLabel(x)} varies between a cell's trials, its point sits at the trials' mean.`);
+  if (xAveraged)
+    parts.push(
+      averageCols.length === 0
+        ? `Where ${columnLabel(x)} varies between a cell's trials, its point sits at the trials' mean.`
+        : `Where ${columnLabel(x)} varies between the trials or the averaged values of a point, it sits at their mean ${columnLabel(x)}.`,
+    );
   if (ratesUsed.size > 0)
     parts.push(`Rate references (theory, not data; s is each line's swept size, or x when it has none): ${[...ratesUsed].join("; ")}.`);
   if (verticalCount > 0) parts.push("Dotted vertical lines: methods with zero error (exact), drawn at their cost.");

@@ -252,7 +252,13 @@ export function panelsSvg(panels: readonly Panel[], options: ChartOptions): stri
       }
       const upper = s.points.map((p) => `${f(X(p.x))},${f(Y(p.hi))}`);
       const lower = s.points.map((p) => `${f(X(p.x))},${f(Y(p.lo))}`).reverse();
-      if (s.points.some((p) => p.hi > p.lo))
+      // A lone point has no area to fill: its band is an error bar.
+      if (s.points.length === 1 && s.points[0].hi > s.points[0].lo) {
+        const p = s.points[0];
+        parts.push(
+          `<line x1="${f(X(p.x))}" y1="${f(Y(p.lo))}" x2="${f(X(p.x))}" y2="${f(Y(p.hi))}" stroke="${color}" stroke-width="1.5" stroke-opacity="0.6"/>`,
+        );
+      } else if (s.points.some((p) => p.hi > p.lo))
         parts.push(`<polygon points="${[...upper, ...lower].join(" ")}" fill="${color}" fill-opacity="0.15" stroke="none"/>`);
       parts.push(`<polyline points="${line}" fill="none" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ""}/>`);
       for (const p of s.points) parts.push(`<circle cx="${f(X(p.x))}" cy="${f(Y(p.y))}" r="3" fill="${color}"/>`);

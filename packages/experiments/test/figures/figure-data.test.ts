@@ -88,6 +88,36 @@ describe("figures never mislead", () => {
     expect(split.panels[0].series.map((s) => s.name)).toEqual(["rs, N = 8", "rs, N = 16"]);
   });
 
+  it("an averaged column is no default panel; a point pools its values at their mean x, with the band over all of them", async () => {
+    const { plan, tasks, records } = await finished();
+    // Averaging over N with flops on x: the flops differ by N, so each sample count must be one point
+    // at the mean flops of N = 8 and 16 (not a line through the two N), banded over 2 N × 3 trials.
+    const fig = buildFigure(plan, tasks, records, { name: "f", average: ["problem_n"], band: "minmax" });
+    expect(fig.panels).toHaveLength(1);
+    const rs = fig.panels[0].series.find((s) => s.name === "rs")!;
+    expect(rs.points.map((p) => p.label)).toEqual(["s = 2", "s = 4"]);
+    for (const [k, samples] of [2, 4].entries()) {
+      const rows = tasks.filter((t) => {
+        const c = plan.cells[t.cell];
+        return c.method.label === "rs" && c.method.params.samples === samples;
+      });
+      const flops = rows.map((t) => records.get(t.key)!.flops!);
+      const ys = rows.map((t) => records.get(t.key)!.metrics.rel_frobenius_error!);
+      expect(rows).toHaveLength(6);
+      expect(rs.points[k].x).toBeCloseTo(flops.reduce((a, b) => a + b, 0) / flops.length, 9);
+      expect([rs.points[k].lo, rs.points[k].hi]).toEqual([Math.min(...ys), Math.max(...ys)]);
+    }
+    expect(fig.caption).toContain("min–max over the 6 values of each point (trials × sequence length N)");
+    // A lone point's band is an error bar (no area to fill).
+    const svg = panelsSvg([{ title: "", series: [{ name: "one", points: [{ x: 2, y: 1, lo: 0.5, hi: 2 }] }] }], {
+      title: "t",
+      xLabel: "x",
+      yLabel: "y",
+    });
+    expect(svg).toMatch(/<line x1="([\d.]+)" y1="[\d.]+" x2="\1" y2="[\d.]+" stroke="[^"]+" stroke-width="1.5"/);
+    expect(svg).not.toContain("<polygon");
+  });
+
   it("32 series get 32 distinct styles; the SVG draws one legend entry per series", () => {
     const styles = Array.from({ length: 32 }, (_, i) => JSON.stringify(seriesStyle(i)));
     expect(new Set(styles).size).toBe(32);
