@@ -1,0 +1,115 @@
+/**
+ * Prefill fast path of the pretrained models (issue 14): the per-head and per-branch projection
+ * weights of a layer joined side by side ONCE at model construction, so a layer step runs one GEMM
+ * where it ran one per head (GQA: [W_Q^0 … W_Q^{H−1} | W_K^0 … | W_V^0 …], H + 2G products → 1;
+ * SwiGLU: [W_gate | W_up], 2 → 1; MLA: [W_DKV | W_KR], [W_UQ^h | W_QR^h]_h, [W_UK^h]_h | [W_UV^h]_h).
+ * At the shipped models' sizes (d = 64, heads of 16) each product is tiny and per-call packing and
+ * dispatch, not arithmetic, dominated the prefill (profile in docs/performance.md).
+ *
+ * Bits: every entry of a joined product is the same dot product, summed over the shared index in
+ * the same order, as in the separate products (both GEMM kernels of linalg/matmul.ts accumulate
+ * each C[i, j] over p independently of j and of n), so the joined forms change no output bit.
+ */
+import { activationFunction } from "../layers/activations.js";
+import { type FfnWeights, ffnActivation, isGatedFfn } from "../layers/ffn.js";
+import { matmulInto } from "../linalg/matmul.js";
+import { Matrix } from "../matrix.js";
+import { NumericalError } from "../errors.js";
+import type { Activation } from "../layers/activations.js";
+
+/** Columns of the matrices side by side (no checks: internal, shapes come from a built model). */
+export function joinColumns(parts: readonly Matrix[]): Matrix {
+  const rows = parts[0].rows;
+  let cols = 0;
+  for (const p of parts) cols += p.cols;
+  const out = new Matrix(rows, cols);
+  let c0 = 0;
+  for (const p of parts) {
+    for (let i = 0; i < rows; i++) out.data.set(p.data.subarray(i * p.cols, (i + 1) * p.cols), i * cols + c0);
+    c0 += p.cols;
+  }
+  return out;
+}
+
+/** Columns c0 … c0 + w − 1 of a row-major block with `ld` columns, as a new t×w matrix. */
+export function columnSlice(src: Float64Array, rows: number, ld: number, c0: number, w: number): Matrix {
+  const out = new Matrix(rows, w);
+  const o = out.data;
+  for (let i = 0; i < rows; i++) o.set(src.subarray(i * ld + c0, i * ld + c0 + w), i * w);
+  return out;
+}
+
+/** X W into a new t×n matrix: the same `matmulInto` (bits) without `matmul`'s per-call scans. */
+export function project(x: Matrix, w: Matrix): Matrix {
+  const out = new Matrix(x.rows, w.cols);
+  matmulInto(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
+  return out;
+}
+
+/** A GLU FFN with its gate and linear branches joined: x [W₁ | V] in one product. */
+export interface JoinedGlu {
+  /** d × 2·d_ff: W₁ in columns 0 … d_ff − 1, V in d_ff … 2·d_ff − 1. */
+  readonly gateUp: Matrix;
+  readonly dHidden: number;
+  readonly activation: Activation;
+  readonly weights: FfnWeights;
+}
+
+/** The joined form of a GLU FFN, or undefined for the plain kinds (they keep `feedForward`). */
+export function joinGlu(weights: FfnWeights): JoinedGlu | undefined {
+  if (!isGatedFfn(weights.kind) || weights.v === undefined) return undefined;
+  return { gateUp: joinColumns([weights.w1, weights.v]), dHidden: weights.w1.cols, activation: ffnActivation(weights.kind), weights };
+}
+
+/**
+ * (f(x W₁ + b₁) ⊙ (x V + c)) W₂ + b₂ — `feedForward`'s GLU branch with the two input products
+ * joined and the activation and gating in one pass. Per entry the same operations in the same
+ * order as `feedForward` (f(g + b₁), then · (u + c)), so the same bits. The weights were checked
+ * when the model was built and x is finite (the layer's norm of a finite residual stream), so only
+ * the output is scanned, as `feedForward` does, to name non-finite weights or an overflow.
+ * @throws NumericalError when the output is not finite.
+ */
+export function gluForward(x: Matrix, f: JoinedGlu): Matrix {
+  const t = x.rows;
+  const dff = f.dHidden;
+  const both = project(x, f.gateUp).data;
+  const hidden = new Matrix(t, dff);
+  const h = hidden.data;
+  const { b1, c } = f.weights;
+  if (f.activation === "silu" && b1 === undefined && c === undefined) {
+    // SwiGLU (Llama, DeepSeek): silu(g) · u with silu(g) = g / (1 + e^{−g}), as layers/activations.ts.
+    for (let i = 0; i < t; i++) {
+      const r = i * 2 * dff;
+      const o = i * dff;
+      for (let j = 0; j < dff; j++) {
+        const g = both[r + j];
+        h[o + j] = (g / (1 + Math.exp(-g))) * both[r + dff + j];
+      }
+    }
+  } else {
+    const act = activationFunction(f.activation);
+    for (let i = 0; i < t; i++) {
+      const r = i * 2 * dff;
+      const o = i * dff;
+      for (let j = 0; j < dff; j++) {
+        const g = act(b1 === undefined ? both[r + j] : both[r + j] + b1[j]);
+        h[o + j] = g * (c === undefined ? both[r + dff + j] : both[r + dff + j] + c[j]);
+      }
+    }
+  }
+  const out = project(hidden, f.weights.w2);
+  const o = out.data;
+  const b2 = f.weights.b2;
+  const cols = out.cols;
+  if (b2 !== undefined) for (let i = 0; i < o.length; i++) o[i] += b2[i % cols];
+  for (let i = 0; i < o.length; i++) {
+    if (!Number.isFinite(o[i])) {
+      throw new NumericalError(
+        "weights",
+        "finite FFN weights and outputs (x was finite)",
+        `output ${o[i]} at [${Math.floor(i / cols)}, ${i % cols}]`,
+      );
+    }
+  }
+  return out;
+}
