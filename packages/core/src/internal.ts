@@ -39,7 +39,10 @@ export { expTable, kernelWat } from "./kernels/wat.js";
 export {
   FUSED_MIN_WORK,
   type FusedSoftmaxProfile,
+  type TileMask,
+  fusedSoftmaxAttention,
   fusedSoftmaxProfile,
+  prefixTileMask,
   setFusedSoftmaxProfiling,
   simdExp,
   simdExp32,

@@ -22,7 +22,7 @@ import { ShapeError, ValueError } from "../errors.js";
 import { assertFfnWeights, feedForward } from "../layers/ffn.js";
 import { applyNorm, rmsNorm } from "../norm.js";
 import { mlaKeyLatent, mlaKeysValues, mlaQueries, mlaQueryLatent, mlaRotaryKey } from "../latent/unmerged.js";
-import { matmul, matmulInto, matmulTransB } from "../linalg/matmul.js";
+import { matmul, matmulTransB } from "../linalg/matmul.js";
 import { Matrix } from "../matrix.js";
 import { addInPlace, concatCols, selectRows, sliceCols, sliceRows } from "../linalg/ops.js";
 import { RowBuffer } from "../cache/buffer.js";
