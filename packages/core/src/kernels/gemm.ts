@@ -399,6 +399,67 @@ export function gemmWasm(
   }
 }
 
+/**
+ * op(B) packed once into the NR-column panels of `gemmWasm` (float64): for a weight matrix that
+ * many products reuse (a model's projections), so each product copies the panels into kernel memory
+ * in one `set` instead of repacking B. Only for one-block shapes, k ≤ KC and n ≤ NC.
+ */
+export interface PackedOperand {
+  /** Shared (depth) dimension. */
+  readonly k: number;
+  /** Columns of op(B). */
+  readonly n: number;
+  /** The panels, roundUp(n, NR) · k floats, in `packB`'s layout. */
+  readonly panels: Float64Array;
+}
+
+/**
+ * Packs op(B) (B k×n, or n×k when `transB`) for {@link gemmWasmPacked}; undefined when the shape
+ * takes more than one KC × NC block (then `gemmWasm` packs per call).
+ */
+export function packOperandF64(B: Float64Array, transB: boolean, k: number, n: number): PackedOperand | undefined {
+  if (k === 0 || n === 0 || k > KC || n > NC) return undefined;
+  const panels = new Float64Array(roundUp(n, F64_NR) * k);
+  packB(B, transB, k, n, panels, 0, 0, k, 0, n, F64_NR);
+  return { k, n, panels };
+}
+
+/**
+ * `gemmWasm("float64", false, transB, A, B, C, m, k, n, accumulate)` with op(B) already packed
+ * (`packOperandF64`): the same kernel calls on the same packed values, so the same bits.
+ * Raw kernel: no argument checks.
+ */
+export function gemmWasmPacked(A: DenseArray, B: PackedOperand, C: DenseArray, m: number, accumulate: boolean): void {
+  const { k, n } = B;
+  if (m === 0) return;
+  const MR = F64_MR;
+  const es = 8;
+  const mcMax = Math.min(MC, roundUp(m, MR));
+  const chunkRows = Math.min(m, Math.max(MR, Math.floor(C_CHUNK / n)));
+  const aAddr = KERNEL_RESERVED_BYTES;
+  const bAddr = aAddr + roundUp(mcMax * k * es, 16);
+  const cAddr = bAddr + roundUp(B.panels.length * es, 16);
+  const end = cAddr + chunkRows * n * es;
+  const K = getKernels();
+  ensureKernelMemory(K, end);
+  const view = K.f64;
+  const aOff = aAddr / es;
+  const cOff = cAddr / es;
+  view.set(B.panels, bAddr / es);
+  for (let r0 = 0; r0 < m; r0 += chunkRows) {
+    const rows = Math.min(chunkRows, m - r0);
+    const cView = view.subarray(cOff, cOff + rows * n);
+    if (accumulate) cView.set(C.subarray(r0 * n, (r0 + rows) * n));
+    else cView.fill(0);
+    for (let i0 = 0; i0 < rows; i0 += MC) {
+      const mcur = Math.min(MC, rows - i0);
+      packA(A, false, m, k, view, aOff, r0 + i0, mcur, 0, k, MR);
+      K.gemm_f64(aAddr, bAddr, cAddr + i0 * n * es, n, mcur, n, k);
+    }
+    C.set(cView, r0 * n);
+  }
+}
+
 /** Which kernels the `matmul*` functions use: `"auto"` picks per call (see `kernelBackendFor`). */
 export type KernelBackend = "scalar" | "wasm" | "auto";
 

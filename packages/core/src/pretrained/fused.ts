@@ -12,7 +12,8 @@
  */
 import { activationFunction } from "../layers/activations.js";
 import { type FfnWeights, ffnActivation, isGatedFfn } from "../layers/ffn.js";
-import { matmulInto } from "../linalg/matmul.js";
+import { matmulInto, matmulTransB } from "../linalg/matmul.js";
+import { type PackedOperand, gemmWasmPacked, kernelBackendFor, packOperandF64 } from "../kernels/gemm.js";
 import { Matrix } from "../matrix.js";
 import { NumericalError } from "../errors.js";
 import { simdExp } from "../kernels/softmaxWasm.js";
@@ -40,10 +41,43 @@ export function columnSlice(src: Float64Array, rows: number, ld: number, c0: num
   return out;
 }
 
-/** X W into a new t×n matrix: the same `matmulInto` (bits) without `matmul`'s per-call scans. */
+/**
+ * Weights packed once into the SIMD GEMM's panels (a model's weights are immutable after
+ * construction), keyed by the weight matrix; `null` when the shape needs per-call blocking.
+ */
+const packed = new WeakMap<Matrix, PackedOperand | null>();
+const packedTransposed = new WeakMap<Matrix, PackedOperand | null>();
+function packedOf(w: Matrix, transposed: boolean): PackedOperand | undefined {
+  const cache = transposed ? packedTransposed : packed;
+  let p = cache.get(w);
+  if (p === undefined) {
+    p = (transposed ? packOperandF64(w.data, true, w.cols, w.rows) : packOperandF64(w.data, false, w.rows, w.cols)) ?? null;
+    cache.set(w, p);
+  }
+  return p ?? undefined;
+}
+
+/**
+ * X W into a new t×n matrix: `matmulInto`'s result bit for bit, without `matmul`'s per-call scans,
+ * and on the SIMD path with W's panels packed once per model instead of once per product.
+ */
 export function project(x: Matrix, w: Matrix): Matrix {
   const out = new Matrix(x.rows, w.cols);
-  matmulInto(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
+  const p = kernelBackendFor(x.rows, x.cols, w.cols) === "wasm" ? packedOf(w, false) : undefined;
+  if (p) gemmWasmPacked(x.data, p, out.data, x.rows, false);
+  else matmulInto(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
+  return out;
+}
+
+/**
+ * X Wᵀ for W stored n×d (the LM head, logits = h Wᵀ): `matmulTransB`'s bits, W packed once.
+ * Only for a W used transposed everywhere (the packing is keyed by the matrix).
+ */
+export function projectTransposed(x: Matrix, w: Matrix): Matrix {
+  const p = kernelBackendFor(x.rows, x.cols, w.rows) === "wasm" ? packedOf(w, true) : undefined;
+  if (!p) return matmulTransB(x, w);
+  const out = new Matrix(x.rows, w.rows);
+  gemmWasmPacked(x.data, p, out.data, x.rows, false);
   return out;
 }
 

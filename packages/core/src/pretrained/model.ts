@@ -31,7 +31,7 @@ import { assertFinite, assertInteger, assertShape, describe } from "../validate.
 import type { TensorStore } from "../checkpoint/store.js";
 import type { Tokenizer } from "../tokens/tokenizer.js";
 import { buildPretrainedWeights } from "./build.js";
-import { type JoinedGlu, columnSlice, gluForward, joinColumns, joinGlu, project } from "./fused.js";
+import { type JoinedGlu, columnSlice, gluForward, joinColumns, joinGlu, project, projectTransposed } from "./fused.js";
 import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
 
 /** Tensors a forward pass can capture per layer. */
@@ -368,7 +368,7 @@ export class PretrainedModel {
     }
     state.position = p0 + t;
     const hidden = applyNorm(x, w.finalNorm);
-    return { logits: matmulTransB(hidden, w.lmHead), hidden, layers: captures };
+    return { logits: projectTransposed(hidden, w.lmHead), hidden, layers: captures };
   }
 
   private layerStep(
@@ -540,7 +540,7 @@ function gqaStep(
     if (tensors.has("v")) cap.v = vAll.map((v) => v.clone());
     if (tensors.has("weights")) cap.weights = weights;
   }
-  return addBias(matmul(concatCols(heads), output), a.outputBias);
+  return addBias(project(concatCols(heads), output), a.outputBias);
 }
 
 /**
@@ -688,7 +688,7 @@ function mlaStep(
     if (tensors.has("latent")) cap.latent = latent.clone();
     if (tensors.has("rotaryKey") && rotaryKey) cap.rotaryKey = rotaryKey.clone();
   }
-  return matmul(concatCols(heads), w.output);
+  return project(concatCols(heads), w.output);
 }
 
 /** Indices of the k largest entries of `s` (descending; lower index first on ties). */
