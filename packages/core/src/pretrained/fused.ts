@@ -16,6 +16,7 @@ import { matmulInto, matmulTransB } from "../linalg/matmul.js";
 import { type PackedOperand, gemmWasmPacked, kernelBackendFor, packOperandF64 } from "../kernels/gemm.js";
 import { Matrix } from "../matrix.js";
 import { NumericalError } from "../errors.js";
+import { type NormParams, applyNorm } from "../norm.js";
 import { simdExp } from "../kernels/softmaxWasm.js";
 import type { Activation } from "../layers/activations.js";
 
@@ -150,6 +151,27 @@ export function gluForward(x: Matrix, f: JoinedGlu): Matrix {
         `output ${o[i]} at [${Math.floor(i / cols)}, ${i % cols}]`,
       );
     }
+  }
+  return out;
+}
+
+/**
+ * The layer norms of a built model: `rmsNorm`'s loop (same bits) without its per-call checks of the
+ * params (checked once at construction) and of x (the step checks the normalized rows once per
+ * sublayer); LayerNorm (GPT-2) keeps `applyNorm`.
+ */
+export function normRows(x: Matrix, params: NormParams): Matrix {
+  if (params.kind !== "rms") return applyNorm(x, params);
+  const { rows, cols, data } = x;
+  const out = new Matrix(rows, cols);
+  const o = out.data;
+  const { gain, epsilon } = params;
+  for (let i = 0; i < rows; i++) {
+    const r = i * cols;
+    let ms = 0;
+    for (let j = 0; j < cols; j++) ms += data[r + j] * data[r + j];
+    const inv = 1 / Math.sqrt(ms / cols + epsilon);
+    for (let j = 0; j < cols; j++) o[r + j] = gain[j] * (data[r + j] * inv);
   }
   return out;
 }

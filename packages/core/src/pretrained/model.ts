@@ -20,7 +20,7 @@ import {
 } from "../cache/contract.js";
 import { ShapeError, ValueError } from "../errors.js";
 import { assertFfnWeights, feedForward } from "../layers/ffn.js";
-import { applyNorm, rmsNorm } from "../norm.js";
+import { applyNorm, assertNormParams, rmsNorm } from "../norm.js";
 import { mlaKeyLatent, mlaKeysValues, mlaQueries, mlaQueryLatent, mlaRotaryKey } from "../latent/unmerged.js";
 import { matmul, matmulTransB } from "../linalg/matmul.js";
 import { Matrix } from "../matrix.js";
@@ -31,7 +31,7 @@ import { assertFinite, assertInteger, assertShape, describe } from "../validate.
 import type { TensorStore } from "../checkpoint/store.js";
 import type { Tokenizer } from "../tokens/tokenizer.js";
 import { buildPretrainedWeights } from "./build.js";
-import { type JoinedGlu, columnSlice, gluForward, joinColumns, joinGlu, project, projectTransposed } from "./fused.js";
+import { type JoinedGlu, columnSlice, gluForward, joinColumns, joinGlu, normRows, project, projectTransposed } from "./fused.js";
 import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
 
 /** Tensors a forward pass can capture per layer. */
@@ -187,6 +187,12 @@ export interface GenerateOptions {
   caches?: StateOptions;
 }
 
+/** b added to columns c0 … c0 + b.length − 1 of every row of a row-major block with `ld` columns. */
+function addBlockBias(data: Float64Array, rows: number, ld: number, c0: number, b: Float64Array | undefined): void {
+  if (!b) return;
+  for (let i = 0; i < rows; i++) for (let j = 0; j < b.length; j++) data[i * ld + c0 + j] += b[j];
+}
+
 function addBias(m: Matrix, b: Float64Array | undefined): Matrix {
   if (!b) return m;
   const d = m.data;
@@ -272,6 +278,9 @@ export class PretrainedModel {
     }
     this.joined = weights.layers.map((layer, l) => {
       const a = layer.attention;
+      // normRows skips applyNorm's per-call parameter checks: they run once here.
+      assertNormParams(layer.inputNorm, `weights.layers[${l}].inputNorm`, config.hiddenSize);
+      assertNormParams(layer.postNorm, `weights.layers[${l}].postNorm`, config.hiddenSize);
       // The joined FFN path skips feedForward's per-call weight checks, so they run once here.
       const f0 = layer.ffn;
       if (f0.kind === "dense") assertFfnWeights(f0.weights, `weights.layers[${l}].ffn.weights`, config.hiddenSize);
@@ -384,14 +393,15 @@ export class PretrainedModel {
     layerIndex: number,
   ): Matrix {
     // Pre-norm residual blocks (Llama, GPT-2, DeepSeek): x + Attn(Norm(x)), then + FFN(Norm(·)).
-    const xn = applyNorm(x, layer.inputNorm);
+    const xn = normRows(x, layer.inputNorm);
     const a = layer.attention;
     const attn =
       a.kind === "mla"
         ? mlaStep(a, joined.mla, cache as LatentCache | LatentDecodeCache, xn, positions, p0, options, cap, tensors, layerIndex)
         : gqaStep(a, joined.qkv as Matrix, cache as KVCache | DecodeCache, xn, positions, p0, options, cap, tensors, layerIndex);
     const h = addInPlace(attn, x);
-    const hn = applyNorm(h, layer.postNorm);
+    const hn = normRows(h, layer.postNorm);
+    assertFinite(hn, "x");
     const f =
       layer.ffn.kind === "dense"
         ? joined.ffn
@@ -491,16 +501,27 @@ function gqaStep(
   const ld = qkv.cols;
   const kOff = H * dQ;
   const vOff = kOff + G * dK;
-  const queryPre = (h: number) => addBias(columnSlice(all, t, ld, h * dQ, dQ), a.queryBias?.[h]);
-  const kPre = keys.map((_, g) => addBias(columnSlice(all, t, ld, kOff + g * dK, dK), a.keyBias?.[g]));
-  const kNew = a.rope ? kPre.map((k) => a.rope!.apply(k, positions)) : kPre;
-  const vNew = values.map((_, g) => addBias(columnSlice(all, t, ld, vOff + g * dV, dV), a.valueBias?.[g]));
+  // Biases, then RoPE, in place on the joined block (the same operations per entry as on each
+  // head's own matrix); pre-RoPE copies only when captured.
+  for (let h = 0; h < H; h++) addBlockBias(all, t, ld, h * dQ, a.queryBias?.[h]);
+  for (let g = 0; g < G; g++) addBlockBias(all, t, ld, kOff + g * dK, a.keyBias?.[g]);
+  for (let g = 0; g < G; g++) addBlockBias(all, t, ld, vOff + g * dV, a.valueBias?.[g]);
+  const qPreAll = cap ? queries.map((_, h) => columnSlice(all, t, ld, h * dQ, dQ)) : undefined;
+  const kPre = cap ? keys.map((_, g) => columnSlice(all, t, ld, kOff + g * dK, dK)) : undefined;
+  const rope = a.rope;
+  const inPlace = rope !== undefined && rope.dim === dQ && rope.dim === dK;
+  if (inPlace) {
+    for (let h = 0; h < H; h++) rope.rotateColumnsInPlace(all, t, ld, h * dQ, positions);
+    for (let g = 0; g < G; g++) rope.rotateColumnsInPlace(all, t, ld, kOff + g * dK, positions);
+  }
+  // rope.apply where in place does not fit: its shape check reports a RoPE dim ≠ head dim.
+  const rotate = (m: Matrix) => (rope && !inPlace ? rope.apply(m, positions) : m);
+  const kNew = keys.map((_, g) => rotate(columnSlice(all, t, ld, kOff + g * dK, dK)));
+  const vNew = values.map((_, g) => columnSlice(all, t, ld, vOff + g * dV, dV));
+  const queryAt = (h: number) => rotate(columnSlice(all, t, ld, h * dQ, dQ));
   if (!(cache instanceof KVCache)) {
     // A compressed cache (issue 12) attends through its own step: queries of every head at once.
-    const qs = queries.map((_, h) => {
-      const q0 = queryPre(h);
-      return a.rope ? a.rope.apply(q0, positions) : q0;
-    });
+    const qs = queries.map((_, h) => queryAt(h));
     const fill = { rotation: rotationSignature(a.rope), positions };
     const kernel = { kind: "softmax" as const, scale: a.scale };
     const { outputs } = cache.step({ queries: qs, keys: kNew, values: vNew, fill, attention: { kernel, precision: options.precision } });
@@ -512,13 +533,11 @@ function gqaStep(
   const vAll = Array.from({ length: G }, (_, g) => cache.values(g));
   const attnOptions = { kernel: { kind: "softmax" as const, scale: a.scale }, mask: { kind: "causal" as const, offset: p0 } };
   const heads: Matrix[] = [];
-  const qPre: Matrix[] = [];
   const qRot: Matrix[] = [];
   const weights: Matrix[] = [];
   const group = H / G;
   for (let h = 0; h < H; h++) {
-    const q0 = queryPre(h);
-    const q = a.rope ? a.rope.apply(q0, positions) : q0;
+    const q = queryAt(h);
     const g = Math.floor(h / group); // kvHeadFor(h, H, G): contiguous groups, as HF's repeat_kv
     const over = options.attentionOverride?.({ layer, head: h, queries: q, keys: kAll[g], values: vAll[g], scale: a.scale, offset: p0 });
     heads.push(
@@ -527,13 +546,12 @@ function gqaStep(
         : attentionCachedKeys(q, kAll[g], vAll[g], { ...attnOptions, precision: options.precision }),
     );
     if (cap) {
-      qPre.push(q0);
       qRot.push(q);
       if (tensors.has("weights")) weights.push(attentionWeights(q, kAll[g], attnOptions));
     }
   }
   if (cap) {
-    if (tensors.has("qPre")) cap.qPre = qPre;
+    if (tensors.has("qPre")) cap.qPre = qPreAll;
     if (tensors.has("q")) cap.q = qRot;
     if (tensors.has("kPre")) cap.kPre = p0 === 0 ? kPre : undefined;
     if (tensors.has("k")) cap.k = kAll.map((k) => k.clone());
