@@ -59,15 +59,33 @@ function packedOf(w: Matrix, transposed: boolean): PackedOperand | undefined {
 }
 
 /**
- * X W into a new t×n matrix: `matmulInto`'s result bit for bit, without `matmul`'s per-call scans,
+ * X W into a new t×n matrix (or into `scratch(slot, …)` when a slot is named: a temporary that
+ * must not outlive the step), `matmulInto`'s result bit for bit, without `matmul`'s per-call scans,
  * and on the SIMD path with W's panels packed once per model instead of once per product.
  */
-export function project(x: Matrix, w: Matrix): Matrix {
-  const out = new Matrix(x.rows, w.cols);
+export function project(x: Matrix, w: Matrix, slot?: ScratchSlot): Matrix {
+  const out = slot === undefined ? new Matrix(x.rows, w.cols) : new Matrix(x.rows, w.cols, scratch(slot, x.rows * w.cols));
   const p = kernelBackendFor(x.rows, x.cols, w.cols) === "wasm" ? packedOf(w, false) : undefined;
   if (p) gemmWasmPacked(x.data, p, out.data, x.rows, false);
   else matmulInto(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
   return out;
+}
+
+/** The temporaries of a layer step that are never live at the same time as another of their slot. */
+export type ScratchSlot = "qkv" | "mlaQueries" | "mlaDown" | "mlaKeyValueUp" | "gluBoth" | "gluHidden";
+const scratchPool = new Map<ScratchSlot, Float64Array>();
+/**
+ * A reused buffer of `length` floats for a step's temporary (not zeroed: every user overwrites it
+ * whole). Per thread (module state), synchronous use only; large typed arrays are allocated outside
+ * V8's heap and zero-filled, which cost ≈ 6 % of a prefill plus GC when made afresh per product.
+ */
+function scratch(slot: ScratchSlot, length: number): Float64Array {
+  let b = scratchPool.get(slot);
+  if (b === undefined || b.length < length) {
+    b = new Float64Array(Math.max(length, 2 * (b?.length ?? 0)));
+    scratchPool.set(slot, b);
+  }
+  return b.subarray(0, length);
 }
 
 /**
@@ -108,8 +126,8 @@ export function joinGlu(weights: FfnWeights): JoinedGlu | undefined {
 export function gluForward(x: Matrix, f: JoinedGlu): Matrix {
   const t = x.rows;
   const dff = f.dHidden;
-  const both = project(x, f.gateUp).data;
-  const hidden = new Matrix(t, dff);
+  const both = project(x, f.gateUp, "gluBoth").data;
+  const hidden = new Matrix(t, dff, scratch("gluHidden", t * dff));
   const h = hidden.data;
   const { b1, c } = f.weights;
   if (f.activation === "silu" && b1 === undefined && c === undefined) {

@@ -497,7 +497,7 @@ function gqaStep(
   const dQ = queries[0].cols;
   const dK = keys[0].cols;
   const dV = values[0].cols;
-  const all = project(xn, qkv).data;
+  const all = project(xn, qkv, "qkv").data;
   const ld = qkv.cols;
   const kOff = H * dQ;
   const vOff = kOff + G * dK;
@@ -518,7 +518,10 @@ function gqaStep(
   const rotate = (m: Matrix) => (rope && !inPlace ? rope.apply(m, positions) : m);
   const kNew = keys.map((_, g) => rotate(columnSlice(all, t, ld, kOff + g * dK, dK)));
   const vNew = values.map((_, g) => columnSlice(all, t, ld, vOff + g * dV, dV));
-  const queryAt = (h: number) => rotate(columnSlice(all, t, ld, h * dQ, dQ));
+  // Every head's queries copied out now: `all` is a scratch buffer, and an attentionOverride
+  // callback may run another forward before the later heads.
+  const qHeads = queries.map((_, h) => rotate(columnSlice(all, t, ld, h * dQ, dQ)));
+  const queryAt = (h: number) => qHeads[h];
   if (!(cache instanceof KVCache)) {
     // A compressed cache (issue 12) attends through its own step: queries of every head at once.
     const qs = queries.map((_, h) => queryAt(h));
@@ -602,12 +605,12 @@ function mlaProjectJoined(
   const nope = w.queryUp[0].cols;
   const dR = (w.keyRope as Matrix).cols;
   const dQ = nope + dR;
-  const all = project(j.queryDownIdentity ? xn : mlaQueryLatent(xn, w), j.queryUp);
+  const all = project(j.queryDownIdentity ? xn : mlaQueryLatent(xn, w), j.queryUp, "mlaQueries");
   const qPre = keepPre ? Array.from({ length: H }, (_, h) => columnSlice(all.data, t, all.cols, h * dQ, dQ)) : [];
   for (let h = 0; h < H; h++) a.rope.rotateColumnsInPlace(all.data, t, all.cols, h * dQ + nope, positions);
   const q = Array.from({ length: H }, (_, h) => columnSlice(all.data, t, all.cols, h * dQ, dQ));
   const dL = w.latentDown.cols;
-  const kv = project(xn, j.down);
+  const kv = project(xn, j.down, "mlaDown");
   const l = columnSlice(kv.data, t, kv.cols, 0, dL);
   const latentNew = w.latentNorm ? rmsNorm(l, w.latentNorm) : l;
   const pre = columnSlice(kv.data, t, kv.cols, dL, dR);
@@ -628,7 +631,7 @@ function mlaKeysValuesJoined(
   const nope = w.keyUp[0].cols;
   const dV = w.valueUp[0].cols;
   const dR = rotaryKey.cols;
-  const all = project(latent, j.keyValueUp).data;
+  const all = project(latent, j.keyValueUp, "mlaKeyValueUp").data;
   const ld = j.keyValueUp.cols;
   const keys = Array.from({ length: H }, (_, h) => {
     const k = new Matrix(n, nope + dR);
