@@ -29,6 +29,8 @@ export {
   SMALL_M_ROWS,
   gemmProfile,
   gemmWasm,
+  gemmWasmPacked,
+  packOperandF64,
   kernelBackendFor,
   setGemmProfiling,
   wasmKernelBytes,
