@@ -293,7 +293,9 @@ export function randomFeatureAttention(
   let keyShift = nK > 0 && !streamed ? phiK.logScale[0] : 0;
   const fK = phiK.features.data;
   const V = values.data;
-  const num = new Float64Array(nQ * dV);
+  // The numerator is formed in the output's storage and divided in place (one N_Q × d_V array less).
+  const output = new Matrix(nQ, dV);
+  const num = output.data;
   const den = new Float64Array(nQ);
   let queryLogScale: Float64Array;
   let flops = 2 * (nQ + nK) * d * m + (nQ + nK) * F + parameterFlops;
@@ -355,10 +357,7 @@ export function randomFeatureAttention(
       const scaledQueries = (fQ: Float64Array, i0: number, i1: number) => {
         const b = i1 - i0;
         matmulInto(fQ, sz, nb, b, F, w, false);
-        for (let r = 0; r < b; r++) {
-          num.set(nb.subarray(r * w, r * w + dV), (i0 + r) * dV);
-          den[i0 + r] = nb[r * w + dV];
-        }
+        splitNormalizerColumn(nb, b, dV, num, den, i0);
       };
       queryLogScale = streamFeatures(queries, omega, features as FeatureKind, resolved, "row", scaledQueries, false);
     } else {
@@ -438,8 +437,6 @@ export function randomFeatureAttention(
   }
 
   // Division with the guard described in the module doc: no ε, explicit handling of Dᵢ ≤ 0.
-  const output = new Matrix(nQ, dV);
-  const Y = output.data;
   const nonPositiveRows: number[] = [];
   for (let i = 0; i < nQ; i++) {
     const di = den[i];
@@ -453,11 +450,12 @@ export function randomFeatureAttention(
           `D[${i}] = ${why}`,
         );
       }
-      if (policy === "zero" || di === 0) continue;
+      if (policy === "zero" || di === 0) {
+        num.fill(0, i * dV, (i + 1) * dV);
+        continue;
+      }
     }
-    const inv = 1 / di;
-    const o = i * dV;
-    for (let j = 0; j < dV; j++) Y[o + j] = num[o + j] * inv;
+    scaleRow(num, i * dV, dV, 1 / di);
   }
   flops += nQ * dV;
   const normalizerLogScale = new Float64Array(nQ);
@@ -491,6 +489,22 @@ function extraParameterFlops(kind: ExponentialFeatureKind, n: number, d: number)
 
 /** Rows per streamed block of the bidirectional path (the feature maps' block: a multiple of the GEMM's depth slice). */
 const STREAM_ROWS = FEATURE_BLOCK_ROWS;
+
+/** a[o…o+n−1] *= c (the division by Dᵢ, as a multiplication by its inverse). */
+function scaleRow(a: Float64Array, o: number, n: number, c: number): void {
+  for (let j = 0; j < n; j++) a[o + j] *= c;
+}
+
+/** Rows of the b × (n + 1) product `nb` into `num` (b × n, from row i0) and their last column into `den`. */
+function splitNormalizerColumn(nb: Float64Array, b: number, n: number, num: Float64Array, den: Float64Array, i0: number): void {
+  const w = n + 1;
+  for (let r = 0; r < b; r++) {
+    const o = r * w;
+    const t = (i0 + r) * n;
+    for (let j = 0; j < n; j++) num[t + j] = nb[o + j];
+    den[i0 + r] = nb[o + n];
+  }
+}
 
 /**
  * The row-major rows × cols `a` transposed into `t` (cols × rows), adding every column's entries

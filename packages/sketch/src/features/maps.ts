@@ -201,6 +201,23 @@ export function featureNorm(features: FeatureKind, m: number): number {
   return features === "hyperbolic" ? 1 / Math.sqrt(2 * m) : 1 / Math.sqrt(m);
 }
 
+/** Largest projection (in floats) kept between calls by {@link projectionWorkspace}: 8 Mi floats = 64 MiB. */
+const WORKSPACE_MAX = 1 << 23;
+let workspace: Float64Array | undefined;
+
+/**
+ * A scratch array of at least `length` floats for the whole-array projection of the "global" shift
+ * (overwritten, never read before written), reused from call to call up to WORKSPACE_MAX floats —
+ * like core's WebAssembly memory, it grows and is never shrunk. Why: a fresh 32 MiB array costs
+ * ≈ 30 ms of first-touch page faults here (N = 16,384, m = 256), ≈ 7 % of the whole attention call.
+ * Larger requests get a fresh array each time. Single-threaded use only (each worker has its own).
+ */
+function projectionWorkspace(length: number): Float64Array {
+  if (length > WORKSPACE_MAX) return new Float64Array(length);
+  if (workspace === undefined || workspace.length < length) workspace = new Float64Array(length);
+  return workspace.subarray(0, length);
+}
+
 /** Rows per block of {@link streamFeatures}: a multiple of the GEMM's depth slice (256), see attention.ts. */
 export const FEATURE_BLOCK_ROWS = 256;
 
@@ -236,23 +253,21 @@ export function streamFeatures(
   const blockRows = Math.min(n, FEATURE_BLOCK_ROWS);
   // u = X Ωᵀ (N × m, or one block of rows): the scaled projection s·u is formed on the fly below
   // (multiplying u in place first cost one more pass over it; the products are the same bits).
-  const u = new Float64Array((whole ? n : blockRows) * m);
+  const u = whole ? projectionWorkspace(n * m) : new Float64Array(blockRows * m);
   if (whole) matmulTransBInto(X, omega.data, u, n, d, m);
   // rowMax[i]: the exponent of the largest feature of row i, base + mx, with base = c‖x‖² (scaled
   // rows) and mx the largest ωᵀx term (|ωᵀx| for hyperbolic; 0 for trig), kept apart in rowTerm
   // (see the exponent below).
   const rowMax = new Float64Array(n);
   const rowTerm = new Float64Array(n);
-  const rowStats = (i0: number, i1: number, uOffset: number) => {
-    for (let i = i0; i < i1; i++) {
-      const mx = trig ? 0 : rowExtreme(u, (i - uOffset) * m, m, s, hyperbolic);
-      rowTerm[i] = mx;
-      rowMax[i] = c * (sumOfSquares(X, i * d, d) * s * s) + mx;
-    }
+  const rowStats = (i: number, uOffset: number) => {
+    const mx = trig ? 0 : rowExtreme(u, (i - uOffset) * m, m, s, hyperbolic);
+    rowTerm[i] = mx;
+    rowMax[i] = c * (sumOfSquares(X, i * d, d) * s * s) + mx;
   };
   const logScale = new Float64Array(n);
   if (whole) {
-    rowStats(0, n, 0);
+    for (let i = 0; i < n; i++) rowStats(i, 0);
     let g = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < n; i++) if (rowMax[i] > g) g = rowMax[i];
     logScale.fill(g);
@@ -263,14 +278,15 @@ export function streamFeatures(
   for (let i0 = 0; i0 < n; i0 += blockRows) {
     const i1 = Math.min(n, i0 + blockRows);
     const uOffset = whole ? 0 : i0;
-    if (!whole) {
-      matmulTransBInto(X.subarray(i0 * d, i1 * d), omega.data, u, i1 - i0, d, m);
-      rowStats(i0, i1, i0);
-      if (shift === "row") for (let i = i0; i < i1; i++) logScale[i] = rowMax[i];
-    }
-    // The block's exponents are written, exponentiated by core's SIMD exp (≤ 1 ulp from Math.exp,
-    // ≈ 3× faster — issue 14) and scaled while the block is in cache.
+    if (!whole) matmulTransBInto(X.subarray(i0 * d, i1 * d), omega.data, u, i1 - i0, d, m);
+    // The block's exponents are written (each row's statistics taken just before, while it is in
+    // L1), exponentiated by core's SIMD exp (≤ 1 ulp from Math.exp, ≈ 3× faster — issue 14) and
+    // scaled while the block is in cache.
     for (let i = i0; i < i1; i++) {
+      if (!whole) {
+        rowStats(i, i0);
+        if (shift === "row") logScale[i] = rowMax[i];
+      }
       // exponent of feature l = (s·u_l − mx) + (rowMax − logScale): both parts ≤ 0 under a "row" or
       // "global" shift, so exp never overflows. Written as s·u_l + (c‖x‖² − logScale) it cancels
       // catastrophically for large norms (‖x‖² ≈ 1e200 swallows mx, leaving exp(u_l) = ∞ — issue #6).
