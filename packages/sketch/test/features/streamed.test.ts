@@ -45,7 +45,10 @@ function check(nQ: number, nKV: number, keyLength: number, m: number, kind: Kind
   const k = randomMatrix(nKV, 8, { scale: 0.5 }, [seed, "k"]);
   const v = randomMatrix(nKV, 3, {}, [seed, "v"]);
   const mask = keyLength < nKV ? { mask: { kind: "padding" as const, keyLength } } : {};
-  const res = randomFeatureAttention(q, k, v, { numFrequencies: m, features: kind, onNonPositiveNormalizer: "keep", ...mask }, [seed, "rf"]);
+  const res = randomFeatureAttention(q, k, v, { numFrequencies: m, features: kind, onNonPositiveNormalizer: "keep", ...mask }, [
+    seed,
+    "rf",
+  ]);
   const a = featureProductMatrix(plainFeatures(q, res.omega, kind), plainFeatures(k, res.omega, kind));
   const ref = maskedRatio(a, v, (_, j) => j < keyLength);
   expect(maxAbsDiff(res.output, ref) / maxAbs(ref)).toBeLessThan(1e-12);
