@@ -349,23 +349,43 @@ function packPanels(
     }
     return;
   }
-  for (let c = 0; c < cols; c += NR) {
-    const base = off + c * rows;
-    const n = Math.min(NR, cols - c);
-    if (n === 4 && NR === 4) {
-      for (let p = 0, t = base, s = c; p < rows; p++, t += 4, s += cols) {
-        mem[t] = X[s];
-        mem[t + 1] = X[s + 1];
-        mem[t + 2] = X[s + 2];
-        mem[t + 3] = X[s + 3];
-      }
-    } else {
-      for (let p = 0, t = base, s = c; p < rows; p++, t += NR, s += cols) {
-        for (let jj = 0; jj < NR; jj++) mem[t + jj] = jj < n ? X[s + jj] : 0;
+  // In blocks of PANEL_ROWS rows across all panels, not panel by panel down all rows: a panel's
+  // walk down V (N_KV·d_V·8 bytes, 2 MiB at 4096 × 64) re-fetched every row's lines from L3 for
+  // each panel (as gemm.ts' packB did; same bytes, same order within a panel).
+  for (let pb = 0; pb < rows; pb += PANEL_ROWS) {
+    const pe = Math.min(rows, pb + PANEL_ROWS);
+    for (let c = 0; c < cols; c += NR) {
+      const base = off + c * rows;
+      const n = Math.min(NR, cols - c);
+      if (n === 4 && NR === 4) {
+        for (let p = pb, t = base + pb * 4, s = pb * cols + c; p < pe; p++, t += 4, s += cols) {
+          mem[t] = X[s];
+          mem[t + 1] = X[s + 1];
+          mem[t + 2] = X[s + 2];
+          mem[t + 3] = X[s + 3];
+        }
+      } else if (n === 8 && NR === 8) {
+        for (let p = pb, t = base + pb * 8, s = pb * cols + c; p < pe; p++, t += 8, s += cols) {
+          mem[t] = X[s];
+          mem[t + 1] = X[s + 1];
+          mem[t + 2] = X[s + 2];
+          mem[t + 3] = X[s + 3];
+          mem[t + 4] = X[s + 4];
+          mem[t + 5] = X[s + 5];
+          mem[t + 6] = X[s + 6];
+          mem[t + 7] = X[s + 7];
+        }
+      } else {
+        for (let p = pb, t = base + pb * NR, s = pb * cols + c; p < pe; p++, t += NR, s += cols) {
+          for (let jj = 0; jj < NR; jj++) mem[t + jj] = jj < n ? X[s + jj] : 0;
+        }
       }
     }
   }
 }
+
+/** Rows of V packed across all panels at a time (`packPanels`). */
+const PANEL_ROWS = 16;
 
 /**
  * exp(x) elementwise with the SIMD exponential of the kernel module (≤ 1 ulp from Math.exp in
