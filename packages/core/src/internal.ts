@@ -30,6 +30,8 @@ export {
   gemmProfile,
   gemmWasm,
   gemmWasmPacked,
+  gemmWasmPacked32,
+  packOperandF32,
   packOperandF64,
   kernelBackendFor,
   setGemmProfiling,

@@ -13,7 +13,16 @@
 import { activationFunction } from "../layers/activations.js";
 import { type FfnWeights, ffnActivation, isGatedFfn } from "../layers/ffn.js";
 import { matmulInto, matmulTransB } from "../linalg/matmul.js";
-import { type PackedOperand, gemmWasmPacked, kernelBackendFor, packOperandF64 } from "../kernels/gemm.js";
+import {
+  type PackedOperand,
+  type PackedOperand32,
+  gemmWasmPacked,
+  gemmWasmPacked32,
+  kernelBackendFor,
+  packOperandF32,
+  packOperandF64,
+} from "../kernels/gemm.js";
+import { matmul32Into, matmulTransB32 } from "../linalg/matmul32.js";
 import { Matrix } from "../matrix.js";
 import { NumericalError } from "../errors.js";
 import { type NormParams, applyNorm } from "../norm.js";
@@ -58,14 +67,43 @@ function packedOf(w: Matrix, transposed: boolean): PackedOperand | undefined {
   return p ?? undefined;
 }
 
+/** Float32 panels, keyed like `packed` (`null`: shape needs per-call blocking). */
+const packed32 = new WeakMap<Matrix, PackedOperand32 | null>();
+const packedTransposed32 = new WeakMap<Matrix, PackedOperand32 | null>();
+function packedOf32(w: Matrix, transposed: boolean): PackedOperand32 | undefined {
+  const cache = transposed ? packedTransposed32 : packed32;
+  let p = cache.get(w);
+  if (p === undefined) {
+    p = (transposed ? packOperandF32(w.data, true, w.cols, w.rows) : packOperandF32(w.data, false, w.rows, w.cols)) ?? null;
+    cache.set(w, p);
+  }
+  return p ?? undefined;
+}
+
+/**
+ * Arithmetic of a model's projections (`RunOptions.precision`): `"float64"`, or `"float32"` — x and W
+ * rounded to float32 and every product and sum in float32, as torch runs a float32 checkpoint.
+ */
+export type ProjectionPrecision = "float64" | "float32";
+
 /**
  * X W into a new t×n matrix (or into `scratch(slot, …)` when a slot is named: a temporary that
  * must not outlive the step), `matmulInto`'s result bit for bit, without `matmul`'s per-call scans,
  * and on the SIMD path with W's panels packed once per model instead of once per product.
+ * `precision: "float32"`: `matmul32`'s arithmetic (|error| ≤ (k + 4)·2⁻²⁴·(|X||W|) per entry), W's
+ * float32 panels packed once; no range guard — a model's activations are normalized rows (RMSNorm /
+ * LayerNorm outputs, GLU products of them) and its weights finite checkpoint tensors, far inside float32's range.
  */
-export function project(x: Matrix, w: Matrix, slot?: ScratchSlot): Matrix {
+export function project(x: Matrix, w: Matrix, slot?: ScratchSlot, precision: ProjectionPrecision = "float64"): Matrix {
   const out = slot === undefined ? new Matrix(x.rows, w.cols) : new Matrix(x.rows, w.cols, scratch(slot, x.rows * w.cols));
-  const p = kernelBackendFor(x.rows, x.cols, w.cols) === "wasm" ? packedOf(w, false) : undefined;
+  const wasm = kernelBackendFor(x.rows, x.cols, w.cols) === "wasm";
+  if (precision === "float32") {
+    const p32 = wasm ? packedOf32(w, false) : undefined;
+    if (p32) gemmWasmPacked32(x.data, p32, out.data, x.rows);
+    else matmul32Into(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
+    return out;
+  }
+  const p = wasm ? packedOf(w, false) : undefined;
   if (p) gemmWasmPacked(x.data, p, out.data, x.rows, false);
   else matmulInto(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
   return out;
@@ -92,8 +130,16 @@ function scratch(slot: ScratchSlot, length: number): Float64Array {
  * X Wᵀ for W stored n×d (the LM head, logits = h Wᵀ): `matmulTransB`'s bits, W packed once.
  * Only for a W used transposed everywhere (the packing is keyed by the matrix).
  */
-export function projectTransposed(x: Matrix, w: Matrix): Matrix {
-  const p = kernelBackendFor(x.rows, x.cols, w.rows) === "wasm" ? packedOf(w, true) : undefined;
+export function projectTransposed(x: Matrix, w: Matrix, precision: ProjectionPrecision = "float64"): Matrix {
+  const wasm = kernelBackendFor(x.rows, x.cols, w.rows) === "wasm";
+  if (precision === "float32") {
+    const p32 = wasm ? packedOf32(w, true) : undefined;
+    if (!p32) return matmulTransB32(x, w);
+    const out = new Matrix(x.rows, w.rows);
+    gemmWasmPacked32(x.data, p32, out.data, x.rows);
+    return out;
+  }
+  const p = wasm ? packedOf(w, true) : undefined;
   if (!p) return matmulTransB(x, w);
   const out = new Matrix(x.rows, w.rows);
   gemmWasmPacked(x.data, p, out.data, x.rows, false);
@@ -123,10 +169,10 @@ export function joinGlu(weights: FfnWeights): JoinedGlu | undefined {
  * the output is scanned, as `feedForward` does, to name non-finite weights or an overflow.
  * @throws NumericalError when the output is not finite.
  */
-export function gluForward(x: Matrix, f: JoinedGlu): Matrix {
+export function gluForward(x: Matrix, f: JoinedGlu, precision: ProjectionPrecision = "float64"): Matrix {
   const t = x.rows;
   const dff = f.dHidden;
-  const both = project(x, f.gateUp, "gluBoth").data;
+  const both = project(x, f.gateUp, "gluBoth", precision).data;
   const hidden = new Matrix(t, dff, scratch("gluHidden", t * dff));
   const h = hidden.data;
   const { b1, c } = f.weights;
@@ -156,7 +202,7 @@ export function gluForward(x: Matrix, f: JoinedGlu): Matrix {
       }
     }
   }
-  const out = project(hidden, f.weights.w2);
+  const out = project(hidden, f.weights.w2, undefined, precision);
   const o = out.data;
   const b2 = f.weights.b2;
   const cols = out.cols;

@@ -31,7 +31,17 @@ import { assertFinite, assertInteger, assertShape, describe } from "../validate.
 import type { TensorStore } from "../checkpoint/store.js";
 import type { Tokenizer } from "../tokens/tokenizer.js";
 import { buildPretrainedWeights } from "./build.js";
-import { type JoinedGlu, columnSlice, gluForward, joinColumns, joinGlu, normRows, project, projectTransposed } from "./fused.js";
+import {
+  type JoinedGlu,
+  type ProjectionPrecision,
+  columnSlice,
+  gluForward,
+  joinColumns,
+  joinGlu,
+  normRows,
+  project,
+  projectTransposed,
+} from "./fused.js";
 import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
 
 /** Tensors a forward pass can capture per layer. */
@@ -91,8 +101,15 @@ export interface RunOptions {
   /** Tensors to keep. @default undefined (none) */
   capture?: CaptureRequest;
   /**
-   * Arithmetic of Y = Z⁻¹AV in every head (core `AttentionOptions.precision`): `"float32"` runs the
-   * products on the f32x4 kernels; projections, norms and FFNs stay float64. @default "float64"
+   * Arithmetic of the model's products, like torch running the checkpoint in that dtype.
+   * `"float64"`: every product in float64 (the 1e-12 torch-fixture path). `"float32"`: Y = Z⁻¹AV in
+   * every head on the f32x4 kernels (core `AttentionOptions.precision`: QKᵀ and AV in float32, max,
+   * exp and Z in float64) AND the joined projections — Q/K/V, MLA down/up, W_O, the GLU FFNs
+   * (dense, routed and shared experts) and the LM head — as float32 GEMMs (inputs rounded to
+   * float32, products and sums in float32, |error| ≤ (k + 4)·2⁻²⁴·(|X||W|) per entry). Embeddings,
+   * norms, RoPE, SiLU, the residual stream, the MoE router and the absorbed MLA decode products stay
+   * float64. Logits then differ from float64 by ≈ 1e-6 relative (tested).
+   * @default "float64"
    */
   precision?: AttentionPrecisionOption;
   /**
@@ -185,6 +202,14 @@ export interface GenerateOptions {
   mlaForm?: MlaForm;
   /** Compressed caches to decode with (cached decoding only). @default exact caches */
   caches?: StateOptions;
+}
+
+/**
+ * The projections' arithmetic for a run: float32 under `precision: "float32"` (RunOptions), else
+ * float64. An invalid precision is left to the attention call, which names `options.precision`.
+ */
+function projectionPrecision(options: RunOptions): ProjectionPrecision {
+  return options.precision === "float32" ? "float32" : "float64";
 }
 
 /** b added to columns c0 … c0 + b.length − 1 of every row of a row-major block with `ld` columns. */
@@ -377,7 +402,7 @@ export class PretrainedModel {
     }
     state.position = p0 + t;
     const hidden = applyNorm(x, w.finalNorm);
-    return { logits: projectTransposed(hidden, w.lmHead), hidden, layers: captures };
+    return { logits: projectTransposed(hidden, w.lmHead, projectionPrecision(options)), hidden, layers: captures };
   }
 
   private layerStep(
@@ -405,9 +430,9 @@ export class PretrainedModel {
     const f =
       layer.ffn.kind === "dense"
         ? joined.ffn
-          ? gluForward(hn, joined.ffn)
+          ? gluForward(hn, joined.ffn, projectionPrecision(options))
           : feedForward(hn, layer.ffn.weights)
-        : moeForward(layer.ffn, hn, cap, tensors, joined);
+        : moeForward(layer.ffn, hn, cap, tensors, joined, projectionPrecision(options));
     return addInPlace(f, h);
   }
 
@@ -497,7 +522,8 @@ function gqaStep(
   const dQ = queries[0].cols;
   const dK = keys[0].cols;
   const dV = values[0].cols;
-  const all = project(xn, qkv, "qkv").data;
+  const prec = projectionPrecision(options);
+  const all = project(xn, qkv, "qkv", prec).data;
   const ld = qkv.cols;
   const kOff = H * dQ;
   const vOff = kOff + G * dK;
@@ -561,7 +587,7 @@ function gqaStep(
     if (tensors.has("v")) cap.v = vAll.map((v) => v.clone());
     if (tensors.has("weights")) cap.weights = weights;
   }
-  return addBias(project(concatCols(heads), output), a.outputBias);
+  return addBias(project(concatCols(heads), output, undefined, prec), a.outputBias);
 }
 
 /**
@@ -598,6 +624,7 @@ function mlaProjectJoined(
   xn: Matrix,
   positions: Float64Array,
   keepPre: boolean,
+  prec: ProjectionPrecision,
 ): { qPre: Matrix[]; q: Matrix[]; latentNew: Matrix; rotary: { pre: Matrix; rotated: Matrix } } {
   const w = a.weights;
   const t = xn.rows;
@@ -605,12 +632,12 @@ function mlaProjectJoined(
   const nope = w.queryUp[0].cols;
   const dR = (w.keyRope as Matrix).cols;
   const dQ = nope + dR;
-  const all = project(j.queryDownIdentity ? xn : mlaQueryLatent(xn, w), j.queryUp, "mlaQueries");
+  const all = project(j.queryDownIdentity ? xn : mlaQueryLatent(xn, w), j.queryUp, "mlaQueries", prec);
   const qPre = keepPre ? Array.from({ length: H }, (_, h) => columnSlice(all.data, t, all.cols, h * dQ, dQ)) : [];
   for (let h = 0; h < H; h++) a.rope.rotateColumnsInPlace(all.data, t, all.cols, h * dQ + nope, positions);
   const q = Array.from({ length: H }, (_, h) => columnSlice(all.data, t, all.cols, h * dQ, dQ));
   const dL = w.latentDown.cols;
-  const kv = project(xn, j.down, "mlaDown");
+  const kv = project(xn, j.down, "mlaDown", prec);
   const l = columnSlice(kv.data, t, kv.cols, 0, dL);
   const latentNew = w.latentNorm ? rmsNorm(l, w.latentNorm) : l;
   const pre = columnSlice(kv.data, t, kv.cols, dL, dR);
@@ -625,13 +652,14 @@ function mlaKeysValuesJoined(
   w: MlaLayerAttention["weights"],
   latent: Matrix,
   rotaryKey: Matrix,
+  prec: ProjectionPrecision,
 ): { keys: Matrix[]; values: Matrix[] } {
   const n = latent.rows;
   const H = w.keyUp.length;
   const nope = w.keyUp[0].cols;
   const dV = w.valueUp[0].cols;
   const dR = rotaryKey.cols;
-  const all = project(latent, j.keyValueUp, "mlaKeyValueUp").data;
+  const all = project(latent, j.keyValueUp, "mlaKeyValueUp", prec).data;
   const ld = j.keyValueUp.cols;
   const keys = Array.from({ length: H }, (_, h) => {
     const k = new Matrix(n, nope + dR);
@@ -664,7 +692,7 @@ function mlaStep(
   let rotary: { pre: Matrix; rotated: Matrix };
   if (joined) {
     assertFinite(xn, "x");
-    ({ qPre, q, latentNew, rotary } = mlaProjectJoined(a, joined, xn, positions, cap !== undefined));
+    ({ qPre, q, latentNew, rotary } = mlaProjectJoined(a, joined, xn, positions, cap !== undefined, projectionPrecision(options)));
   } else {
     ({ pre: qPre, rotated: q } = mlaQueries(mlaQueryLatent(xn, w), w, a.rope, positions));
     latentNew = mlaKeyLatent(xn, w);
@@ -692,7 +720,10 @@ function mlaStep(
     });
     return matmul(concatCols(heads), w.output);
   }
-  const { keys, values } = joined && rotaryKey ? mlaKeysValuesJoined(joined, w, latent, rotaryKey) : mlaKeysValues(latent, rotaryKey, w);
+  const { keys, values } =
+    joined && rotaryKey
+      ? mlaKeysValuesJoined(joined, w, latent, rotaryKey, projectionPrecision(options))
+      : mlaKeysValues(latent, rotaryKey, w);
   const heads = q.map((qh, h) => {
     const over = options.attentionOverride?.({ layer, head: h, queries: qh, keys: keys[h], values: values[h], scale: a.scale, offset: p0 });
     return over
@@ -709,7 +740,7 @@ function mlaStep(
     if (tensors.has("latent")) cap.latent = latent.clone();
     if (tensors.has("rotaryKey") && rotaryKey) cap.rotaryKey = rotaryKey.clone();
   }
-  return project(concatCols(heads), w.output);
+  return project(concatCols(heads), w.output, undefined, joined ? projectionPrecision(options) : "float64");
 }
 
 /** Indices of the k largest entries of `s` (descending; lower index first on ties). */
@@ -731,6 +762,7 @@ export function moeForward(
   cap?: LayerCapture,
   tensors?: ReadonlySet<CaptureTensor>,
   joined?: { readonly experts?: readonly (JoinedGlu | undefined)[]; readonly shared?: JoinedGlu },
+  precision: ProjectionPrecision = "float64",
 ): Matrix {
   const E = ffn.experts.length;
   if (ffn.gate.rows !== E) throw new ShapeError("ffn.gate", `${E}×d (one row per expert)`, ffn.gate.shape);
@@ -776,7 +808,7 @@ export function moeForward(
     }
     if (rows.length === 0) continue;
     const je = joined?.experts?.[e];
-    const y = je ? gluForward(selectRows(x, rows), je) : feedForward(selectRows(x, rows), ffn.experts[e]);
+    const y = je ? gluForward(selectRows(x, rows), je, precision) : feedForward(selectRows(x, rows), ffn.experts[e]);
     for (let r = 0; r < rows.length; r++) {
       const o = rows[r] * x.cols;
       for (let j = 0; j < x.cols; j++) out.data[o + j] += ws[r] * y.data[r * x.cols + j];
@@ -784,5 +816,5 @@ export function moeForward(
   }
   if (cap && tensors?.has("router")) cap.router = { experts: chosen, weights: chosenWeights };
   if (!ffn.shared) return out;
-  return addInPlace(out, joined?.shared ? gluForward(x, joined.shared) : feedForward(x, ffn.shared));
+  return addInPlace(out, joined?.shared ? gluForward(x, joined.shared, precision) : feedForward(x, ffn.shared));
 }
