@@ -68,8 +68,11 @@ export function attentionInFloat32Range(
   d: number,
   dV: number,
   scale: number,
+  ldQ: number = d,
 ): boolean {
-  const q = maxAbsOf(Q, nQ * d);
+  let q = ldQ === d ? maxAbsOf(Q, nQ * d) : 0;
+  // Strided queries (row i at Q[i·ldQ …], a head's columns of a joined block): row by row.
+  for (let i = 0; ldQ !== d && i < nQ; i++) q = Math.max(q, maxAbsOf(Q.subarray(i * ldQ, i * ldQ + d)));
   const k = maxAbsOf(K, nKV * d);
   const v = maxAbsOf(V, nKV * dV);
   if (!inRange(q) || !inRange(k) || !inRange(v)) return false;

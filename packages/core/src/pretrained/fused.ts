@@ -110,14 +110,14 @@ export function project(x: Matrix, w: Matrix, slot?: ScratchSlot, precision: Pro
 }
 
 /** The temporaries of a layer step that are never live at the same time as another of their slot. */
-export type ScratchSlot = "qkv" | "mlaQueries" | "mlaDown" | "mlaKeyValueUp" | "gluBoth" | "gluHidden";
+export type ScratchSlot = "qkv" | "mlaQueries" | "mlaDown" | "mlaKeyValueUp" | "gluBoth" | "gluHidden" | "heads";
 const scratchPool = new Map<ScratchSlot, Float64Array>();
 /**
  * A reused buffer of `length` floats for a step's temporary (not zeroed: every user overwrites it
  * whole). Per thread (module state), synchronous use only; large typed arrays are allocated outside
  * V8's heap and zero-filled, which cost ≈ 6 % of a prefill plus GC when made afresh per product.
  */
-function scratch(slot: ScratchSlot, length: number): Float64Array {
+export function scratch(slot: ScratchSlot, length: number): Float64Array {
   let b = scratchPool.get(slot);
   if (b === undefined || b.length < length) {
     b = new Float64Array(Math.max(length, 2 * (b?.length ?? 0)));
