@@ -59,6 +59,13 @@ export function productInFloat32Range(maxA: number, maxB: number, k: number): bo
  * Whether softmax attention on Q (nQ × d), K (nKV × d), V (nKV × dV) with this logit scale is safe
  * in float32 (module doc). False on NaN/±∞ entries.
  */
+/** max |x| over rows × cols entries with row stride ld (NaN if any is NaN, as `maxAbsOf`). */
+function maxAbsStrided(x: DenseArray, rows: number, cols: number, ld: number): number {
+  let m = 0;
+  for (let i = 0; i < rows; i++) for (let j = 0, o = i * ld; j < cols; j++) m = Math.max(m, Math.abs(x[o + j]));
+  return m;
+}
+
 export function attentionInFloat32Range(
   Q: DenseArray,
   K: DenseArray,
@@ -70,9 +77,7 @@ export function attentionInFloat32Range(
   scale: number,
   ldQ: number = d,
 ): boolean {
-  let q = ldQ === d ? maxAbsOf(Q, nQ * d) : 0;
-  // Strided queries (row i at Q[i·ldQ …], a head's columns of a joined block): row by row.
-  for (let i = 0; ldQ !== d && i < nQ; i++) q = Math.max(q, maxAbsOf(Q.subarray(i * ldQ, i * ldQ + d)));
+  const q = ldQ === d ? maxAbsOf(Q, nQ * d) : maxAbsStrided(Q, nQ, d, ldQ);
   const k = maxAbsOf(K, nKV * d);
   const v = maxAbsOf(V, nKV * dV);
   if (!inRange(q) || !inRange(k) || !inRange(v)) return false;

@@ -110,7 +110,18 @@ export function project(x: Matrix, w: Matrix, slot?: ScratchSlot, precision: Pro
 }
 
 /** The temporaries of a layer step that are never live at the same time as another of their slot. */
-export type ScratchSlot = "qkv" | "mlaQueries" | "mlaDown" | "mlaKeyValueUp" | "gluBoth" | "gluHidden" | "heads";
+export type ScratchSlot =
+  | "qkv"
+  | "mlaQueries"
+  | "mlaDown"
+  | "mlaKeyValueUp"
+  | "gluBoth"
+  | "gluHidden"
+  | "heads"
+  | "normIn"
+  | "normPost"
+  | "attnOut"
+  | "ffnOut";
 const scratchPool = new Map<ScratchSlot, Float64Array>();
 /**
  * A reused buffer of `length` floats for a step's temporary (not zeroed: every user overwrites it
@@ -169,7 +180,7 @@ export function joinGlu(weights: FfnWeights): JoinedGlu | undefined {
  * the output is scanned, as `feedForward` does, to name non-finite weights or an overflow.
  * @throws NumericalError when the output is not finite.
  */
-export function gluForward(x: Matrix, f: JoinedGlu, precision: ProjectionPrecision = "float64"): Matrix {
+export function gluForward(x: Matrix, f: JoinedGlu, precision: ProjectionPrecision = "float64", outSlot?: ScratchSlot): Matrix {
   const t = x.rows;
   const dff = f.dHidden;
   const both = project(x, f.gateUp, "gluBoth", precision).data;
@@ -202,7 +213,7 @@ export function gluForward(x: Matrix, f: JoinedGlu, precision: ProjectionPrecisi
       }
     }
   }
-  const out = project(hidden, f.weights.w2, undefined, precision);
+  const out = project(hidden, f.weights.w2, outSlot, precision);
   const o = out.data;
   const b2 = f.weights.b2;
   const cols = out.cols;
@@ -224,10 +235,10 @@ export function gluForward(x: Matrix, f: JoinedGlu, precision: ProjectionPrecisi
  * params (checked once at construction) and of x (the step checks the normalized rows once per
  * sublayer); LayerNorm (GPT-2) keeps `applyNorm`.
  */
-export function normRows(x: Matrix, params: NormParams): Matrix {
+export function normRows(x: Matrix, params: NormParams, slot?: ScratchSlot): Matrix {
   if (params.kind !== "rms") return applyNorm(x, params);
   const { rows, cols, data } = x;
-  const out = new Matrix(rows, cols);
+  const out = slot === undefined ? new Matrix(rows, cols) : new Matrix(rows, cols, scratch(slot, rows * cols));
   const o = out.data;
   const { gain, epsilon } = params;
   for (let i = 0; i < rows; i++) {

@@ -421,19 +421,23 @@ export class PretrainedModel {
     layerIndex: number,
   ): Matrix {
     // Pre-norm residual blocks (Llama, GPT-2, DeepSeek): x + Attn(Norm(x)), then + FFN(Norm(·)).
-    const xn = normRows(x, layer.inputNorm);
+    // The layer's activations in reused buffers (fused.ts scratch): Norm(x), Attn(·) + x, its norm
+    // and FFN(·) + h, each dead before the next layer writes its slot — except while an
+    // attentionOverride callback (which may run another forward) holds the layer's input: then fresh.
+    const reuse = !options.attentionOverride;
+    const xn = normRows(x, layer.inputNorm, reuse ? "normIn" : undefined);
     const a = layer.attention;
     const attn =
       a.kind === "mla"
         ? mlaStep(a, joined.mla, cache as LatentCache | LatentDecodeCache, xn, positions, p0, options, cap, tensors, layerIndex)
         : gqaStep(a, joined.qkv as Matrix, cache as KVCache | DecodeCache, xn, positions, p0, options, cap, tensors, layerIndex);
     const h = addInPlace(attn, x);
-    const hn = normRows(h, layer.postNorm);
+    const hn = normRows(h, layer.postNorm, reuse ? "normPost" : undefined);
     assertFinite(hn, "x");
     const f =
       layer.ffn.kind === "dense"
         ? joined.ffn
-          ? gluForward(hn, joined.ffn, projectionPrecision(options))
+          ? gluForward(hn, joined.ffn, projectionPrecision(options), reuse ? "ffnOut" : undefined)
           : feedForward(hn, layer.ffn.weights)
         : moeForward(layer.ffn, hn, cap, tensors, joined, projectionPrecision(options));
     return addInPlace(f, h);
@@ -564,7 +568,8 @@ function gqaStep(
           options,
         ),
       );
-    return addBias(project(y, output, undefined, prec), a.outputBias);
+    // W_O's product into the layer's reused "attnOut" buffer (no override here: see layerStep).
+    return addBias(project(y, output, "attnOut", prec), a.outputBias);
   }
   // Every head's queries copied out now: `all` is a scratch buffer, and an attentionOverride
   // callback may run another forward before the later heads.
