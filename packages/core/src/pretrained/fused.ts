@@ -12,12 +12,13 @@
  */
 import { activationFunction } from "../layers/activations.js";
 import { type FfnWeights, ffnActivation, isGatedFfn } from "../layers/ffn.js";
-import { matmulInto, matmulTransB } from "../linalg/matmul.js";
+import { matmulInto, matmulTransB, matmulTransBInto } from "../linalg/matmul.js";
 import {
   type PackedOperand,
   type PackedOperand32,
   gemmWasmPacked,
   gemmWasmPacked32,
+  SMALL_M_ROWS,
   kernelBackendFor,
   packOperandF32,
   packOperandF64,
@@ -80,6 +81,25 @@ function packedOf32(w: Matrix, transposed: boolean): PackedOperand32 | undefined
   return p ?? undefined;
 }
 
+/** W's entries rounded to float32 (stored as float64), once per weight matrix. */
+const rounded = new WeakMap<Matrix, Float64Array>();
+function roundedOf(w: Matrix): Float64Array {
+  let r = rounded.get(w);
+  if (r === undefined) {
+    r = rounded32(w.data);
+    rounded.set(w, r);
+  }
+  return r;
+}
+function rounded32(x: Float64Array): Float64Array {
+  const r = new Float64Array(x.length);
+  for (let i = 0; i < x.length; i++) r[i] = Math.fround(x[i]);
+  return r;
+}
+function roundInPlace(x: Float64Array): void {
+  for (let i = 0; i < x.length; i++) x[i] = Math.fround(x[i]);
+}
+
 /**
  * Arithmetic of a model's projections (`RunOptions.precision`): `"float64"`, or `"float32"` — x and W
  * rounded to float32 and every product and sum in float32, as torch runs a float32 checkpoint.
@@ -100,7 +120,13 @@ export function project(x: Matrix, w: Matrix, slot?: ScratchSlot, precision: Pro
   if (precision === "float32") {
     const p32 = wasm ? packedOf32(w, false) : undefined;
     if (p32) gemmWasmPacked32(x.data, p32, out.data, x.rows);
-    else matmul32Into(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
+    else if (x.rows < SMALL_M_ROWS) {
+      // A decoded token's few rows: the scalar few-rows kernel on float32-rounded x and W (W rounded
+      // once per model), C rounded to float32 — matmul32's scalar form ("at least as accurate"),
+      // without repacking or re-rounding all of W per token as matmul32Into would.
+      matmulInto(rounded32(x.data), roundedOf(w), out.data, x.rows, x.cols, w.cols, false);
+      roundInPlace(out.data);
+    } else matmul32Into(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
     return out;
   }
   const p = wasm ? packedOf(w, false) : undefined;
@@ -145,6 +171,12 @@ export function projectTransposed(x: Matrix, w: Matrix, precision: ProjectionPre
   const wasm = kernelBackendFor(x.rows, x.cols, w.rows) === "wasm";
   if (precision === "float32") {
     const p32 = wasm ? packedOf32(w, true) : undefined;
+    if (!p32 && x.rows < SMALL_M_ROWS) {
+      const few = new Matrix(x.rows, w.rows);
+      matmulTransBInto(rounded32(x.data), roundedOf(w), few.data, x.rows, x.cols, w.rows);
+      roundInPlace(few.data);
+      return few;
+    }
     if (!p32) return matmulTransB32(x, w);
     const out = new Matrix(x.rows, w.rows);
     gemmWasmPacked32(x.data, p32, out.data, x.rows);
