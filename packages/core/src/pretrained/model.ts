@@ -762,7 +762,11 @@ function mlaKeysValuesJoined(
   const nope = w.keyUp[0].cols;
   const dV = w.valueUp[0].cols;
   const dR = rotaryKey.cols;
-  const all = project(latent, j.keyValueUp, "mlaKeyValueUp", prec).data;
+  const kv = project(latent, j.keyValueUp, "mlaKeyValueUp", prec);
+  // Checked once here for every head (an exact LatentCache checked the rotary keys at append), so
+  // mlaStep's heads attend through attentionCachedKeys without rescanning each K_h and V_h.
+  assertFinite(kv, "keys, values (latent · [W_LK | W_LV])");
+  const all = kv.data;
   const ld = j.keyValueUp.cols;
   const keys = Array.from({ length: H }, (_, h) => {
     const k = new Matrix(n, nope + dR);
@@ -831,7 +835,10 @@ function mlaStep(
     const over = options.attentionOverride?.({ layer, head: h, queries: qh, keys: keys[h], values: values[h], scale: a.scale, offset: p0 });
     return over
       ? checkOverride(over, qh.rows, values[h].cols, layer, h)
-      : runAttention(qh, keys[h], values[h], { ...attnOptions, precision: options.precision });
+      : (joined && rotaryKey && cache instanceof LatentCache ? attentionCachedKeys : runAttention)(qh, keys[h], values[h], {
+          ...attnOptions,
+          precision: options.precision,
+        });
   });
   if (cap) {
     if (tensors.has("qPre")) cap.qPre = qPre;
