@@ -72,10 +72,10 @@ export function exactSvd(a: Matrix, options: ExactSvdOptions = {}): ExactSvdResu
 
 /**
  * SVD of the wide ℓ × n factor B (ℓ ≤ n), truncated to k: when n ≥ 2ℓ, first Bᵀ = Q₂R₂ (Householder,
- * n × ℓ) and then ml-matrix's SVD of the ℓ × ℓ R₂ᵀ = U Σ Wᵀ, so B = R₂ᵀQ₂ᵀ = U Σ (Q₂W)ᵀ — the QR
- * preconditioning of LAPACK's dgesvd / Chan (1982) for a matrix far from square. ml-matrix's
- * one-sided iteration then runs on ℓ² entries instead of ℓn (16384 × 512 at k = 64: ≈ 80–600 ms
- * down to ≈ 25 ms, issue 14); both steps are backward stable, so the factors are as accurate.
+ * n × ℓ) and then the SVD of the ℓ × ℓ R₂ᵀ = U Σ Wᵀ (one-sided Jacobi, below), so B = R₂ᵀQ₂ᵀ =
+ * U Σ (Q₂W)ᵀ — the QR preconditioning of LAPACK's dgesvd / Chan (1982) for a matrix far from square.
+ * The SVD then runs on ℓ² entries instead of ℓn; both steps are backward stable, so the factors
+ * are as accurate (issue 14: measured below).
  */
 function wideSvd(b: Matrix, k: number): SvdFactors {
   const l = b.rows;
@@ -95,9 +95,11 @@ function wideSvd(b: Matrix, k: number): SvdFactors {
  * 1958; Demmel & Veselić 1992): plane rotations from the right orthogonalize M's columns pairwise
  * until every pair satisfies |m_pᵀm_q| ≤ ε‖m_p‖‖m_q‖, accumulating W; then σ_j = ‖m_j‖ and
  * u_j = m_j/σ_j, so M = U Σ Wᵀ — accurate to ε relative to each σ (better than bidiagonalization
- * for graded R). Why not ml-matrix here: on the 74 × 74 factor of the 16384 × 512 RSVD its SVD took
- * 50–560 ms (seldom-run code that the JIT compiles late), this loop ≈ 10 ms (issue 14). Returns null
- * (the caller takes ml-matrix) when one of the top k columns vanishes — its u_j would need completing.
+ * for graded R). Why not ml-matrix here (issue 14, CPU time under load): its SVD of the 74 × 512 B
+ * of the 16384 × 512 RSVD took 100–690 ms over its first six calls (seldom-run code the JIT
+ * compiles late) and 50–560 ms on the 74 × 74 R₂ᵀ; a whole randomized SVD of that B through
+ * QR + this loop took 30–290 ms. Returns null (the caller takes ml-matrix) when one of the top k
+ * columns vanishes — its u_j would need completing.
  */
 function jacobiSvd(r: Matrix, k: number): SvdFactors | null {
   const l = r.rows;

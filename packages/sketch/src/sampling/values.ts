@@ -164,7 +164,8 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
   let floatsStored: number;
   if (scheme === "attention" && design === "with-replacement") {
     // One pass per row for the probabilities and their running sum, inverse-CDF draws, one stream
-    // per 64 queries (sampling/perQuery.ts) — the per-row composition below costs 10× more.
+    // per 64 queries, and each row's estimate right after its draw (sampling/perQuery.ts) — the
+    // per-row composition below costs 10× more.
     ({ indices, weights: c, probabilities } = perQueryAttentionDraw(w, nQ, n, s, eps, seed, { values: vd, dV, out, zhat }));
     flops = 2 * nQ * n + nQ * s * (2 + 2 * dV) + (eps > 0 ? 2 * nQ * n : 0);
     floatsStored = nQ * n + 2 * nQ * s;
