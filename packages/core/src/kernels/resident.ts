@@ -19,11 +19,13 @@ import { type Kernels, ensureKernelMemory, getKernels } from "./gemm.js";
 import { F64_MR, F64_NR, KERNEL_RESERVED_BYTES } from "./wat.js";
 
 /**
- * First byte of the resident scratch: above `gemmWasm`'s largest footprint — KERNEL_RESERVED_BYTES
- * + A panels (MC × KC f64 = 256 KiB) + B panels (NC × KC f64 = 2 MiB) + C chunk (2²⁰ f64 = 8 MiB),
- * with 16-byte alignment slack, rounded up to a 64 KiB page. Keep in step with gemm.ts' constants.
+ * First byte of the resident scratch: above the largest footprint of `gemmWasm` (KERNEL_RESERVED_BYTES
+ * + A panels (MC × KC f64 = 256 KiB) + B panels (NC × KC f64 = 2 MiB) + C chunk (2²⁰ f64 = 8 MiB))
+ * and of `gemmWasmPacked` (reserved + B panels ≤ 2 MiB + A chunk ≤ 8 MiB + C chunk ≤ 8 MiB and one
+ * edge tile), with alignment slack, rounded up to a 64 KiB page. Keep in step with gemm.ts' constants.
  */
-export const RESIDENT_BASE_BYTES = Math.ceil((KERNEL_RESERVED_BYTES + 128 * 256 * 8 + 1024 * 256 * 8 + (1 << 20) * 8 + 64) / 65536) * 65536;
+export const RESIDENT_BASE_BYTES =
+  Math.ceil((KERNEL_RESERVED_BYTES + 1024 * 256 * 8 + 2 * (1 << 20) * 8 + 4 * 1024 * 8 + 256) / 65536) * 65536;
 
 /** Depth of one product slice (gemm.ts' KC): longer sums are split there so the bits match `matmulInto`. */
 export const RESIDENT_KC = 256;

@@ -228,7 +228,14 @@ export function randomFeatureAttention(
   }
 
   // The WebAssembly-resident path (below) checks the inputs' finiteness in passes it runs anyway.
-  const resident = !exponential && !causal && wasmSimdAvailable() && getKernelBackend() !== "scalar";
+  // Its keys' projection lives whole in kernel memory (the global shift): past RESIDENT_MAX_BYTES
+  // (1 GiB of a 32-bit memory) the JS-array path runs instead.
+  const resident =
+    !exponential &&
+    !causal &&
+    (keyLength * (m + d) + STREAM_ROWS * (4 * m + 2 * dV + 2 * d) + 2 * m * (2 * dV + 8)) * 8 <= RESIDENT_MAX_BYTES &&
+    wasmSimdAvailable() &&
+    getKernelBackend() !== "scalar";
   const assertInputsFinite = () => {
     assertFinite(queries, "queries");
     assertFinite(keys, "keys");
@@ -503,6 +510,9 @@ function extraParameterFlops(kind: ExponentialFeatureKind, n: number, d: number)
   if (kind === "sderf") return 4 * n * d * d + 10 * d ** 3 + 2 * n * d * d + n * d;
   return 0;
 }
+
+/** Largest kernel-memory footprint of the resident path (bytes; see `resident` in randomFeatureAttention). */
+const RESIDENT_MAX_BYTES = 2 ** 30;
 
 /** Rows per streamed block of the bidirectional path (the feature maps' block: a multiple of the GEMM's depth slice). */
 const STREAM_ROWS = FEATURE_BLOCK_ROWS;
