@@ -97,4 +97,28 @@ describe.runIf(wasmSimdAvailable())("resident kernels", () => {
         .every((y, i) => y === mine[i]),
     ).toBe(true);
   });
+  it("rows_max_f64 and rows_affine_exp_f64 equal the JavaScript loops and simdExp bit for bit (odd widths, |·|)", () => {
+    const [rows, cols, ld] = [5, 37, 41];
+    const u = rnd(rows * ld, 7).map((x) => 30 * x);
+    const K = residentKernels(rows * ld + rows * cols + 3 * rows);
+    const [up, dp, mp, ep] = [base, base + rows * ld, base + rows * ld + rows * cols, base + rows * ld + rows * cols + rows];
+    K.f64.set(u, up);
+    for (const abs of [0, 1]) {
+      K.rows_max_f64(up * 8, ld, rows, cols, mp * 8, abs);
+      for (let r = 0; r < rows; r++) {
+        let mx = Number.NEGATIVE_INFINITY;
+        for (let l = 0; l < cols; l++) mx = Math.max(mx, abs ? Math.abs(u[r * ld + l]) : u[r * ld + l]);
+        expect(K.f64[mp + r]).toBe(mx);
+      }
+    }
+    const s = 0.353;
+    for (let r = 0; r < rows; r++) K.f64[ep + r] = r === 2 ? 0 : -0.25 * r;
+    K.rows_affine_exp_f64(up * 8, ld, dp * 8, cols, rows, cols, s, mp * 8, ep * 8);
+    for (let r = 0; r < rows; r++) {
+      const x = new Float64Array(cols);
+      for (let l = 0; l < cols; l++) x[l] = u[r * ld + l] * s - K.f64[mp + r] + K.f64[ep + r];
+      const y = simdExp(x);
+      for (let l = 0; l < cols; l++) expect(K.f64[dp + r * cols + l]).toBe(y[l]);
+    }
+  });
 });

@@ -385,7 +385,7 @@ const PROJECTION_ROWS = 128;
 export function residentFeatureWork(n: number, d: number, m: number, shift: "row" | "global"): number {
   const rows = shift === "global" ? n : Math.min(n, FEATURE_BLOCK_ROWS);
   const even = (x: number) => x + (x & 1);
-  return even(Math.ceil(m / 4) * 4 * d) + even(rows * d) + even(rows * m);
+  return even(Math.ceil(m / 4) * 4 * d) + even(rows * d) + even(rows * m) + 2 * even(Math.max(FEATURE_BLOCK_ROWS, PROJECTION_ROWS));
 }
 
 /**
@@ -428,8 +428,10 @@ export function streamFeaturesResident(
   const op = work; // Ωᵀ (d × m) in 4-column panels of depth d
   const xp = op + even(Math.ceil(m / 4) * 4 * d); // rows of X
   const up = xp + even((whole ? n : blockRows) * d); // U = X Ωᵀ
+  const mxp = up + even((whole ? n : blockRows) * m); // a block's row maxima of U, then its shifts
+  const ep = mxp + even(Math.max(blockRows, PROJECTION_ROWS)); // a block's exponent offsets
   // Grows the memory now if needed (contents kept, k.f64 refreshed): nothing below grows it.
-  residentKernels(up + even((whole ? n : blockRows) * m) - RESIDENT_BASE_BYTES / 8);
+  residentKernels(ep + even(Math.max(blockRows, PROJECTION_ROWS)) - RESIDENT_BASE_BYTES / 8);
   packOmegaPanels(omega.data, m, d, k.f64, op);
   // U rows r0…r1−1 (at their place relative to row `base` of the copied X and of U).
   const project = (r0: number, r1: number, base: number) => {
@@ -442,10 +444,11 @@ export function streamFeaturesResident(
   const rowTerm = new Float64Array(n);
   const logScale = new Float64Array(n);
   // Row statistics (see streamFeatures); false when the row holds NaN or ±∞.
-  const rowStats = (i: number, uRow: number): boolean => {
+  // (mxRaw: max_l u_l, or max |u_l|, from rows_max_f64; s·max = max of s·u as s > 0 and rounding is monotone.)
+  const rowStats = (i: number, mxRaw: number): boolean => {
     const sq = sumOfSquaresIfFinite(X, i * d, d);
     if (Number.isNaN(sq)) return false;
-    const mx = trig ? 0 : rowExtremeScaled(k.f64, uRow, m, s, hyperbolic);
+    const mx = trig ? 0 : mxRaw * s;
     rowTerm[i] = mx;
     rowMax[i] = c * (sq * s * s) + mx;
     return true;
@@ -456,7 +459,8 @@ export function streamFeaturesResident(
     for (let a = 0; a < n; a += PROJECTION_ROWS) {
       const b = Math.min(n, a + PROJECTION_ROWS);
       project(a, b, 0);
-      for (let i = a; i < b; i++) if (!rowStats(i, up + i * m)) return { logScale, finite: false };
+      if (!trig) k.rows_max_f64((up + a * m) * 8, m, b - a, m, mxp * 8, hyperbolic ? 1 : 0);
+      for (let i = a; i < b; i++) if (!rowStats(i, k.f64[mxp + i - a])) return { logScale, finite: false };
     }
     let g = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < n; i++) if (rowMax[i] > g) g = rowMax[i];
@@ -472,13 +476,21 @@ export function streamFeaturesResident(
       k.f64.set(X.subarray(i0 * d, i1 * d), xp);
       project(i0, i1, i0);
     }
+    if (!whole && !trig) k.rows_max_f64(up * 8, m, kb, m, mxp * 8, hyperbolic ? 1 : 0);
     const f = k.f64;
     const st = kb * 4; // panel stride (elements)
+    // Positive rows: the exponents are formed and exponentiated by rows_affine_exp_f64 (below).
+    const fused = layout === "rows" && features === "positive";
     for (let i = i0; i < i1; i++) {
       const o = uBase + (i - i0) * m;
       if (!whole) {
-        if (!rowStats(i, o)) return { logScale, finite: false };
+        if (!rowStats(i, f[mxp + i - i0])) return { logScale, finite: false };
         logScale[i] = rowMax[i];
+      }
+      if (fused) {
+        f[mxp + i - i0] = rowTerm[i];
+        f[ep + i - i0] = rowMax[i] - logScale[i];
+        continue;
       }
       const mx = rowTerm[i];
       const e = rowMax[i] - logScale[i];
@@ -495,7 +507,8 @@ export function streamFeaturesResident(
       }
     }
     const count = layout === "rows" ? kb * width : kb * padded;
-    if (!trig) residentExp(k, dst, count);
+    if (fused) k.rows_affine_exp_f64(uBase * 8, m, dst * 8, width, kb, m, s, mxp * 8, ep * 8);
+    else if (!trig) residentExp(k, dst, count);
     if (layout === "panels" && padded > width) zeroPanelPadding(k.f64, dst, kb, width);
     sink(i0, i1);
   }
@@ -510,39 +523,6 @@ function packOmegaPanels(om: Float64Array, m: number, d: number, f: Float64Array
     if (j < m) for (let p = 0; p < d; p++) f[q + p * 4] = om[j * d + p];
     else for (let p = 0; p < d; p++) f[q + p * 4] = 0;
   }
-}
-
-/**
- * max_l s·u_l (|s·u_l| for hyperbolic) over one row, as s·max_l u_l: s > 0 and rounding is
- * monotone, so it is the same number as rowExtreme's, with one multiply per row instead of per
- * entry; two running maxima (max is exact: any order gives the same number), compare-and-branch
- * (the maximum rarely changes, so it predicts well; Math.max chains measured 2× slower here).
- */
-function rowExtremeScaled(u: Float64Array, o: number, m: number, s: number, hyperbolic: boolean): number {
-  let a = Number.NEGATIVE_INFINITY;
-  let b = a;
-  let l = 0;
-  if (hyperbolic) {
-    for (; l + 2 <= m; l += 2) {
-      const v = Math.abs(u[o + l]);
-      const w = Math.abs(u[o + l + 1]);
-      if (v > a) a = v;
-      if (w > b) b = w;
-    }
-    for (; l < m; l++) {
-      const v = Math.abs(u[o + l]);
-      if (v > a) a = v;
-    }
-  } else {
-    for (; l + 2 <= m; l += 2) {
-      const v = u[o + l];
-      const w = u[o + l + 1];
-      if (v > a) a = v;
-      if (w > b) b = w;
-    }
-    for (; l < m; l++) if (u[o + l] > a) a = u[o + l];
-  }
-  return Math.max(a, b) * s;
 }
 
 /** Σ x_j² over x[o…o+d−1], or NaN when an entry is NaN or ±∞ (x − x ≠ 0 exactly then). */
