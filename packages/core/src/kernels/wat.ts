@@ -816,6 +816,7 @@ export function kernelWat(): string {
     softmaxRowsF32Function(),
     rowsMaxFunction(),
     rowsAffineExpFunction(),
+    rowsAffinePanelsFunction(),
     ")",
     "",
   ].join("\n");
@@ -892,6 +893,43 @@ function rowsAffineExpFunction(): string {
   );
   L.push("(local.set $q (i32.add (local.get $dst) (i32.mul (i32.mul (local.get $r) (local.get $ldd)) (i32.const 8))))");
   L.push("(call $exp_f64 (local.get $q) (local.get $q) (local.get $cols))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `rows_affine_panels_f64(src, ld, dst, kb, rows, cols, s, mxp, ep)`: the exponents
+ * (src[r·ld + l]·s − mxp[r]) + ep[r] of `rows` rows written into 4-column panels of depth `kb`
+ * (entry (r, l) at dst + (⌊l/4⌋·kb·4 + r·4 + l mod 4) elements: the packed operand of the GEMM
+ * kernels) — the positive random features of the keys, exponentiated afterwards in place by
+ * `exp_f64`; the same operations in the same order as the JavaScript loop. `cols` a multiple of 4.
+ */
+function rowsAffinePanelsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $rows_affine_panels_f64 (export "rows_affine_panels_f64") (param $src i32) (param $ld i32) (param $dst i32) (param $kb i32) (param $rows i32) (param $cols i32) (param $s f64) (param $mxp i32) (param $ep i32)',
+  );
+  L.push(
+    "(local $r i32) (local $p i32) (local $q i32) (local $end i32) (local $st i32) (local $vs v128) (local $vm v128) (local $ve v128)",
+  );
+  L.push("(local.set $vs (f64x2.splat (local.get $s)))");
+  L.push("(local.set $st (i32.mul (local.get $kb) (i32.const 32)))");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $vm (v128.load64_splat (i32.add (local.get $mxp) (i32.mul (local.get $r) (i32.const 8)))))");
+  L.push("(local.set $ve (v128.load64_splat (i32.add (local.get $ep) (i32.mul (local.get $r) (i32.const 8)))))");
+  L.push("(local.set $p (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $q (i32.add (local.get $dst) (i32.mul (local.get $r) (i32.const 32))))");
+  L.push("(local.set $end (i32.add (local.get $p) (i32.mul (local.get $cols) (i32.const 8))))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.ge_u (local.get $p) (local.get $end)))");
+  L.push(
+    "(v128.store (local.get $q) (f64x2.add (f64x2.sub (f64x2.mul (v128.load (local.get $p)) (local.get $vs)) (local.get $vm)) (local.get $ve)))",
+  );
+  L.push(
+    "(v128.store offset=16 (local.get $q) (f64x2.add (f64x2.sub (f64x2.mul (v128.load offset=16 (local.get $p)) (local.get $vs)) (local.get $vm)) (local.get $ve)))",
+  );
+  L.push("(local.set $p (i32.add (local.get $p) (i32.const 32))) (local.set $q (i32.add (local.get $q) (local.get $st))) (br $vloop)))");
   L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
   L.push(")");
   return L.join("\n");

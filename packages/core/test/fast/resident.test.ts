@@ -121,4 +121,24 @@ describe.runIf(wasmSimdAvailable())("resident kernels", () => {
       for (let l = 0; l < cols; l++) expect(K.f64[dp + r * cols + l]).toBe(y[l]);
     }
   });
+  it("rows_affine_panels_f64 writes the JavaScript loop's exponents at panelIndex positions", () => {
+    const [rows, cols, ld, kb] = [6, 12, 13, 7]; // kb > rows: a partial panel block
+    const u = rnd(rows * ld, 8).map((x) => 10 * x);
+    const K = residentKernels(rows * ld + kb * cols + 2 * rows);
+    const [up, dp, mp, ep] = [base, base + rows * ld, base + rows * ld + kb * cols, base + rows * ld + kb * cols + rows];
+    K.f64.set(u, up);
+    K.f64.fill(7, dp, dp + kb * cols);
+    for (let r = 0; r < rows; r++) {
+      K.f64[mp + r] = 0.5 * r;
+      K.f64[ep + r] = -0.125 * r;
+    }
+    const s = 0.71;
+    K.rows_affine_panels_f64(up * 8, ld, dp * 8, kb, rows, cols, s, mp * 8, ep * 8);
+    for (let r = 0; r < kb; r++) {
+      for (let l = 0; l < cols; l++) {
+        const want = r < rows ? u[r * ld + l] * s - K.f64[mp + r] + K.f64[ep + r] : 7;
+        expect(K.f64[dp + panelIndex(r, l, kb)]).toBe(want);
+      }
+    }
+  });
 });

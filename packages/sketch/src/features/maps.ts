@@ -479,8 +479,9 @@ export function streamFeaturesResident(
     if (!whole && !trig) k.rows_max_f64(up * 8, m, kb, m, mxp * 8, hyperbolic ? 1 : 0);
     const f = k.f64;
     const st = kb * 4; // panel stride (elements)
-    // Positive rows: the exponents are formed and exponentiated by rows_affine_exp_f64 (below).
-    const fused = layout === "rows" && features === "positive";
+    // Positive features: the exponents are formed in SIMD by rows_affine_exp_f64 (rows, with the
+    // exp) or rows_affine_panels_f64 (panels; m a multiple of 4), below.
+    const fused = features === "positive" && (layout === "rows" || (m & 3) === 0);
     for (let i = i0; i < i1; i++) {
       const o = uBase + (i - i0) * m;
       if (!whole) {
@@ -488,8 +489,8 @@ export function streamFeaturesResident(
         logScale[i] = rowMax[i];
       }
       if (fused) {
-        f[mxp + i - i0] = rowTerm[i];
-        f[ep + i - i0] = rowMax[i] - logScale[i];
+        f[mxp + (i - i0)] = rowTerm[i];
+        f[ep + (i - i0)] = rowMax[i] - logScale[i];
         continue;
       }
       const mx = rowTerm[i];
@@ -507,8 +508,11 @@ export function streamFeaturesResident(
       }
     }
     const count = layout === "rows" ? kb * width : kb * padded;
-    if (fused) k.rows_affine_exp_f64(uBase * 8, m, dst * 8, width, kb, m, s, mxp * 8, ep * 8);
-    else if (!trig) residentExp(k, dst, count);
+    if (fused && layout === "rows") k.rows_affine_exp_f64(uBase * 8, m, dst * 8, width, kb, m, s, mxp * 8, ep * 8);
+    else {
+      if (fused) k.rows_affine_panels_f64(uBase * 8, m, dst * 8, kb, kb, m, s, mxp * 8, ep * 8);
+      if (!trig) residentExp(k, dst, count);
+    }
     if (layout === "panels" && padded > width) zeroPanelPadding(k.f64, dst, kb, width);
     sink(i0, i1);
   }
