@@ -59,6 +59,29 @@ export interface Kernels {
   gemm_f32_ra: GemmRowsKernel;
   exp_f64: (src: number, dst: number, n: number) => void;
   exp_f32: (src: number, dst: number, n: number) => void;
+  rows_affine_panels_f64: (
+    src: number,
+    ld: number,
+    dst: number,
+    kb: number,
+    rows: number,
+    cols: number,
+    s: number,
+    mxp: number,
+    ep: number,
+  ) => void;
+  rows_max_f64: (src: number, ld: number, rows: number, cols: number, mxp: number, abs: number) => void;
+  rows_affine_exp_f64: (
+    src: number,
+    ld: number,
+    dst: number,
+    ldd: number,
+    rows: number,
+    cols: number,
+    s: number,
+    mxp: number,
+    ep: number,
+  ) => void;
   softmax_rows_f64: (
     sp: number,
     rows: number,
