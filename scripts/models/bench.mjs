@@ -15,7 +15,7 @@
 // torch f64, RandAttn f32 option vs torch f32. Also checked: last-token logits of RandAttn f64
 // equal torch f64's (max relative difference printed), so both ran the same checkpoint.
 //
-//   node scripts/models/bench.mjs [--reps 7] [--warmup 2] [--json FILE] [--quick] [DIR ...]
+//   node scripts/models/bench.mjs [--reps 7] [--warmup 2] [--warm-cpu 1] [--json FILE] [--quick] [DIR ...]
 // Writes the table as JSON to FILE (default .tmp/bench-models.json, git-ignored). --quick: 3 reps,
 // 1 warm-up. Without torch on /usr/bin/python3 the RandAttn columns are printed and torch is "n/a".
 // On a shared machine absolute times mean little: only the ratios measured side by side count.
@@ -39,6 +39,7 @@ const quick = argv.includes("--quick");
 if (quick) argv.splice(argv.indexOf("--quick"), 1);
 const reps = Number(flag("--reps", quick ? 3 : 7));
 const warmup = Number(flag("--warmup", quick ? 1 : 2));
+const WARM_CPU_S = Number(flag("--warm-cpu", 1)); // see warmUp
 const jsonPath = resolve(flag("--json", join(root, ".tmp", "bench-models.json")));
 const dirs = argv.length
   ? argv.map((d) => resolve(d))
@@ -58,9 +59,17 @@ const cpuNow = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 };
-/** Median wall and CPU seconds of `fn` over `reps` runs after `warmup` untimed ones. */
+// RandAttn's warm-up runs until at least `warmup` runs AND WARM_CPU_S seconds of CPU: V8 tiers a
+// forward's functions up over its first ≈ 10 calls (DeepSeek N = 128: 47–64 ms per call on calls
+// 2–5, 25 ms from call ≈ 10 on), so a count of 1–2 timed the JIT compiler, not the steady state
+// that torch (no JIT) is measured in. The torch side keeps the count.
+function warmUp(fn) {
+  const c0 = cpuNow();
+  for (let i = 0; i < warmup || cpuNow() - c0 < WARM_CPU_S; i++) fn();
+}
+/** Median wall and CPU seconds of `fn` over `reps` runs after the warm-up. */
 function medianTime(fn) {
-  for (let i = 0; i < warmup; i++) fn();
+  warmUp(fn);
   const wall = [];
   const cpu = [];
   for (let i = 0; i < reps; i++) {
@@ -95,7 +104,7 @@ function randattn(model, ids, precision) {
     for (let i = PROMPT; i < PROMPT + DECODE; i++) logits = model.step(state, [ids[i]], { precision, mlaForm: "absorbed" }).logits;
     return { cpu: (cpuNow() - c0) / DECODE, wall: (performance.now() - t0) / 1000 / DECODE, logits };
   };
-  for (let i = 0; i < warmup; i++) decodeOnce();
+  warmUp(decodeOnce);
   const runs = Array.from({ length: reps }, decodeOnce);
   return {
     prefill,
@@ -133,7 +142,7 @@ function table(header, rows) {
 console.log(
   `RandAttn bench:models — Node ${process.version}, ${cpus()[0]?.model ?? "?"} × ${cpus().length}, load ${loadavg()
     .map((x) => x.toFixed(1))
-    .join(" ")}; median of ${reps} after ${warmup} warm-up; one thread each`,
+    .join(" ")}; median of ${reps} after ${warmup} warm-up (RandAttn: and ≥ ${WARM_CPU_S} s CPU); one thread each`,
 );
 const text = readFileSync(join(root, "models", "heldout.txt"), "utf8");
 const results = [];

@@ -131,6 +131,11 @@ export class CompiledMask {
     return { dense: this.dense!.slice(i0 * this.nKV, i1 * this.nKV) };
   }
 
+  /** Prefix masks (causal, padding): the row limits (row i allows keys j < limit[i]); else undefined. */
+  prefixLimits(): Int32Array | undefined {
+    return this.limit;
+  }
+
   /** Whether query i may attend to key j. */
   allows(i: number, j: number): boolean {
     if (this.limit) return j < this.limit[i];

@@ -417,6 +417,64 @@ export function gemmWasm(
   }
 }
 
+/**
+ * op(B) packed once into the NR-column panels of `gemmWasm` (float64): for a weight matrix that
+ * many products reuse (a model's projections), so each product copies the panels into kernel memory
+ * in one `set` instead of repacking B. Only for one-block shapes, k ≤ KC and n ≤ NC.
+ */
+export interface PackedOperand {
+  /** Shared (depth) dimension. */
+  readonly k: number;
+  /** Columns of op(B). */
+  readonly n: number;
+  /** The panels, roundUp(n, NR) · k floats, in `packB`'s layout. */
+  readonly panels: Float64Array;
+}
+
+/**
+ * Packs op(B) (B k×n, or n×k when `transB`) for {@link gemmWasmPacked}; undefined when the shape
+ * takes more than one KC × NC block (then `gemmWasm` packs per call).
+ */
+export function packOperandF64(B: Float64Array, transB: boolean, k: number, n: number): PackedOperand | undefined {
+  if (k === 0 || n === 0 || k > KC || n > NC) return undefined;
+  const panels = new Float64Array(roundUp(n, F64_NR) * k);
+  packB(B, transB, k, n, panels, 0, 0, k, 0, n, F64_NR);
+  return { k, n, panels };
+}
+
+/**
+ * C (m×n) (+)= A (m×k, row-major) · op(B) with op(B) already packed (`packOperandF64`), on the
+ * row-major-A macro-kernel `gemm_f64_ra`: A is copied into kernel memory in one `set` per row chunk
+ * (no MR-panel packing) and `acc` = 0 overwrites C (no zeroing pass) — at a model's sizes
+ * (128 × 64 · 64 × 384) packing and zeroing cost ≈ a third of the kernel time. Each C[i, j] is the
+ * same sequential sum over p as in `gemmWasm`. Raw kernel: no argument checks.
+ */
+export function gemmWasmPacked(A: DenseArray, B: PackedOperand, C: DenseArray, m: number, accumulate: boolean): void {
+  const { k, n } = B;
+  if (m === 0) return;
+  const es = 8;
+  const chunkRows = Math.min(m, Math.max(F64_MR, Math.floor(C_CHUNK / Math.max(n, k))));
+  const bAddr = KERNEL_RESERVED_BYTES;
+  const aAddr = bAddr + roundUp(B.panels.length * es, 16);
+  const cAddr = aAddr + roundUp(chunkRows * k * es, 16);
+  // Room for a whole edge tile past the last row (the kernel clamps, but memory stays in bounds).
+  const end = cAddr + roundUp(chunkRows, F64_MR) * n * es;
+  const K = getKernels();
+  ensureKernelMemory(K, end);
+  const view = K.f64;
+  const aOff = aAddr / es;
+  const cOff = cAddr / es;
+  view.set(B.panels, bAddr / es);
+  for (let r0 = 0; r0 < m; r0 += chunkRows) {
+    const rows = Math.min(chunkRows, m - r0);
+    view.set(A.subarray(r0 * k, (r0 + rows) * k), aOff);
+    const cView = view.subarray(cOff, cOff + rows * n);
+    if (accumulate) cView.set(C.subarray(r0 * n, (r0 + rows) * n));
+    K.gemm_f64_ra(aAddr, k, bAddr, k, cAddr, n, rows, n, k, accumulate ? 1 : 0);
+    C.set(cView, r0 * n);
+  }
+}
+
 /** Which kernels the `matmul*` functions use: `"auto"` picks per call (see `kernelBackendFor`). */
 export type KernelBackend = "scalar" | "wasm" | "auto";
 

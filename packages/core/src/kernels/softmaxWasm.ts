@@ -51,6 +51,13 @@ const TILE_PARTIAL = 2;
  */
 export interface TileMask {
   tile(i0: number, i1: number, j0: number, j1: number, out: Uint8Array): number;
+  /**
+   * Row-prefix masks (causal, padding) only: the limits (query i may attend to keys j < limit[i]),
+   * so the materialized driver computes each query block's scores only up to the block's largest
+   * limit — a causal prefill skips the masked triangle (≈ half the products and exps) instead of
+   * computing it and overwriting it with −∞. Absent for other masks.
+   */
+  prefixLimits?(): Int32Array | undefined;
 }
 
 /** Inputs and outputs of `fusedSoftmaxAttention` (flat row-major float64). */
@@ -95,9 +102,15 @@ export interface FusedSoftmaxStats {
 
 const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
 
+/** Query rows per block under a prefix mask in the materialized form (see `fusedSoftmaxAttention`). */
+const PREFIX_QUERY_BLOCK = 32;
+/** Key-width granularity of that skipping: a multiple of the softmax loops' step (8 f64, 16 f32) dividing KC. */
+const PREFIX_KEY_STEP = 16;
+
 /** The `TileMask` of a row-prefix mask: query i may attend to keys j < limit[i] (causal, padding). */
 export function prefixTileMask(limit: Int32Array): TileMask {
   return {
+    prefixLimits: () => limit,
     tile(i0, i1, j0, j1, out) {
       let lo = Number.POSITIVE_INFINITY;
       let hi = Number.NEGATIVE_INFINITY;
@@ -190,7 +203,12 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   const kb = materialized ? nKV : Math.max(NR, roundUp(spec.keyBlock!, NR));
   if (scores && !materialized) throw new Error("fusedSoftmaxAttention: scores need the materialized form");
   const rowsDefault = materialized ? Math.floor(ROW_BLOCK_BYTES / (es * nKV)) : 128;
-  const qb = Math.max(1, Math.min(nQ, spec.queryBlock ?? Math.min(256, Math.max(4, rowsDefault - (rowsDefault % 4)))));
+  // A prefix mask in the materialized form: each query block stops at its largest allowed key. With
+  // causal limits growing by one per row, blocks of PREFIX_QUERY_BLOCK rows compute ≈ (1 + B/N)/2
+  // of the N_Q × N_KV scores; the row results do not depend on the blocking.
+  const limits = materialized && !scores ? mask?.prefixLimits?.() : undefined;
+  const qbDefault = Math.min(limits ? PREFIX_QUERY_BLOCK : 256, Math.max(4, rowsDefault - (rowsDefault % 4)));
+  const qb = Math.max(1, Math.min(nQ, spec.queryBlock ?? qbDefault));
   const nKVp = roundUp(nKV, NR);
   const dVp = roundUp(Math.max(dV, 1), NR);
   const ldS = Math.min(kb, nKVp); // row stride of the score tile (keys padded to whole panels)
@@ -234,7 +252,30 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
     m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
     m64.fill(0, lOff, lOff + rows);
     if (dV > 0) mem.fill(0, yOff, yOff + rows * dV);
-    for (let j0 = 0; j0 < nKV; j0 += kb) {
+    if (limits) {
+      // Keys [0, hi) only, hi = the block's largest limit rounded up to PREFIX_KEY_STEP (or N_KV);
+      // within them row r allows j < limit. The rounding keeps every row's bits those of the full
+      // width (so independent of the blocking, as attentionParallel's splits need): the exp/sum
+      // loops of softmax_rows take 8 (f64) or 16 (f32) entries per step from column 0 and the A V
+      // product runs over KC-deep slices from key 0, so the skipped columns, all exp(−∞) = 0,
+      // would only have added +0 to the same partial sums.
+      let hi = 0;
+      for (let r = 0; r < rows; r++) hi = Math.max(hi, limits[i0 + r]);
+      hi = hi <= 0 ? 0 : Math.min(nKV, roundUp(hi, PREFIX_KEY_STEP));
+      if (hi > 0) {
+        gemm(qAddr, d, kAddr, d, sAddr, ldS, rows, hi, d, 0);
+        for (let r = 0; r < rows; r++) {
+          const lim = Math.max(0, limits[i0 + r]);
+          if (lim < hi) mem.fill(Number.NEGATIVE_INFINITY, sOff + r * ldS + lim, sOff + r * ldS + hi);
+        }
+        softmax(sAddr, rows, hi, ldS, mAddr, lAddr, yAddr, dV, dV);
+        for (let p0 = 0; dV > 0 && p0 < hi; p0 += KC) {
+          const kc = Math.min(KC, hi - p0);
+          gemm(sAddr + p0 * es, ldS, vAddr + p0 * NR * es, nKV, yAddr, dV, rows, dV, kc, 1);
+        }
+      }
+    }
+    for (let j0 = 0; !limits && j0 < nKV; j0 += kb) {
       const w = Math.min(kb, nKV - j0);
       const status = mask ? mask.tile(i0, i0 + rows, j0, j0 + w, tmask!) : 1;
       if (status === TILE_NONE) continue;

@@ -207,6 +207,32 @@ export class Rope implements PositionalRotation {
   }
 
   /**
+   * `apply` in place on columns c0 … c0 + dim − 1 of a row-major block with `ld` columns (row i by
+   * R_{positions[i]}): the same arithmetic as `apply`, so the same bits, without a copy per head.
+   * Internal to core's model forwards: no checks (the block and positions are finite and shaped).
+   * @internal
+   */
+  rotateColumnsInPlace(data: Float64Array, rows: number, ld: number, c0: number, positions: ArrayLike<number>): void {
+    const half = this.dim / 2;
+    const cos = new Float64Array(half);
+    const sin = new Float64Array(half);
+    const stride = this.pairing === "interleaved" ? 2 : 1;
+    const partner = this.pairing === "interleaved" ? 1 : half;
+    for (let i = 0; i < rows; i++) {
+      this.angles(positions[i], cos, sin);
+      const o = i * ld + c0;
+      for (let p = 0; p < half; p++) {
+        const ia = o + p * stride;
+        const ib = ia + partner;
+        const a = data[ia];
+        const b = data[ib];
+        data[ia] = a * cos[p] - b * sin[p];
+        data[ib] = a * sin[p] + b * cos[p];
+      }
+    }
+  }
+
+  /**
    * The d×d rotation R_m with `apply(x, [m]) = x R_m` (row-vector convention of §4.2). Block p is
    * [[cos mθ_p, sin mθ_p], [−sin mθ_p, cos mθ_p]] on the rows/cols of pair p — the transpose of
    * RoFormer's column-vector R_{Θ,m}. Meant for tests and explanation, not for hot paths.

@@ -19,10 +19,10 @@ import {
   rotationSignature,
 } from "../cache/contract.js";
 import { ShapeError, ValueError } from "../errors.js";
-import { feedForward } from "../layers/ffn.js";
-import { applyNorm } from "../norm.js";
+import { assertFfnWeights, feedForward } from "../layers/ffn.js";
+import { applyNorm, assertNormParams, rmsNorm } from "../norm.js";
 import { mlaKeyLatent, mlaKeysValues, mlaQueries, mlaQueryLatent, mlaRotaryKey } from "../latent/unmerged.js";
-import { matmul, matmulInto, matmulTransB } from "../linalg/matmul.js";
+import { matmul, matmulTransB } from "../linalg/matmul.js";
 import { Matrix } from "../matrix.js";
 import { addInPlace, concatCols, selectRows, sliceCols, sliceRows } from "../linalg/ops.js";
 import { RowBuffer } from "../cache/buffer.js";
@@ -31,6 +31,7 @@ import { assertFinite, assertInteger, assertShape, describe } from "../validate.
 import type { TensorStore } from "../checkpoint/store.js";
 import type { Tokenizer } from "../tokens/tokenizer.js";
 import { buildPretrainedWeights } from "./build.js";
+import { type JoinedGlu, columnSlice, gluForward, joinColumns, joinGlu, normRows, project, projectTransposed } from "./fused.js";
 import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
 
 /** Tensors a forward pass can capture per layer. */
@@ -186,11 +187,59 @@ export interface GenerateOptions {
   caches?: StateOptions;
 }
 
+/** b added to columns c0 … c0 + b.length − 1 of every row of a row-major block with `ld` columns. */
+function addBlockBias(data: Float64Array, rows: number, ld: number, c0: number, b: Float64Array | undefined): void {
+  if (!b) return;
+  for (let i = 0; i < rows; i++) for (let j = 0; j < b.length; j++) data[i * ld + c0 + j] += b[j];
+}
+
 function addBias(m: Matrix, b: Float64Array | undefined): Matrix {
   if (!b) return m;
   const d = m.data;
   for (let i = 0; i < m.rows; i++) for (let j = 0; j < m.cols; j++) d[i * m.cols + j] += b[j];
   return m;
+}
+
+/** A layer's projections joined once at construction (fused.ts): one GEMM where there were many. */
+interface JoinedLayer {
+  /** GQA: [W_Q^0 … W_Q^{H−1} | W_K^0 … W_K^{G−1} | W_V^0 … W_V^{G−1}], d × (H·d_QK + G·(d_QK + d_V)). */
+  readonly qkv?: Matrix;
+  /** Dense GLU FFN joined, or undefined (plain kinds keep `feedForward`). */
+  readonly ffn?: JoinedGlu;
+  /** MoE: each routed expert's and the shared expert's joined GLU (undefined entries: plain kinds). */
+  readonly experts?: (JoinedGlu | undefined)[];
+  readonly shared?: JoinedGlu;
+  /** MLA with decoupled RoPE: the joined down, query-up and key/value-up projections. */
+  readonly mla?: JoinedMla;
+}
+
+/** An MLA layer's projections joined (fused.ts); only built when the layer has the rotary part. */
+interface JoinedMla {
+  /** [W_L | W_KR], d × (d_L + d_R). */
+  readonly down: Matrix;
+  /** [W_LQQ^0 | W_QR^0 | W_LQQ^1 | W_QR^1 | …], d_LQ × H·(d_head + d_R): each head's queries [nope | rope]. */
+  readonly queryUp: Matrix;
+  /** [W_LK^0 … W_LK^{H−1} | W_LV^0 … W_LV^{H−1}], d_L × H·(d_head + d_V). */
+  readonly keyValueUp: Matrix;
+  /** W_LQ is the identity (q_lora_rank null): L_Q = X exactly, so its product is skipped. */
+  readonly queryDownIdentity: boolean;
+}
+
+function isIdentity(m: Matrix): boolean {
+  if (m.rows !== m.cols) return false;
+  for (let i = 0; i < m.rows; i++) for (let j = 0; j < m.cols; j++) if (m.data[i * m.cols + j] !== (i === j ? 1 : 0)) return false;
+  return true;
+}
+
+function joinMla(w: MlaLayerAttention["weights"]): JoinedMla | undefined {
+  if (!w.keyRope || !w.queryRope) return undefined;
+  const qr = w.queryRope;
+  return {
+    down: joinColumns([w.latentDown, w.keyRope]),
+    queryUp: joinColumns(w.queryUp.flatMap((u, h) => [u, qr[h]])),
+    keyValueUp: joinColumns([...w.keyUp, ...w.valueUp]),
+    queryDownIdentity: !w.queryNorm && isIdentity(w.queryDown),
+  };
 }
 
 /**
@@ -202,13 +251,15 @@ export class PretrainedModel {
   readonly weights: PretrainedWeights;
   /** The checkpoint's tokenizer.json, when it has one. */
   readonly tokenizer?: Tokenizer;
+  /** Per layer, the joined projections of the prefill fast path (built once here). */
+  private readonly joined: JoinedLayer[];
 
   constructor(config: PretrainedConfig, weights: PretrainedWeights, tokenizer?: Tokenizer) {
     this.config = config;
     this.weights = weights;
     this.tokenizer = tokenizer;
     // The GQA projections are checked once here (shape and finiteness), not on every step
-    // (`projectRows`); a checkpoint's tensors were already checked when read. (Mutating weights
+    // (`gqaStep` projects through the joined `qkv` built below); a checkpoint's tensors were already checked when read. (Mutating weights
     // after construction is unsupported.)
     for (const [l, layer] of weights.layers.entries()) {
       const a = layer.attention;
@@ -225,6 +276,24 @@ export class PretrainedModel {
         }
       }
     }
+    this.joined = weights.layers.map((layer, l) => {
+      const a = layer.attention;
+      // normRows skips applyNorm's per-call parameter checks: they run once here.
+      assertNormParams(layer.inputNorm, `weights.layers[${l}].inputNorm`, config.hiddenSize);
+      assertNormParams(layer.postNorm, `weights.layers[${l}].postNorm`, config.hiddenSize);
+      // The joined FFN path skips feedForward's per-call weight checks, so they run once here.
+      const f0 = layer.ffn;
+      if (f0.kind === "dense") assertFfnWeights(f0.weights, `weights.layers[${l}].ffn.weights`, config.hiddenSize);
+      else {
+        for (const [e, w] of f0.experts.entries()) assertFfnWeights(w, `weights.layers[${l}].ffn.experts[${e}]`, config.hiddenSize);
+        if (f0.shared) assertFfnWeights(f0.shared, `weights.layers[${l}].ffn.shared`, config.hiddenSize);
+      }
+      const qkv = a.kind === "gqa" ? joinColumns([...a.weights.queries, ...a.weights.keys, ...a.weights.values]) : undefined;
+      const mla = a.kind === "mla" ? joinMla(a.weights) : undefined;
+      const f = layer.ffn;
+      if (f.kind === "dense") return { qkv, mla, ffn: joinGlu(f.weights) };
+      return { qkv, mla, experts: f.experts.map(joinGlu), shared: f.shared ? joinGlu(f.shared) : undefined };
+    });
   }
 
   /**
@@ -303,16 +372,17 @@ export class PretrainedModel {
       const layer = w.layers[l];
       const cap: LayerCapture | undefined = capture.layers.has(l) ? { layer: l } : undefined;
       if (cap && capture.tensors.has("hidden")) cap.hidden = x.clone();
-      x = this.layerStep(layer, state.caches[l], x, positions, p0, options, cap, capture.tensors, l);
+      x = this.layerStep(layer, this.joined[l], state.caches[l], x, positions, p0, options, cap, capture.tensors, l);
       if (cap) captures.push(cap);
     }
     state.position = p0 + t;
     const hidden = applyNorm(x, w.finalNorm);
-    return { logits: matmulTransB(hidden, w.lmHead), hidden, layers: captures };
+    return { logits: projectTransposed(hidden, w.lmHead), hidden, layers: captures };
   }
 
   private layerStep(
     layer: DecoderLayerWeights,
+    joined: JoinedLayer,
     cache: KVCache | LatentCache | DecodeCache | LatentDecodeCache,
     x: Matrix,
     positions: Float64Array,
@@ -323,15 +393,21 @@ export class PretrainedModel {
     layerIndex: number,
   ): Matrix {
     // Pre-norm residual blocks (Llama, GPT-2, DeepSeek): x + Attn(Norm(x)), then + FFN(Norm(·)).
-    const xn = applyNorm(x, layer.inputNorm);
+    const xn = normRows(x, layer.inputNorm);
     const a = layer.attention;
     const attn =
       a.kind === "mla"
-        ? mlaStep(a, cache as LatentCache | LatentDecodeCache, xn, positions, p0, options, cap, tensors, layerIndex)
-        : gqaStep(a, cache as KVCache | DecodeCache, xn, positions, p0, options, cap, tensors, layerIndex);
+        ? mlaStep(a, joined.mla, cache as LatentCache | LatentDecodeCache, xn, positions, p0, options, cap, tensors, layerIndex)
+        : gqaStep(a, joined.qkv as Matrix, cache as KVCache | DecodeCache, xn, positions, p0, options, cap, tensors, layerIndex);
     const h = addInPlace(attn, x);
-    const hn = applyNorm(h, layer.postNorm);
-    const f = layer.ffn.kind === "dense" ? feedForward(hn, layer.ffn.weights) : moeForward(layer.ffn, hn, cap, tensors);
+    const hn = normRows(h, layer.postNorm);
+    assertFinite(hn, "x");
+    const f =
+      layer.ffn.kind === "dense"
+        ? joined.ffn
+          ? gluForward(hn, joined.ffn)
+          : feedForward(hn, layer.ffn.weights)
+        : moeForward(layer.ffn, hn, cap, tensors, joined);
     return addInPlace(f, h);
   }
 
@@ -397,18 +473,9 @@ function checkOverride(m: Matrix, rows: number, cols: number, layer: number, hea
   return m;
 }
 
-/**
- * X W for one head: `project` without its per-call scans of X and W (X is checked once per layer
- * step, W once at construction) — the same `matmulInto`, so the same bits.
- */
-function projectRows(x: Matrix, w: Matrix): Matrix {
-  const out = new Matrix(x.rows, w.cols);
-  matmulInto(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
-  return out;
-}
-
 function gqaStep(
   a: GqaLayerAttention,
+  qkv: Matrix,
   cache: KVCache | DecodeCache,
   xn: Matrix,
   positions: Float64Array,
@@ -425,15 +492,39 @@ function gqaStep(
     throw new ValueError("ids", `at most sliding_window = ${a.slidingWindow} tokens in all`, `${p0 + xn.rows} tokens`);
   }
   assertFinite(xn, "x");
-  const kPre = keys.map((wk, g) => addBias(projectRows(xn, wk), a.keyBias?.[g]));
-  const kNew = a.rope ? kPre.map((k) => a.rope!.apply(k, positions)) : kPre;
-  const vNew = values.map((wv, g) => addBias(projectRows(xn, wv), a.valueBias?.[g]));
+  // One product for every head's Q, K and V (fused.ts), then each head's columns.
+  const t = xn.rows;
+  const dQ = queries[0].cols;
+  const dK = keys[0].cols;
+  const dV = values[0].cols;
+  const all = project(xn, qkv, "qkv").data;
+  const ld = qkv.cols;
+  const kOff = H * dQ;
+  const vOff = kOff + G * dK;
+  // Biases, then RoPE, in place on the joined block (the same operations per entry as on each
+  // head's own matrix); pre-RoPE copies only when captured.
+  for (let h = 0; h < H; h++) addBlockBias(all, t, ld, h * dQ, a.queryBias?.[h]);
+  for (let g = 0; g < G; g++) addBlockBias(all, t, ld, kOff + g * dK, a.keyBias?.[g]);
+  for (let g = 0; g < G; g++) addBlockBias(all, t, ld, vOff + g * dV, a.valueBias?.[g]);
+  const qPreAll = cap ? queries.map((_, h) => columnSlice(all, t, ld, h * dQ, dQ)) : undefined;
+  const kPre = cap ? keys.map((_, g) => columnSlice(all, t, ld, kOff + g * dK, dK)) : undefined;
+  const rope = a.rope;
+  const inPlace = rope !== undefined && rope.dim === dQ && rope.dim === dK;
+  if (inPlace) {
+    for (let h = 0; h < H; h++) rope.rotateColumnsInPlace(all, t, ld, h * dQ, positions);
+    for (let g = 0; g < G; g++) rope.rotateColumnsInPlace(all, t, ld, kOff + g * dK, positions);
+  }
+  // rope.apply where in place does not fit: its shape check reports a RoPE dim ≠ head dim.
+  const rotate = (m: Matrix) => (rope && !inPlace ? rope.apply(m, positions) : m);
+  const kNew = keys.map((_, g) => rotate(columnSlice(all, t, ld, kOff + g * dK, dK)));
+  const vNew = values.map((_, g) => columnSlice(all, t, ld, vOff + g * dV, dV));
+  // Every head's queries copied out now: `all` is a scratch buffer, and an attentionOverride
+  // callback may run another forward before the later heads.
+  const qHeads = queries.map((_, h) => rotate(columnSlice(all, t, ld, h * dQ, dQ)));
+  const queryAt = (h: number) => qHeads[h];
   if (!(cache instanceof KVCache)) {
     // A compressed cache (issue 12) attends through its own step: queries of every head at once.
-    const qs = queries.map((wq, h) => {
-      const q0 = addBias(projectRows(xn, wq), a.queryBias?.[h]);
-      return a.rope ? a.rope.apply(q0, positions) : q0;
-    });
+    const qs = queries.map((_, h) => queryAt(h));
     const fill = { rotation: rotationSignature(a.rope), positions };
     const kernel = { kind: "softmax" as const, scale: a.scale };
     const { outputs } = cache.step({ queries: qs, keys: kNew, values: vNew, fill, attention: { kernel, precision: options.precision } });
@@ -445,13 +536,11 @@ function gqaStep(
   const vAll = Array.from({ length: G }, (_, g) => cache.values(g));
   const attnOptions = { kernel: { kind: "softmax" as const, scale: a.scale }, mask: { kind: "causal" as const, offset: p0 } };
   const heads: Matrix[] = [];
-  const qPre: Matrix[] = [];
   const qRot: Matrix[] = [];
   const weights: Matrix[] = [];
   const group = H / G;
   for (let h = 0; h < H; h++) {
-    const q0 = addBias(projectRows(xn, queries[h]), a.queryBias?.[h]);
-    const q = a.rope ? a.rope.apply(q0, positions) : q0;
+    const q = queryAt(h);
     const g = Math.floor(h / group); // kvHeadFor(h, H, G): contiguous groups, as HF's repeat_kv
     const over = options.attentionOverride?.({ layer, head: h, queries: q, keys: kAll[g], values: vAll[g], scale: a.scale, offset: p0 });
     heads.push(
@@ -460,20 +549,19 @@ function gqaStep(
         : attentionCachedKeys(q, kAll[g], vAll[g], { ...attnOptions, precision: options.precision }),
     );
     if (cap) {
-      qPre.push(q0);
       qRot.push(q);
       if (tensors.has("weights")) weights.push(attentionWeights(q, kAll[g], attnOptions));
     }
   }
   if (cap) {
-    if (tensors.has("qPre")) cap.qPre = qPre;
+    if (tensors.has("qPre")) cap.qPre = qPreAll;
     if (tensors.has("q")) cap.q = qRot;
     if (tensors.has("kPre")) cap.kPre = p0 === 0 ? kPre : undefined;
     if (tensors.has("k")) cap.k = kAll.map((k) => k.clone());
     if (tensors.has("v")) cap.v = vAll.map((v) => v.clone());
     if (tensors.has("weights")) cap.weights = weights;
   }
-  return addBias(matmul(concatCols(heads), output), a.outputBias);
+  return addBias(project(concatCols(heads), output), a.outputBias);
 }
 
 /**
@@ -498,8 +586,68 @@ function joinedLatentKeys(cache: LatentCache | LatentDecodeCache, latent: Matrix
   return kept.view();
 }
 
+/**
+ * The new tokens' MLA projections through the joined weights: queries per head ([nope | rope],
+ * pre- and post-RoPE), the normalized latent L and the rotary key k_R (pre and rotated) — what
+ * `mlaQueries(mlaQueryLatent(…))`, `mlaKeyLatent` and `mlaRotaryKey` return, bit for bit, in
+ * three products instead of 2H + 3.
+ */
+function mlaProjectJoined(
+  a: MlaLayerAttention,
+  j: JoinedMla,
+  xn: Matrix,
+  positions: Float64Array,
+  keepPre: boolean,
+): { qPre: Matrix[]; q: Matrix[]; latentNew: Matrix; rotary: { pre: Matrix; rotated: Matrix } } {
+  const w = a.weights;
+  const t = xn.rows;
+  const H = w.queryUp.length;
+  const nope = w.queryUp[0].cols;
+  const dR = (w.keyRope as Matrix).cols;
+  const dQ = nope + dR;
+  const all = project(j.queryDownIdentity ? xn : mlaQueryLatent(xn, w), j.queryUp, "mlaQueries");
+  const qPre = keepPre ? Array.from({ length: H }, (_, h) => columnSlice(all.data, t, all.cols, h * dQ, dQ)) : [];
+  for (let h = 0; h < H; h++) a.rope.rotateColumnsInPlace(all.data, t, all.cols, h * dQ + nope, positions);
+  const q = Array.from({ length: H }, (_, h) => columnSlice(all.data, t, all.cols, h * dQ, dQ));
+  const dL = w.latentDown.cols;
+  const kv = project(xn, j.down, "mlaDown");
+  const l = columnSlice(kv.data, t, kv.cols, 0, dL);
+  const latentNew = w.latentNorm ? rmsNorm(l, w.latentNorm) : l;
+  const pre = columnSlice(kv.data, t, kv.cols, dL, dR);
+  const rotated = pre.clone();
+  a.rope.rotateColumnsInPlace(rotated.data, t, dR, 0, positions);
+  return { qPre, q, latentNew, rotary: { pre, rotated } };
+}
+
+/** Per head K_h = [L W_LK^h | k_R] and V_h = L W_LV^h in one product (`mlaKeysValues`, same bits). */
+function mlaKeysValuesJoined(
+  j: JoinedMla,
+  w: MlaLayerAttention["weights"],
+  latent: Matrix,
+  rotaryKey: Matrix,
+): { keys: Matrix[]; values: Matrix[] } {
+  const n = latent.rows;
+  const H = w.keyUp.length;
+  const nope = w.keyUp[0].cols;
+  const dV = w.valueUp[0].cols;
+  const dR = rotaryKey.cols;
+  const all = project(latent, j.keyValueUp, "mlaKeyValueUp").data;
+  const ld = j.keyValueUp.cols;
+  const keys = Array.from({ length: H }, (_, h) => {
+    const k = new Matrix(n, nope + dR);
+    for (let i = 0; i < n; i++) {
+      k.data.set(all.subarray(i * ld + h * nope, i * ld + (h + 1) * nope), i * (nope + dR));
+      k.data.set(rotaryKey.data.subarray(i * dR, (i + 1) * dR), i * (nope + dR) + nope);
+    }
+    return k;
+  });
+  const values = Array.from({ length: H }, (_, h) => columnSlice(all, n, ld, H * nope + h * dV, dV));
+  return { keys, values };
+}
+
 function mlaStep(
   a: MlaLayerAttention,
+  joined: JoinedMla | undefined,
   cache: LatentCache | LatentDecodeCache,
   xn: Matrix,
   positions: Float64Array,
@@ -510,9 +658,18 @@ function mlaStep(
   layer: number,
 ): Matrix {
   const w = a.weights;
-  const { pre: qPre, rotated: q } = mlaQueries(mlaQueryLatent(xn, w), w, a.rope, positions);
-  const latentNew = mlaKeyLatent(xn, w);
-  const rotary = mlaRotaryKey(xn, w, a.rope, positions);
+  let qPre: Matrix[];
+  let q: Matrix[];
+  let latentNew: Matrix;
+  let rotary: { pre: Matrix; rotated: Matrix };
+  if (joined) {
+    assertFinite(xn, "x");
+    ({ qPre, q, latentNew, rotary } = mlaProjectJoined(a, joined, xn, positions, cap !== undefined));
+  } else {
+    ({ pre: qPre, rotated: q } = mlaQueries(mlaQueryLatent(xn, w), w, a.rope, positions));
+    latentNew = mlaKeyLatent(xn, w);
+    rotary = mlaRotaryKey(xn, w, a.rope, positions);
+  }
   // The latent cache holds L (after kv_a_layernorm) and the rotated k_R: d_L + d_R floats per token.
   if (cache instanceof LatentCache) cache.append(latentNew, rotary.rotated);
   else cache.append(latentNew, rotary.rotated, { rotation: rotationSignature(a.rope), positions });
@@ -535,7 +692,7 @@ function mlaStep(
     });
     return matmul(concatCols(heads), w.output);
   }
-  const { keys, values } = mlaKeysValues(latent, rotaryKey, w);
+  const { keys, values } = joined && rotaryKey ? mlaKeysValuesJoined(joined, w, latent, rotaryKey) : mlaKeysValues(latent, rotaryKey, w);
   const heads = q.map((qh, h) => {
     const over = options.attentionOverride?.({ layer, head: h, queries: qh, keys: keys[h], values: values[h], scale: a.scale, offset: p0 });
     return over
@@ -552,7 +709,7 @@ function mlaStep(
     if (tensors.has("latent")) cap.latent = latent.clone();
     if (tensors.has("rotaryKey") && rotaryKey) cap.rotaryKey = rotaryKey.clone();
   }
-  return matmul(concatCols(heads), w.output);
+  return project(concatCols(heads), w.output);
 }
 
 /** Indices of the k largest entries of `s` (descending; lower index first on ties). */
@@ -568,7 +725,13 @@ function topK(s: ArrayLike<number>, k: number): number[] {
  * renormalized (`norm_topk_prob`, k > 1) or scaled by `routed_scaling_factor`; the routed outputs
  * are summed in expert order, then the shared experts are added (DeepSeek-V2's MoE forward).
  */
-export function moeForward(ffn: MoeFfn, x: Matrix, cap?: LayerCapture, tensors?: ReadonlySet<CaptureTensor>): Matrix {
+export function moeForward(
+  ffn: MoeFfn,
+  x: Matrix,
+  cap?: LayerCapture,
+  tensors?: ReadonlySet<CaptureTensor>,
+  joined?: { readonly experts?: readonly (JoinedGlu | undefined)[]; readonly shared?: JoinedGlu },
+): Matrix {
   const E = ffn.experts.length;
   if (ffn.gate.rows !== E) throw new ShapeError("ffn.gate", `${E}×d (one row per expert)`, ffn.gate.shape);
   const logits = matmulTransB(x, ffn.gate);
@@ -612,12 +775,14 @@ export function moeForward(ffn: MoeFfn, x: Matrix, cap?: LayerCapture, tensors?:
       }
     }
     if (rows.length === 0) continue;
-    const y = feedForward(selectRows(x, rows), ffn.experts[e]);
+    const je = joined?.experts?.[e];
+    const y = je ? gluForward(selectRows(x, rows), je) : feedForward(selectRows(x, rows), ffn.experts[e]);
     for (let r = 0; r < rows.length; r++) {
       const o = rows[r] * x.cols;
       for (let j = 0; j < x.cols; j++) out.data[o + j] += ws[r] * y.data[r * x.cols + j];
     }
   }
   if (cap && tensors?.has("router")) cap.router = { experts: chosen, weights: chosenWeights };
-  return ffn.shared ? addInPlace(out, feedForward(x, ffn.shared)) : out;
+  if (!ffn.shared) return out;
+  return addInPlace(out, joined?.shared ? gluForward(x, joined.shared) : feedForward(x, ffn.shared));
 }

@@ -10,7 +10,7 @@ import {
   setKernelBackend,
   streamingAttention,
 } from "@randattn/core";
-import { useFusedSoftmax } from "@randattn/core/internal";
+import { type TileMask, fusedSoftmaxAttention, prefixTileMask, useFusedSoftmax } from "@randattn/core/internal";
 import { afterAll, describe, expect, it } from "vitest";
 import { literalAttention, relMaxError, rnd } from "./helpers.js";
 
@@ -185,4 +185,49 @@ describe("fused softmax attention = JavaScript reference ≤ 1e-12", () => {
     expect(useFusedSoftmax(4, 4, 4)).toBe(false);
     setKernelBackend("wasm");
   });
+});
+
+describe("prefix masks skip the masked keys (a causal block stops at its largest limit)", () => {
+  // The same call with the mask's limits hidden (tile() only: every block spans all N_KV keys, the
+  // masked logits set to −∞) must give the same bits: the skipped columns only ever added +0.
+  const hide = (m: TileMask): TileMask => ({ tile: (i0, i1, j0, j1, out) => m.tile(i0, i1, j0, j1, out) });
+  const sameBits = (a: Float64Array, b: Float64Array) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+  for (const [nQ, nKV, offset] of [
+    [150, 150, 0],
+    [70, 301, 231],
+    [40, 40, -10], // ten rows with no key: zero rows on both sides
+  ] as const) {
+    for (const precision of ["float64", "float32"] as const) {
+      it(`${nQ}×${nKV}, causal offset ${offset}, ${precision}: bit-identical to the full-width tiles, any query block`, () => {
+        setKernelBackend("wasm");
+        const d = 17;
+        const dV = 5;
+        const q = rnd(nQ, d, 1);
+        const k = rnd(nKV, d, 2);
+        const v = rnd(nKV, dV, 3);
+        const limit = Int32Array.from({ length: nQ }, (_, i) => Math.max(0, Math.min(nKV, offset + i + 1)));
+        const run = (mask: TileMask, queryBlock?: number) => {
+          const out = new Float64Array(nQ * dV);
+          fusedSoftmaxAttention({
+            queries: q.data,
+            keys: k.data,
+            values: v.data,
+            nQ,
+            nKV,
+            d,
+            dV,
+            scale: 0.3,
+            mask,
+            out,
+            queryBlock,
+            precision,
+          });
+          return out;
+        };
+        const ref = run(hide(prefixTileMask(limit)));
+        for (const qb of [undefined, 1, 7, 64]) expect(sameBits(run(prefixTileMask(limit), qb), ref), `queryBlock ${qb}`).toBe(true);
+        expect(ref.some((x) => x !== 0)).toBe(true);
+      });
+    }
+  }
 });

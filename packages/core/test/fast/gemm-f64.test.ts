@@ -1,5 +1,5 @@
 import { Matrix, getKernelBackend, matmul, matmulTransA, matmulTransB, setKernelBackend, transpose } from "@randattn/core";
-import { matmulInto, matmulTransAInto, matmulTransBInto } from "@randattn/core/internal";
+import { gemmWasm, gemmWasmPacked, matmulInto, matmulTransAInto, matmulTransBInto, packOperandF64 } from "@randattn/core/internal";
 import { afterAll, describe, expect, it } from "vitest";
 import { SHAPES, U64, componentwiseError, literalProduct, rnd } from "./helpers.js";
 
@@ -74,5 +74,40 @@ describe("float64 WebAssembly kernels agree with the scalar reference to 1e-12",
     const c2 = new Float64Array(6).fill(7);
     matmulTransBInto(new Float64Array(0), new Float64Array(0), c2, 2, 0, 3);
     expect(Array.from(c2)).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+});
+
+describe("weights packed once (packOperandF64 + gemmWasmPacked) give gemmWasm's bits", () => {
+  // Same products, same sequential sum over p per entry, so equal bit for bit — on edge tiles
+  // (m, n off the 4×4 tile), with accumulation, transposed B, and over several row chunks.
+  const same = (a: Float64Array, b: Float64Array) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+  for (const [m, k, n] of [
+    [1, 1, 1],
+    [5, 3, 7],
+    [9, 64, 130],
+    [128, 64, 384],
+    [37, 256, 1024],
+    [3000, 17, 600], // C chunk of 2^20 floats: two row chunks
+  ] as const) {
+    it(`${m}×${k} · ${k}×${n}`, () => {
+      const a = rnd(m, k, "pa", m, k, n).data;
+      const b = rnd(k, n, "pb", m, k, n).data;
+      const bt = transpose(new Matrix(k, n, b)).data;
+      const c0 = rnd(m, n, "pc", m, k, n).data;
+      for (const acc of [false, true]) {
+        const want = Float64Array.from(c0);
+        gemmWasm("float64", false, false, a, b, want, m, k, n, acc);
+        const got = Float64Array.from(c0);
+        gemmWasmPacked(a, packOperandF64(b, false, k, n)!, got, m, acc);
+        expect(same(got, want), `acc ${acc}`).toBe(true);
+        const gotT = Float64Array.from(c0);
+        gemmWasmPacked(a, packOperandF64(bt, true, k, n)!, gotT, m, acc);
+        expect(same(gotT, want), `transB, acc ${acc}`).toBe(true);
+      }
+    });
+  }
+  it("packs only one-block shapes (k ≤ 256, n ≤ 1024)", () => {
+    expect(packOperandF64(new Float64Array(257 * 4), false, 257, 4)).toBeUndefined();
+    expect(packOperandF64(new Float64Array(4 * 1025), false, 4, 1025)).toBeUndefined();
   });
 });

@@ -45,7 +45,15 @@ import {
   exponentialFeatureParameters,
   transformForFeatures,
 } from "./exponential.js";
-import { type FeatureKernel, type FeatureKind, evaluateFeatures, resolveKernel } from "./maps.js";
+import {
+  FEATURE_BLOCK_ROWS,
+  type FeatureKernel,
+  type FeatureKind,
+  evaluateFeatures,
+  featureNorm,
+  resolveKernel,
+  streamFeatures,
+} from "./maps.js";
 import { type ProjectionKind, drawProjection } from "./projection.js";
 
 /** Masks the random-feature path supports without an N_Q × N_KV matrix (same shapes as core's `Mask`). */
@@ -226,78 +234,143 @@ export function randomFeatureAttention(
 
   const nK = keyLength;
   const keysUsed = nK === nKV ? keys : new Matrix(nK, d, keys.data.subarray(0, nK * d));
-  let phiQ: { features: Matrix; logScale: Float64Array };
   let phiK: { features: Matrix; logScale: Float64Array };
+  // φ on rows of `queryInput` with the per-row shift: every feature of a row depends on that row
+  // alone, so evaluating the queries block by block gives the same bits as all at once.
+  let queryFeatures: (rows: Matrix) => { features: Matrix; logScale: Float64Array };
+  let queryInput: Matrix;
   let featureParameters: ExponentialFeatureParameters | undefined;
   let complexFeatureParameters: ComplexGerfParameters | undefined;
   let parameterFlops = 0;
   if (exponential) {
     // x = √scale·q, y = √scale·k (SM(x, y) = exp(scale⟨q, k⟩)); parameters from the data, then the map.
     const s = resolved.inputScale;
-    const xs = new Matrix(
-      nQ,
-      d,
-      Float64Array.from(queries.data, (v) => v * s),
-    );
-    const ys = new Matrix(
-      nK,
-      d,
-      Float64Array.from(keysUsed.data, (v) => v * s),
-    );
+    const xs = new Matrix(nQ, d, scaled(queries.data, s));
+    const ys = new Matrix(nK, d, scaled(keysUsed.data.subarray(0, nK * d), s));
     if (complex) {
-      complexFeatureParameters = complexGerfParameters(xs, nK > 0 ? ys : xs, options.complexGerf === undefined ? {} : options.complexGerf);
-      phiQ = evaluateComplexGerfFeatures(xs, omega, complexFeatureParameters, "query", "row");
+      const params = complexGerfParameters(xs, nK > 0 ? ys : xs, options.complexGerf === undefined ? {} : options.complexGerf);
+      complexFeatureParameters = params;
+      queryInput = xs;
+      queryFeatures = (rows) => evaluateComplexGerfFeatures(rows, omega, params, "query", "row");
       phiK =
         nK > 0
-          ? evaluateComplexGerfFeatures(ys, omega, complexFeatureParameters, "key", "global")
+          ? evaluateComplexGerfFeatures(ys, omega, params, "key", "global")
           : { features: new Matrix(0, 2 * m), logScale: new Float64Array(0) };
       // ρ-like statistics O((N_Q+N_KV)d), ‖ω‖², the search (≈ 40 flops per objective evaluation),
       // and the cos/sin pair on top of the exp the driver counts per real column.
-      parameterFlops = 3 * (nQ + nK) * d + 2 * m * d + 40 * complexFeatureParameters.evaluations + (nQ + nK) * m;
+      parameterFlops = 3 * (nQ + nK) * d + 2 * m * d + 40 * params.evaluations + (nQ + nK) * m;
     } else {
-      featureParameters = exponentialFeatureParameters(features as ExponentialFeatureKind, xs, nK > 0 ? ys : xs, options.gerfA);
-      const a = featureParameters.aDiagonal ?? featureParameters.a;
-      phiQ = evaluateExponentialFeatures(transformForFeatures(featureParameters, xs, "query"), omega, a, "row");
+      const params = exponentialFeatureParameters(features as ExponentialFeatureKind, xs, nK > 0 ? ys : xs, options.gerfA);
+      featureParameters = params;
+      const a = params.aDiagonal ?? params.a;
+      queryInput = transformForFeatures(params, xs, "query");
+      queryFeatures = (rows) => evaluateExponentialFeatures(rows, omega, a, "row");
       phiK =
         nK > 0
-          ? evaluateExponentialFeatures(transformForFeatures(featureParameters, ys, "key"), omega, a, "global")
+          ? evaluateExponentialFeatures(transformForFeatures(params, ys, "key"), omega, a, "global")
           : { features: new Matrix(0, m), logScale: new Float64Array(0) };
       parameterFlops = 3 * (nQ + nK) * d + 2 * m * d + extraParameterFlops(features as ExponentialFeatureKind, nQ + nK, d);
     }
   } else {
-    phiQ = evaluateFeatures(queries, omega, features as FeatureKind, resolved, "row");
+    queryInput = queries;
+    queryFeatures = (rows) => evaluateFeatures(rows, omega, features as FeatureKind, resolved, "row");
+    // The bidirectional path streams these maps' features block by block instead (below).
     phiK =
-      nK > 0
+      nK > 0 && causal
         ? evaluateFeatures(keysUsed, omega, features as FeatureKind, resolved, "global")
-        : { features: new Matrix(0, phiQ.features.cols), logScale: new Float64Array(0) };
+        : { features: new Matrix(0, features === "positive" ? m : 2 * m), logScale: new Float64Array(0) };
   }
-  const F = phiQ.features.cols;
-  const fQ = phiQ.features.data;
+  const streamed = !exponential && !causal;
+  const F = phiK.features.cols;
+  let keyShift = nK > 0 && !streamed ? phiK.logScale[0] : 0;
   const fK = phiK.features.data;
   const V = values.data;
-  const num = new Float64Array(nQ * dV);
+  // The numerator is formed in the output's storage and divided in place (one N_Q × d_V array less).
+  const output = new Matrix(nQ, dV);
+  const num = output.data;
   const den = new Float64Array(nQ);
+  let queryLogScale: Float64Array;
   let flops = 2 * (nQ + nK) * d * m + (nQ + nK) * F + parameterFlops;
   let floatsStored = m * d + (nQ + nK) * F + F * dV + F;
 
   if (!causal) {
-    // Bidirectional: state = φ(K)ᵀV (F × d_V) and z = φ(K)ᵀ1, then one product per query row.
+    // Bidirectional: state = φ(K)ᵀV (F × d_V) and z = φ(K)ᵀ1, then one product per query row —
+    // streamed in blocks of STREAM_ROWS rows (issue 14, measured at N = 16,384, F = 256):
+    // - keys: each block of φ(K) is transposed into a small buffer (z summed in the same pass, key
+    //   by key in order) and multiplied untransposed, state += φ(K)_blockᵀ V_block: the transposed-A
+    //   product packs φ(K) with stride F, ≈ 2.5× the time of the untransposed one. Blocks are a
+    //   multiple of the kernel's depth slice, so every state entry is the same sums in the same
+    //   order as one product: the same bits.
+    // - queries: φ(Q) of a block of rows, then its numerator rows and normalizers, so the N_Q × F
+    //   features (32 MiB here) are never held at once: the first-touch page faults of fresh large
+    //   arrays cost ≈ 1 ms per MiB on this machine, as much as the arithmetic on them.
+    // The trig/positive/hyperbolic maps hand their blocks straight to these consumers
+    // (streamFeatures: not even φ(K) is held whole); the exponential families are evaluated whole
+    // for the keys (their global shift) and per block of rows for the queries.
     const state = new Float64Array(F * dV);
     const z = new Float64Array(F);
-    matmulTransAInto(fK, V, state, nK, F, dV, false);
-    for (let j = 0; j < nK; j++) {
-      const o = j * F;
-      for (let l = 0; l < F; l++) z[l] += fK[o + l];
-    }
-    matmulInto(fQ, state, num, nQ, F, dV, false);
-    for (let i = 0; i < nQ; i++) {
-      let s = 0;
-      const o = i * F;
-      for (let l = 0; l < F; l++) s += fQ[o + l] * z[l];
-      den[i] = s;
+    const kt = new Float64Array(F * Math.min(nK, STREAM_ROWS));
+    const addKeys = (block: Float64Array, j0: number, j1: number) => {
+      transposeWithColumnSums(block, j1 - j0, F, kt, z);
+      matmulInto(kt, V.subarray(j0 * dV, j1 * dV), state, F, j1 - j0, dV, j0 > 0);
+    };
+    const addQueries = (fQ: Float64Array, i0: number, i1: number) => {
+      const b = i1 - i0;
+      matmulInto(fQ, state, num.subarray(i0 * dV, i1 * dV), b, F, dV, false);
+      for (let r = 0; r < b; r++) {
+        let s = 0;
+        const o = r * F;
+        for (let l = 0; l < F; l++) s += fQ[o + l] * z[l];
+        den[i0 + r] = s;
+      }
+    };
+    if (streamed) {
+      // The constant factor c = featureNorm of every feature is folded into passes that run anyway:
+      // the keys' transpose multiplies by it (the products the map would form, so the same bits),
+      // and the queries' is folded into S = c·[state | z] (F × (d_V + 1)), one product giving the
+      // numerator and, as its last column, the normalizer: no pass over φ(Q) for the scaling nor
+      // for φ(Q)·z. (c·f)·s and f·(c·s) are the same bits when c is a power of 2 (m = 4ᵏ, positive or
+      // trig features), else they may differ in the last bit.
+      const c = featureNorm(features as FeatureKind, m);
+      if (nK > 0) {
+        const scaledKeys = (block: Float64Array, j0: number, j1: number) => {
+          transposeWithColumnSums(block, j1 - j0, F, kt, z, c);
+          matmulInto(kt, V.subarray(j0 * dV, j1 * dV), state, F, j1 - j0, dV, j0 > 0);
+        };
+        keyShift = streamFeatures(keysUsed, omega, features as FeatureKind, resolved, "global", scaledKeys, false)[0];
+      }
+      const w = dV + 1;
+      const sz = new Float64Array(F * w);
+      for (let l = 0; l < F; l++) {
+        for (let j = 0; j < dV; j++) sz[l * w + j] = c * state[l * dV + j];
+        sz[l * w + dV] = c * z[l];
+      }
+      const nb = new Float64Array(Math.min(nQ, STREAM_ROWS) * w);
+      const scaledQueries = (fQ: Float64Array, i0: number, i1: number) => {
+        const b = i1 - i0;
+        matmulInto(fQ, sz, nb, b, F, w, false);
+        splitNormalizerColumn(nb, b, dV, num, den, i0);
+      };
+      queryLogScale = streamFeatures(queries, omega, features as FeatureKind, resolved, "row", scaledQueries, false);
+    } else {
+      for (let j0 = 0; j0 < nK; j0 += STREAM_ROWS) {
+        const j1 = Math.min(nK, j0 + STREAM_ROWS);
+        addKeys(fK.subarray(j0 * F, j1 * F), j0, j1);
+      }
+      queryLogScale = new Float64Array(nQ);
+      const dq = queryInput.cols;
+      for (let i0 = 0; i0 < nQ; i0 += STREAM_ROWS) {
+        const i1 = Math.min(nQ, i0 + STREAM_ROWS);
+        const block = queryFeatures(new Matrix(i1 - i0, dq, queryInput.data.subarray(i0 * dq, i1 * dq)));
+        queryLogScale.set(block.logScale, i0);
+        addQueries(block.features.data, i0, i1);
+      }
     }
     flops += 2 * nK * F * dV + nK * F + 2 * nQ * F * dV + 2 * nQ * F;
   } else {
+    const phiQ = queryFeatures(queryInput);
+    queryLogScale = phiQ.logScale;
+    const fQ = phiQ.features.data;
     const state = new Float64Array(F * dV);
     const z = new Float64Array(F);
     const band = new Float64Array(blockSize * blockSize);
@@ -356,8 +429,6 @@ export function randomFeatureAttention(
   }
 
   // Division with the guard described in the module doc: no ε, explicit handling of Dᵢ ≤ 0.
-  const output = new Matrix(nQ, dV);
-  const Y = output.data;
   const nonPositiveRows: number[] = [];
   for (let i = 0; i < nQ; i++) {
     const di = den[i];
@@ -371,16 +442,16 @@ export function randomFeatureAttention(
           `D[${i}] = ${why}`,
         );
       }
-      if (policy === "zero" || di === 0) continue;
+      if (policy === "zero" || di === 0) {
+        num.fill(0, i * dV, (i + 1) * dV);
+        continue;
+      }
     }
-    const inv = 1 / di;
-    const o = i * dV;
-    for (let j = 0; j < dV; j++) Y[o + j] = num[o + j] * inv;
+    scaleRow(num, i * dV, dV, 1 / di);
   }
   flops += nQ * dV;
-  const kShift = nK > 0 ? phiK.logScale[0] : 0;
   const normalizerLogScale = new Float64Array(nQ);
-  for (let i = 0; i < nQ; i++) normalizerLogScale[i] = phiQ.logScale[i] + kShift;
+  for (let i = 0; i < nQ; i++) normalizerLogScale[i] = queryLogScale[i] + keyShift;
   // Ψ and Ψ⁻ᵀ (ADERF, SADERF: stored dense); SDERF keeps one Q₃ᵀ and the d values a_l.
   if (featureParameters?.psi) floatsStored += featureParameters.aDiagonal ? d * d + d : 2 * d * d;
   return {
@@ -406,4 +477,55 @@ function extraParameterFlops(kind: ExponentialFeatureKind, n: number, d: number)
   if (kind === "saderf") return 3 * n * d + 2 * n * d;
   if (kind === "sderf") return 4 * n * d * d + 10 * d ** 3 + 2 * n * d * d + n * d;
   return 0;
+}
+
+/** Rows per streamed block of the bidirectional path (the feature maps' block: a multiple of the GEMM's depth slice). */
+const STREAM_ROWS = FEATURE_BLOCK_ROWS;
+
+/** c·a, a new array (Float64Array.from with a callback took ≈ 20 % of an OPRF call: issue 14). */
+function scaled(a: Float64Array, c: number): Float64Array {
+  const out = new Float64Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = a[i] * c;
+  return out;
+}
+
+/** a[o…o+n−1] *= c (the division by Dᵢ, as a multiplication by its inverse). */
+function scaleRow(a: Float64Array, o: number, n: number, c: number): void {
+  for (let j = 0; j < n; j++) a[o + j] *= c;
+}
+
+/** Rows of the b × (n + 1) product `nb` into `num` (b × n, from row i0) and their last column into `den`. */
+function splitNormalizerColumn(nb: Float64Array, b: number, n: number, num: Float64Array, den: Float64Array, i0: number): void {
+  const w = n + 1;
+  for (let r = 0; r < b; r++) {
+    const o = r * w;
+    const t = (i0 + r) * n;
+    for (let j = 0; j < n; j++) num[t + j] = nb[o + j];
+    den[i0 + r] = nb[o + n];
+  }
+}
+
+/**
+ * The row-major rows × cols `a` transposed into `t` (cols × rows), adding every column's entries
+ * into `sums` row by row in increasing order (the additions of a plain row loop over all keys, as
+ * blocks come in key order), each entry first multiplied by `scale`. 32 × 32 tiles keep the strided
+ * side in L1.
+ */
+function transposeWithColumnSums(a: Float64Array, rows: number, cols: number, t: Float64Array, sums: Float64Array, scale = 1): void {
+  for (let r0 = 0; r0 < rows; r0 += 32) {
+    const r1 = Math.min(rows, r0 + 32);
+    for (let l0 = 0; l0 < cols; l0 += 32) {
+      const l1 = Math.min(cols, l0 + 32);
+      for (let l = l0; l < l1; l++) {
+        let acc = sums[l];
+        const o = l * rows;
+        for (let r = r0; r < r1; r++) {
+          const v = scale === 1 ? a[r * cols + l] : a[r * cols + l] * scale;
+          t[o + r] = v;
+          acc += v;
+        }
+        sums[l] = acc;
+      }
+    }
+  }
 }

@@ -167,76 +167,10 @@ export function evaluateFeatures(
   const d = x.cols;
   const m = omega.rows;
   const s = resolved.inputScale;
-  const c = resolved.normCoefficient;
-  // u = (s X) Ωᵀ, N × m; ‖x‖² of the scaled rows.
-  const u = new Float64Array(n * m);
-  matmulTransBInto(x.data, omega.data, u, n, d, m);
-  const norm2 = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    let t = 0;
-    const o = i * d;
-    for (let j = 0; j < d; j++) t += x.data[o + j] * x.data[o + j];
-    norm2[i] = t * s * s;
-  }
-  if (s !== 1) for (let i = 0; i < u.length; i++) u[i] *= s;
-  // Per-row maximal exponent: the exponent of the largest feature of row i (base + mx, with mx
-  // the largest ωᵀx term, kept apart in rowTerm: see the exponent below).
-  const rowMax = new Float64Array(n);
-  const rowTerm = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const base = c * norm2[i];
-    let mx = 0;
-    if (features !== "trig") {
-      mx = Number.NEGATIVE_INFINITY;
-      const o = i * m;
-      for (let l = 0; l < m; l++) {
-        const v = features === "hyperbolic" ? Math.abs(u[o + l]) : u[o + l];
-        if (v > mx) mx = v;
-      }
-    }
-    rowTerm[i] = mx;
-    rowMax[i] = base + mx;
-  }
-  const logScale = new Float64Array(n);
-  if (shift === "row") logScale.set(rowMax);
-  else if (shift === "global") {
-    let g = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < n; i++) if (rowMax[i] > g) g = rowMax[i];
-    logScale.fill(g);
-  }
   const width = features === "positive" ? m : 2 * m;
   const out = new Matrix(n, width);
   const f = out.data;
-  const norm = features === "hyperbolic" ? 1 / Math.sqrt(2 * m) : 1 / Math.sqrt(m);
-  for (let i = 0; i < n; i++) {
-    // exponent of feature l = (u_l − mx) + (rowMax − logScale): both parts ≤ 0 under a "row" or
-    // "global" shift, so exp never overflows. Written as u_l + (c‖x‖² − logScale) it cancels
-    // catastrophically for large norms (‖x‖² ≈ 1e200 swallows mx, leaving exp(u_l) = ∞ — issue #6).
-    const mx = rowTerm[i];
-    const e = rowMax[i] - logScale[i];
-    const o = i * m;
-    const w = i * width;
-    // Positive / hyperbolic: the exponents go into f here and one SIMD exp pass over all N·F of
-    // them follows the loop (core's simdExp, ≤ 1 ulp from Math.exp, ≈ 3× faster — issue 14).
-    if (features === "positive") {
-      for (let l = 0; l < m; l++) f[w + l] = u[o + l] - mx + e;
-    } else if (features === "hyperbolic") {
-      for (let l = 0; l < m; l++) {
-        f[w + l] = u[o + l] - mx + e;
-        f[w + m + l] = -u[o + l] - mx + e;
-      }
-    } else {
-      const h = norm * Math.exp(e); // trig: mx = 0, e = c‖x‖² − logScale
-      for (let l = 0; l < m; l++) {
-        f[w + l] = h * Math.sin(u[o + l]);
-        f[w + m + l] = h * Math.cos(u[o + l]);
-      }
-    }
-  }
-  if (features !== "trig") {
-    simdExp(f, f);
-    for (let i = 0; i < f.length; i++) f[i] *= norm;
-  }
+  const logScale = streamFeatures(x, omega, features, resolved, shift, (block, i0) => f.set(block, i0 * width));
   if (shift === "none") {
     // Unshifted features can overflow (trig: e^{+‖x‖²/2}) or, for the exponential families whose
     // true features are never 0, underflow to an all-zero row; both are reported, not returned.
@@ -260,4 +194,175 @@ export function evaluateFeatures(
   }
   const cost: Cost = { flops: 2 * n * d * m + 2 * n * d + (s !== 1 ? n * m : 0) + 2 * n * width, floatsStored: n * m + n * width + 2 * n };
   return { features: out, logScale, featureCount: width, cost };
+}
+
+/** The constant factor of every feature: 1/√m, or 1/√(2m) for hyperbolic features (module doc). */
+export function featureNorm(features: FeatureKind, m: number): number {
+  return features === "hyperbolic" ? 1 / Math.sqrt(2 * m) : 1 / Math.sqrt(m);
+}
+
+/** Largest projection (in floats) kept between calls by {@link projectionWorkspace}: 8 Mi floats = 64 MiB. */
+const WORKSPACE_MAX = 1 << 23;
+let workspace: Float64Array | undefined;
+
+/**
+ * A scratch array of at least `length` floats for the whole-array projection of the "global" shift
+ * (overwritten, never read before written), reused from call to call up to WORKSPACE_MAX floats —
+ * like core's WebAssembly memory, it grows and is never shrunk. Why: a fresh 32 MiB array costs
+ * ≈ 30 ms of first-touch page faults here (N = 16,384, m = 256), ≈ 7 % of the whole attention call.
+ * Larger requests get a fresh array each time. Single-threaded use only (each worker has its own).
+ */
+function projectionWorkspace(length: number): Float64Array {
+  if (length > WORKSPACE_MAX) return new Float64Array(length);
+  if (workspace === undefined || workspace.length < length) workspace = new Float64Array(length);
+  return workspace.subarray(0, length);
+}
+
+/** Rows per block of {@link streamFeatures}: a multiple of the GEMM's depth slice (256), see attention.ts. */
+export const FEATURE_BLOCK_ROWS = 256;
+
+/**
+ * The features of {@link evaluateFeatures}, handed to `sink` block by block (FEATURE_BLOCK_ROWS rows,
+ * rows i0…i1−1 as a row-major (i1 − i0) × F array that is reused for the next block — copy what
+ * must outlive the call), so that a consumer never holds all N × F of them: at N = 16,384, F = 256
+ * the first-touch page faults of a fresh 32 MiB array cost as much as computing it (issue 14).
+ * With the "row" and "none" shifts the projection X Ωᵀ is computed block by block too; the "global"
+ * shift needs every row's maximum first, so it is computed whole. Returns the per-row log scale.
+ * The same bits as one pass over all rows (every feature depends on its row and the shift alone).
+ * With `applyNorm` false the blocks lack the constant factor {@link featureNorm}, for a consumer
+ * that folds it into a pass or a product of its own.
+ */
+export function streamFeatures(
+  x: Matrix,
+  omega: Matrix,
+  features: FeatureKind,
+  resolved: ResolvedKernel,
+  shift: FeatureShift,
+  sink: (block: Float64Array, i0: number, i1: number) => void,
+  applyNorm = true,
+): Float64Array {
+  const n = x.rows;
+  const d = x.cols;
+  const m = omega.rows;
+  const s = resolved.inputScale;
+  const c = resolved.normCoefficient;
+  const X = x.data;
+  const hyperbolic = features === "hyperbolic";
+  const trig = features === "trig";
+  const whole = shift === "global";
+  const blockRows = Math.min(n, FEATURE_BLOCK_ROWS);
+  // u = X Ωᵀ (N × m, or one block of rows): the scaled projection s·u is formed on the fly below
+  // (multiplying u in place first cost one more pass over it; the products are the same bits).
+  const u = whole ? projectionWorkspace(n * m) : new Float64Array(blockRows * m);
+  if (whole) matmulTransBInto(X, omega.data, u, n, d, m);
+  // rowMax[i]: the exponent of the largest feature of row i, base + mx, with base = c‖x‖² (scaled
+  // rows) and mx the largest ωᵀx term (|ωᵀx| for hyperbolic; 0 for trig), kept apart in rowTerm
+  // (see the exponent below).
+  const rowMax = new Float64Array(n);
+  const rowTerm = new Float64Array(n);
+  const rowStats = (i: number, uOffset: number) => {
+    const mx = trig ? 0 : rowExtreme(u, (i - uOffset) * m, m, s, hyperbolic);
+    rowTerm[i] = mx;
+    rowMax[i] = c * (sumOfSquares(X, i * d, d) * s * s) + mx;
+  };
+  const logScale = new Float64Array(n);
+  if (whole) {
+    for (let i = 0; i < n; i++) rowStats(i, 0);
+    let g = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < n; i++) if (rowMax[i] > g) g = rowMax[i];
+    logScale.fill(g);
+  }
+  const width = features === "positive" ? m : 2 * m;
+  const f = new Float64Array(blockRows * width);
+  const norm = featureNorm(features, m);
+  for (let i0 = 0; i0 < n; i0 += blockRows) {
+    const i1 = Math.min(n, i0 + blockRows);
+    const uOffset = whole ? 0 : i0;
+    if (!whole) matmulTransBInto(X.subarray(i0 * d, i1 * d), omega.data, u, i1 - i0, d, m);
+    // The block's exponents are written (each row's statistics taken just before, while it is in
+    // L1), exponentiated by core's SIMD exp (≤ 1 ulp from Math.exp, ≈ 3× faster — issue 14) and
+    // scaled while the block is in cache.
+    for (let i = i0; i < i1; i++) {
+      if (!whole) {
+        rowStats(i, i0);
+        if (shift === "row") logScale[i] = rowMax[i];
+      }
+      // exponent of feature l = (s·u_l − mx) + (rowMax − logScale): both parts ≤ 0 under a "row" or
+      // "global" shift, so exp never overflows. Written as s·u_l + (c‖x‖² − logScale) it cancels
+      // catastrophically for large norms (‖x‖² ≈ 1e200 swallows mx, leaving exp(u_l) = ∞ — issue #6).
+      const mx = rowTerm[i];
+      const e = rowMax[i] - logScale[i];
+      const o = (i - uOffset) * m;
+      const w = (i - i0) * width;
+      if (features === "positive") positiveExponents(f, w, u, o, m, s, mx, e);
+      else if (hyperbolic) hyperbolicExponents(f, w, u, o, m, s, mx, e);
+      else trigFeatures(f, w, u, o, m, s, applyNorm ? norm * Math.exp(e) : Math.exp(e)); // trig: mx = 0, e = c‖x‖² − logScale
+    }
+    const block = f.subarray(0, (i1 - i0) * width);
+    if (!trig) {
+      simdExp(block, block);
+      if (applyNorm) scaleInPlace(block, norm);
+    }
+    sink(block, i0, i1);
+  }
+  return logScale;
+}
+
+// The hot loops live in small functions of typed arrays and numbers: V8 optimizes them at once and
+// keeps them optimized, where the same loops inline in a long driver ran for whole calls in
+// baseline code while on-stack replacement recompiled it (measured 2–3× slower per element).
+
+/** Σ_j x_j² over x[o…o+d−1]. */
+function sumOfSquares(x: Float64Array, o: number, d: number): number {
+  let t = 0;
+  for (let j = 0; j < d; j++) t += x[o + j] * x[o + j];
+  return t;
+}
+
+/** Positive-feature exponents of one row: f[w + l] = s·u[o + l] − mx + e. */
+function positiveExponents(f: Float64Array, w: number, u: Float64Array, o: number, m: number, s: number, mx: number, e: number): void {
+  if (s !== 1) for (let l = 0; l < m; l++) f[w + l] = u[o + l] * s - mx + e;
+  else for (let l = 0; l < m; l++) f[w + l] = u[o + l] - mx + e;
+}
+
+/** Hyperbolic-feature exponents of one row: ±s·u[o + l] − mx + e in the two halves. */
+function hyperbolicExponents(f: Float64Array, w: number, u: Float64Array, o: number, m: number, s: number, mx: number, e: number): void {
+  for (let l = 0; l < m; l++) {
+    const v = s !== 1 ? u[o + l] * s : u[o + l];
+    f[w + l] = v - mx + e;
+    f[w + m + l] = -v - mx + e;
+  }
+}
+
+/** Trig features of one row: h·sin(s·u), h·cos(s·u). */
+function trigFeatures(f: Float64Array, w: number, u: Float64Array, o: number, m: number, s: number, h: number): void {
+  for (let l = 0; l < m; l++) {
+    const v = s !== 1 ? u[o + l] * s : u[o + l];
+    f[w + l] = h * Math.sin(v);
+    f[w + m + l] = h * Math.cos(v);
+  }
+}
+
+/** a *= c. */
+function scaleInPlace(a: Float64Array, c: number): void {
+  for (let q = 0; q < a.length; q++) a[q] *= c;
+}
+
+/** max_l s·u_l (or max_l |s·u_l| for hyperbolic features) over one row of u. */
+function rowExtreme(u: Float64Array, o: number, m: number, s: number, hyperbolic: boolean): number {
+  let mx = Number.NEGATIVE_INFINITY;
+  if (hyperbolic) {
+    for (let l = 0; l < m; l++) {
+      const v = Math.abs(s !== 1 ? u[o + l] * s : u[o + l]);
+      if (v > mx) mx = v;
+    }
+  } else if (s !== 1) {
+    for (let l = 0; l < m; l++) {
+      const v = u[o + l] * s;
+      if (v > mx) mx = v;
+    }
+  } else {
+    for (let l = 0; l < m; l++) if (u[o + l] > mx) mx = u[o + l];
+  }
+  return mx;
 }
