@@ -33,6 +33,9 @@ export function assertNonEmpty(m: Matrix, argument: string): void {
 /** Throws `NonFiniteError` naming the first NaN/±Inf entry. */
 export function assertFinite(m: Matrix | ArrayLike<number>, argument: string): void {
   const data = m instanceof Matrix ? m.data : m;
+  // The common case in a monomorphic loop (this function sees every array kind, which made its own
+  // loop ≈ 6 ns per entry — 47 ms on a 16384 × 512 latent, issue 14); the loop below names the entry.
+  if (data instanceof Float64Array && allFiniteF64(data)) return;
   for (let i = 0; i < data.length; i++) {
     const v = data[i];
     if (!Number.isFinite(v)) {
@@ -40,6 +43,25 @@ export function assertFinite(m: Matrix | ArrayLike<number>, argument: string): v
       throw new NonFiniteError(argument, "finite entries", `${v} at ${where}`);
     }
   }
+}
+
+/** Whether every entry is finite (x − x is 0 exactly for finite x, NaN for ±∞ and NaN). */
+function allFiniteF64(data: Float64Array): boolean {
+  // four independent sums, so the adds overlap instead of waiting on one another
+  let a0 = 0;
+  let a1 = 0;
+  let a2 = 0;
+  let a3 = 0;
+  const n = data.length;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    a0 += data[i] - data[i];
+    a1 += data[i + 1] - data[i + 1];
+    a2 += data[i + 2] - data[i + 2];
+    a3 += data[i + 3] - data[i + 3];
+  }
+  for (; i < n; i++) a0 += data[i] - data[i];
+  return a0 + a1 + a2 + a3 === 0;
 }
 
 /**

@@ -32,7 +32,7 @@ import { attentionInFloat32Range } from "../kernels/range32.js";
 import { useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
 import { assertInteger, assertOneOf, assertRequiredOptions } from "../validate.js";
-import { nextTaskId, resolveWorkerUrl, runTask, share, workersFor } from "./parallel.js";
+import { nextTaskId, resolveWorkerUrl, runTask, workersFor } from "./parallel.js";
 import type { RowTask } from "./row-task.js";
 
 /** Fewest query rows in one worker's block (materialized; streaming uses max(this, queryBlockSize)). */
@@ -198,13 +198,80 @@ export async function attentionParallel(queries: Matrix, keys: Matrix, values: M
   const { bounds } = plan(queries, keys, values, z);
   if (bounds.length === 0) return single();
   const url = resolveWorkerUrl(options.workerUrl);
+  const staging = acquireStaging(queries.rows, keys.rows, queries.cols, values.cols);
+  try {
+    return await runSplit(queries, keys, values, z, bounds, url, staging, single);
+  } finally {
+    releaseStaging(staging);
+  }
+}
+
+/**
+ * The shared buffers of one split call. A call copies Q, K, V into SharedArrayBuffers and the
+ * workers write Y and the normalizers into two more; fresh buffers cost their first touch (page
+ * faults: ≈ 7 ms per 8 MiB, here 10 MiB at N = 4096, d = 64 — ≈ 4 % of a 2-worker call, issue 14),
+ * so the buffers of the last call are kept and reused by the next one that fits, unless a call is
+ * still using them (concurrent calls take fresh ones). Every row of Y and of the normalizers is
+ * written by its block, so nothing of an earlier call can leak into a later result.
+ */
+interface Staging {
+  queries: SharedArrayBuffer;
+  keys: SharedArrayBuffer;
+  values: SharedArrayBuffer;
+  out: SharedArrayBuffer;
+  normalizer: SharedArrayBuffer;
+}
+
+let kept: Staging | null = null;
+let keptInUse = false;
+
+function sized(buffer: SharedArrayBuffer | undefined, floats: number): SharedArrayBuffer {
+  return buffer && buffer.byteLength >= floats * 8 ? buffer : new SharedArrayBuffer(Math.max(floats, 1) * 8);
+}
+
+function acquireStaging(nQ: number, nKV: number, d: number, dV: number): Staging {
+  const old = keptInUse ? null : kept;
+  const s: Staging = {
+    queries: sized(old?.queries, nQ * d),
+    keys: sized(old?.keys, nKV * d),
+    values: sized(old?.values, nKV * dV),
+    out: sized(old?.out, nQ * dV),
+    normalizer: sized(old?.normalizer, nQ),
+  };
+  if (!keptInUse) {
+    kept = s;
+    keptInUse = true;
+  }
+  return s;
+}
+
+function releaseStaging(s: Staging): void {
+  if (s === kept) keptInUse = false;
+}
+
+/** Q, K or V into a staging buffer — or the caller's own SharedArrayBuffer when the array is one whole (no copy). */
+function stage(data: Float64Array, buffer: SharedArrayBuffer): SharedArrayBuffer {
+  if (data.buffer instanceof SharedArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength) return data.buffer;
+  new Float64Array(buffer, 0, data.length).set(data);
+  return buffer;
+}
+
+async function runSplit(
+  queries: Matrix,
+  keys: Matrix,
+  values: Matrix,
+  z: Resolved,
+  bounds: number[],
+  url: URL,
+  staging: Staging,
+  single: () => Matrix,
+): Promise<Matrix> {
   const { r } = z;
   const nQ = queries.rows;
   const nKV = keys.rows;
   const d = queries.cols;
   const dV = values.cols;
-  const out = new SharedArrayBuffer(nQ * dV * 8);
-  const normalizer = new SharedArrayBuffer(nQ * 8);
+  const { out, normalizer } = staging;
   const base = {
     kind: "rows" as const,
     backend: getKernelBackend(),
@@ -214,9 +281,9 @@ export async function attentionParallel(queries: Matrix, keys: Matrix, values: M
     dV,
     keyBlock: z.mode === "streaming" ? z.blockSize : undefined,
     queryBlock: z.mode === "streaming" ? z.queryBlockSize : undefined,
-    queries: share(queries.data),
-    keys: share(keys.data),
-    values: share(values.data),
+    queries: stage(queries.data, staging.queries),
+    keys: stage(keys.data, staging.keys),
+    values: stage(values.data, staging.values),
     out,
     normalizer,
   };
@@ -239,8 +306,8 @@ export async function attentionParallel(queries: Matrix, keys: Matrix, values: M
     );
     return replies.every((x) => x.fused === true);
   };
-  const y = new Float64Array(out);
-  const l = new Float64Array(normalizer);
+  const y = new Float64Array(out, 0, nQ * dV);
+  const l = new Float64Array(normalizer, 0, nQ);
   if (r.precision === "float32") {
     // attention's float32Attention: the row checks, then float64 when Y is not finite (issue #6).
     if (!(await pass("float32"))) return single();

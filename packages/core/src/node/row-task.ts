@@ -44,8 +44,9 @@ export interface RowTask {
 export function runRowTask(t: RowTask): boolean {
   const stats = fusedSoftmaxAttention({
     queries: new Float64Array(t.queries, t.row0 * t.d * 8, t.rows * t.d),
-    keys: new Float64Array(t.keys),
-    values: new Float64Array(t.values),
+    // explicit lengths: the buffers may be reused staging buffers larger than this call (parallel-attention.ts)
+    keys: new Float64Array(t.keys, 0, t.nKV * t.d),
+    values: new Float64Array(t.values, 0, t.nKV * t.dV),
     nQ: t.rows,
     nKV: t.nKV,
     d: t.d,

@@ -130,6 +130,25 @@ describe("attentionParallel: one call, query rows over 2 workers", () => {
     await expect(attentionParallel(q, k, v, { workerUrl: "/nonexistent/worker.js" })).rejects.toThrow();
   });
 
+  it("reuses its shared buffers across calls of other sizes and gives concurrent calls their own", async () => {
+    // The first call leaves staging buffers for 600 × 16 queries; a smaller call (other N_Q, N_KV,
+    // d and d_V) reuses them with stale entries past its own lengths, and two concurrent calls must
+    // not share them: each result must still be its single-thread one bit for bit.
+    const q2 = rnd(520, 12, "pa-q2");
+    const k2 = rnd(380, 12, "pa-k2");
+    const v2 = rnd(380, 10, "pa-v2");
+    expect(sameBits(await attentionParallel(q, k, v, { workers: 2 }), attention(q, k, v))).toBe(true);
+    expect(attentionSplit(q2, k2, v2, { workers: 2 }).bounds).toHaveLength(3);
+    expect(sameBits(await attentionParallel(q2, k2, v2, { workers: 2 }), attention(q2, k2, v2))).toBe(true);
+    const causal: AttentionOptions = { mask: { kind: "causal", offset: 5 } };
+    const [a, b] = await Promise.all([
+      attentionParallel(q, k, v, { ...causal, workers: 2 }),
+      attentionParallel(q2, k2, v2, { workers: 2 }),
+    ]);
+    expect(sameBits(a, attention(q, k, v, causal))).toBe(true);
+    expect(sameBits(b, attention(q2, k2, v2))).toBe(true);
+  });
+
   it("keeps its workers in a pool between calls; closeAttentionWorkers ends them and a later call starts anew", async () => {
     await closeAttentionWorkers(); // whatever earlier tests left (a failed worker script included)
     expect(attentionWorkerCount()).toBe(0);

@@ -3,10 +3,11 @@
  * (ℓ × n, small), the SVD B = Ũ Σ Vᵀ by ml-matrix, U = Q Ũ, truncated to the target rank k.
  * ml-matrix handles only the small factor; the m-sized products use core's kernels.
  */
-import { Matrix, type SeedKey } from "@randattn/core";
-import { assertInteger, assertOptions, matmulInto } from "@randattn/core/internal";
+import { Matrix, type SeedKey, transpose } from "@randattn/core";
+import { assertInteger, assertOptions, matmulInto, matmulTransBInto } from "@randattn/core/internal";
 import { SVD } from "ml-matrix";
 import type { Cost } from "../operators/index.js";
+import { householderQr, powerOfTwoScale } from "./householder.js";
 import { type QbOptions, qb } from "./qb.js";
 import { checkInputMatrix, safeScaled } from "./rangefinder.js";
 
@@ -70,6 +71,105 @@ export function exactSvd(a: Matrix, options: ExactSvdOptions = {}): ExactSvdResu
 }
 
 /**
+ * SVD of the wide ℓ × n factor B (ℓ ≤ n), truncated to k: when n ≥ 2ℓ, first Bᵀ = Q₂R₂ (Householder,
+ * n × ℓ) and then the SVD of the ℓ × ℓ R₂ᵀ = U Σ Wᵀ (one-sided Jacobi, below), so B = R₂ᵀQ₂ᵀ =
+ * U Σ (Q₂W)ᵀ — the QR preconditioning of LAPACK's dgesvd / Chan (1982) for a matrix far from square.
+ * The SVD then runs on ℓ² entries instead of ℓn; both steps are backward stable, so the factors
+ * are as accurate (issue 14: measured below).
+ */
+function wideSvd(b: Matrix, k: number): SvdFactors {
+  const l = b.rows;
+  const n = b.cols;
+  if (n < 2 * l) return exactSvd(b, { rank: k });
+  const { q: q2, r: r2 } = householderQr(transpose(b));
+  // R₂ᵀ = U Σ Wᵀ by one-sided Jacobi (below); ml-matrix when R₂ has a zero (or underflowing) direction in the top k.
+  const inner = jacobiSvd(r2, k) ?? exactSvd(transpose(r2), { rank: k });
+  // Ũ = U and Vᵀ = Wᵀ Q₂ᵀ (k × ℓ · ℓ × n).
+  const Vt = new Matrix(k, n);
+  matmulTransBInto(inner.Vt.data, q2.data, Vt.data, k, l, n);
+  return { U: inner.U, S: inner.S, Vt };
+}
+
+/**
+ * SVD of M = Rᵀ (R: ℓ × ℓ, so M's columns are R's rows, contiguous) by one-sided Jacobi (Hestenes
+ * 1958; Demmel & Veselić 1992): plane rotations from the right orthogonalize M's columns pairwise
+ * until every pair satisfies |m_pᵀm_q| ≤ ε‖m_p‖‖m_q‖, accumulating W; then σ_j = ‖m_j‖ and
+ * u_j = m_j/σ_j, so M = U Σ Wᵀ — accurate to ε relative to each σ (better than bidiagonalization
+ * for graded R). Why not ml-matrix here (issue 14, CPU time under load): its SVD of the 74 × 512 B
+ * of the 16384 × 512 RSVD took 100–690 ms over its first six calls (seldom-run code the JIT
+ * compiles late) and 50–560 ms on the 74 × 74 R₂ᵀ; a whole randomized SVD of that B through
+ * QR + this loop took 30–290 ms. Returns null (the caller takes ml-matrix) when one of the top k
+ * columns vanishes — its u_j would need completing.
+ */
+function jacobiSvd(r: Matrix, k: number): SvdFactors | null {
+  const l = r.rows;
+  // An exact power-of-two rescaling (σ scaled back below) so the squared norms neither under- nor overflow.
+  let mx = 0;
+  for (let i = 0; i < r.data.length; i++) mx = Math.max(mx, Math.abs(r.data[i]));
+  if (mx === 0) return null;
+  const scale = powerOfTwoScale(mx);
+  const x = r.data.map((v) => v * scale); // row j = column j of M
+  const w = new Float64Array(l * l); // row j = column j of W
+  for (let j = 0; j < l; j++) w[j * l + j] = 1;
+  for (let sweep = 0; sweep < 60; sweep++) {
+    let rotated = false;
+    for (let p = 0; p < l - 1; p++) {
+      const po = p * l;
+      for (let q = p + 1; q < l; q++) {
+        const qo = q * l;
+        let alpha = 0;
+        let beta = 0;
+        let gamma = 0;
+        for (let i = 0; i < l; i++) {
+          const xp = x[po + i];
+          const xq = x[qo + i];
+          alpha += xp * xp;
+          beta += xq * xq;
+          gamma += xp * xq;
+        }
+        if (gamma === 0 || Math.abs(gamma) <= Number.EPSILON * Math.sqrt(alpha * beta)) continue;
+        rotated = true;
+        // the rotation that zeroes m_pᵀm_q (Golub & Van Loan §8.5.2, the smaller angle)
+        const zeta = (beta - alpha) / (2 * gamma);
+        const t = (zeta >= 0 ? 1 : -1) / (Math.abs(zeta) + Math.sqrt(1 + zeta * zeta));
+        const c = 1 / Math.sqrt(1 + t * t);
+        const sn = c * t;
+        for (let i = 0; i < l; i++) {
+          const xp = x[po + i];
+          const xq = x[qo + i];
+          x[po + i] = c * xp - sn * xq;
+          x[qo + i] = sn * xp + c * xq;
+          const wp = w[po + i];
+          const wq = w[qo + i];
+          w[po + i] = c * wp - sn * wq;
+          w[qo + i] = sn * wp + c * wq;
+        }
+      }
+    }
+    if (!rotated) break;
+  }
+  const sigma = new Float64Array(l);
+  for (let j = 0; j < l; j++) {
+    let s2 = 0;
+    for (let i = 0; i < l; i++) s2 += x[j * l + i] * x[j * l + i];
+    sigma[j] = Math.sqrt(s2);
+  }
+  const order = Array.from(sigma.keys()).sort((a, b) => sigma[b] - sigma[a] || a - b);
+  if (!(sigma[order[k - 1]] > 0)) return null;
+  const U = new Matrix(l, k);
+  const Vt = new Matrix(k, l);
+  const S = new Float64Array(k);
+  for (let t = 0; t < k; t++) {
+    const j = order[t];
+    S[t] = sigma[j] / scale;
+    const inv = 1 / sigma[j];
+    for (let i = 0; i < l; i++) U.data[i * k + t] = x[j * l + i] * inv;
+    Vt.data.set(w.subarray(j * l, (j + 1) * l), t * l);
+  }
+  return { U, S, Vt };
+}
+
+/**
  * Randomized SVD of rank k (HMT Alg. 5.1 on top of {@link qb}).
  * @param a A (m × n), finite.
  * @param options rank k, oversampling p (default 10), power iterations q (default 2), re-normalization,
@@ -92,7 +192,7 @@ export function randomizedSvd(a: Matrix, options: QbOptions, seed: SeedKey): Ran
   const k = options.rank;
   const l = Q.cols;
   // the small SVD's flops are counted in the formula below (4nℓ² + 8ℓ³), not from its own cost
-  const small = exactSvd(B, { rank: k });
+  const small = wideSvd(B, k);
   // U = Q Ũ (m × ℓ · ℓ × k).
   const U = new Matrix(a.rows, k);
   matmulInto(Q.data, small.U.data, U.data, a.rows, l, k, false);

@@ -32,32 +32,62 @@ export interface PerQueryDraw {
 }
 
 /**
+ * The estimate each query's draw feeds (values.ts): out[i, :] = Σ_t coef_t V[j_t, :] and zhat[i] =
+ * Σ_t coef_t with coef_t = c_t·W[i, j_t], summed over t in order from zero. Done row by row right
+ * after the row's draw, while W's row is still in cache (issue 14: read afterwards, the s scattered
+ * W[i, j_t] of 1024 rows of 8 KiB cost a cache miss each).
+ */
+export interface PerQueryGather {
+  /** V, N_KV × d_V row-major. */
+  values: Float64Array;
+  dV: number;
+  /** N_Q × d_V, zero on entry. */
+  out: Float64Array;
+  /** N_Q, zero on entry. */
+  zhat: Float64Array;
+}
+
+/**
  * Per-query draws with replacement for every row of `w` (nQ × n row-major, entries finite and ≥ 0,
- * already checked by the caller), `s` samples each, defensive weight `eps`.
+ * already checked by the caller), `s` samples each, defensive weight `eps`; with `gather`, also
+ * the estimate of each row (see {@link PerQueryGather}).
  * @throws ValueError naming `weights[i]` when row i is all zero (as normalizeWeights does), or when
  *   a row's probabilities do not sum to 1 within 1e-9 (as validateProbabilities does).
  */
-export function perQueryAttentionDraw(w: Float64Array, nQ: number, n: number, s: number, eps: number, seed: SeedKey): PerQueryDraw {
+export function perQueryAttentionDraw(
+  w: Float64Array,
+  nQ: number,
+  n: number,
+  s: number,
+  eps: number,
+  seed: SeedKey,
+  gather?: PerQueryGather,
+): PerQueryDraw {
   const indices = new Int32Array(nQ * s);
   const weights = new Float64Array(nQ * s);
   const probabilities = new Float64Array(nQ * n);
   const cum = new Float64Array(n);
+  const coef = new Float64Array(s);
   const uniformShare = eps / n;
   let rng: RandomStream | undefined;
   for (let i = 0; i < nQ; i++) {
     const off = i * n;
-    // normalizeWeights: scale by the max, then w/mx/Σ(w/mx).
-    let mx = 0;
-    for (let j = 0; j < n; j++) if (w[off + j] > mx) mx = w[off + j];
+    // normalizeWeights: scale by the max, then w/mx/Σ(w/mx) — w/mx kept from the sum's pass (the
+    // same quotient, bit for bit) so each entry is divided by mx once.
+    const mx = rowMax(w, off, n);
     if (mx === 0) throw new ValueError(`weights[${i}]`, "at least one positive weight", "all zero");
     let sumScaled = 0;
-    for (let j = 0; j < n; j++) sumScaled += w[off + j] / mx;
+    for (let j = 0; j < n; j++) {
+      const x = w[off + j] / mx;
+      probabilities[off + j] = x;
+      sumScaled += x;
+    }
     // defensiveMixture ((1 − ε)p + ε/N; p itself when ε = 0), validateProbabilities' sum, and the
     // running sum C_j it passes through — the inverse CDF.
     let sum = 0;
     let last = 0; // the last index with p > 0 (u·C rounding up to C_{N−1} draws it)
     for (let j = 0; j < n; j++) {
-      let p = w[off + j] / mx / sumScaled;
+      let p = probabilities[off + j] / sumScaled;
       if (eps !== 0) p = (1 - eps) * p + uniformShare;
       probabilities[off + j] = p;
       sum += p;
@@ -72,17 +102,93 @@ export function perQueryAttentionDraw(w: Float64Array, nQ: number, n: number, s:
     for (let t = 0; t < s; t++) {
       const x = r.uniform() * sum;
       // Smallest j with C_j > x (C is non-decreasing; C_{N−1} = sum > x unless x rounded up to it).
-      let lo = 0;
-      let hi = n - 1;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (cum[mid] > x) hi = mid;
-        else lo = mid + 1;
-      }
-      const j = cum[lo] > x ? lo : last;
+      let j = search(cum, x, n);
+      if (!(cum[j] > x)) j = last;
       indices[i * s + t] = j;
-      weights[i * s + t] = 1 / (s * probabilities[off + j]);
+      const c = 1 / (s * probabilities[off + j]);
+      weights[i * s + t] = c;
+      coef[t] = c * w[off + j];
     }
+    if (gather) gatherRow(gather, indices, coef, i, s);
   }
   return { indices, weights, probabilities };
+}
+
+/** max(0, w[off … off+n−1]) (entries ≥ 0): four running maxima, the same value as one. */
+function rowMax(w: Float64Array, off: number, n: number): number {
+  let m0 = 0;
+  let m1 = 0;
+  let m2 = 0;
+  let m3 = 0;
+  let j = 0;
+  for (; j + 3 < n; j += 4) {
+    m0 = Math.max(m0, w[off + j]);
+    m1 = Math.max(m1, w[off + j + 1]);
+    m2 = Math.max(m2, w[off + j + 2]);
+    m3 = Math.max(m3, w[off + j + 3]);
+  }
+  for (; j < n; j++) m0 = Math.max(m0, w[off + j]);
+  return Math.max(m0, m1, m2, m3);
+}
+
+/** Smallest j in [0, n − 1) with cum[j] > x, else n − 1 (binary search). */
+function search(cum: Float64Array, x: number, n: number): number {
+  let lo = 0;
+  let hi = n - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cum[mid] > x) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/**
+ * Row i of the estimate: zhat[i] = Σ_t coef_t, out[i, :] = Σ_t coef_t V[j_t, :], each entry summed
+ * over t in order from zero (the plain loop's operations), eight columns (one cache line of each
+ * sampled row of V) at a time in registers.
+ */
+function gatherRow(g: PerQueryGather, indices: Int32Array, coef: Float64Array, i: number, s: number): void {
+  const { values: vd, dV, out } = g;
+  let z = 0;
+  for (let t = 0; t < s; t++) z += coef[t];
+  g.zhat[i] = z;
+  const o = i * dV;
+  const base = i * s;
+  let col = 0;
+  for (; col + 7 < dV; col += 8) {
+    let a0 = 0;
+    let a1 = 0;
+    let a2 = 0;
+    let a3 = 0;
+    let a4 = 0;
+    let a5 = 0;
+    let a6 = 0;
+    let a7 = 0;
+    for (let t = 0; t < s; t++) {
+      const x = coef[t];
+      const r = indices[base + t] * dV + col;
+      a0 += x * vd[r];
+      a1 += x * vd[r + 1];
+      a2 += x * vd[r + 2];
+      a3 += x * vd[r + 3];
+      a4 += x * vd[r + 4];
+      a5 += x * vd[r + 5];
+      a6 += x * vd[r + 6];
+      a7 += x * vd[r + 7];
+    }
+    out[o + col] = a0;
+    out[o + col + 1] = a1;
+    out[o + col + 2] = a2;
+    out[o + col + 3] = a3;
+    out[o + col + 4] = a4;
+    out[o + col + 5] = a5;
+    out[o + col + 6] = a6;
+    out[o + col + 7] = a7;
+  }
+  for (; col < dV; col++) {
+    let a = 0;
+    for (let t = 0; t < s; t++) a += coef[t] * vd[indices[base + t] * dV + col];
+    out[o + col] = a;
+  }
 }

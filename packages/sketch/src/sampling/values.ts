@@ -75,6 +75,23 @@ export function checkWeightsValues(weights: Matrix, values: Matrix, wName = "wei
   assertFinite(values, vName);
 }
 
+/** Whether any entry is < 0: four running minima without a branch per entry (the scan that names it runs only then). */
+function hasNegative(w: Float64Array): boolean {
+  let m0 = 0;
+  let m1 = 0;
+  let m2 = 0;
+  let m3 = 0;
+  let i = 0;
+  for (; i + 3 < w.length; i += 4) {
+    m0 = Math.min(m0, w[i]);
+    m1 = Math.min(m1, w[i + 1]);
+    m2 = Math.min(m2, w[i + 2]);
+    m3 = Math.min(m3, w[i + 3]);
+  }
+  for (; i < w.length; i++) m0 = Math.min(m0, w[i]);
+  return Math.min(m0, m1, m2, m3) < 0;
+}
+
 /**
  * Shared-scheme probabilities over the N_KV keys ("uniform", "value-norm", "optimal").
  * `weights` is only read for "optimal".
@@ -125,7 +142,7 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
   const { rows: nQ, cols: n } = weights;
   const dV = values.cols;
   const w = weights.data;
-  if (scheme === "attention" || normalize !== "none") {
+  if ((scheme === "attention" || normalize !== "none") && hasNegative(w)) {
     for (let q = 0; q < w.length; q++) {
       if (w[q] < 0) {
         throw new ValueError(
@@ -147,16 +164,9 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
   let floatsStored: number;
   if (scheme === "attention" && design === "with-replacement") {
     // One pass per row for the probabilities and their running sum, inverse-CDF draws, one stream
-    // per 64 queries (sampling/perQuery.ts) — the per-row composition below costs 10× more.
-    ({ indices, weights: c, probabilities } = perQueryAttentionDraw(w, nQ, n, s, eps, seed));
-    for (let i = 0; i < nQ; i++) {
-      for (let t = 0; t < s; t++) {
-        const j = indices[i * s + t];
-        const coef = c[i * s + t] * w[i * n + j];
-        zhat[i] += coef;
-        for (let col = 0; col < dV; col++) out[i * dV + col] += coef * vd[j * dV + col];
-      }
-    }
+    // per 64 queries, and each row's estimate right after its draw (sampling/perQuery.ts) — the
+    // per-row composition below costs 10× more.
+    ({ indices, weights: c, probabilities } = perQueryAttentionDraw(w, nQ, n, s, eps, seed, { values: vd, dV, out, zhat }));
     flops = 2 * nQ * n + nQ * s * (2 + 2 * dV) + (eps > 0 ? 2 * nQ * n : 0);
     floatsStored = nQ * n + 2 * nQ * s;
   } else if (scheme === "attention") {

@@ -52,6 +52,22 @@ describe("randomized SVD vs ml-matrix SVD", () => {
     expect(e2).toBeLessThan(e0);
   });
 
+  it("the small SVD of B (QR of Bᵀ, one-sided Jacobi on R₂ᵀ): U diag(S) Vᵀ has singular values S to 1e-12; a zero B falls back to ml-matrix", () => {
+    // ℓ = 20 ≪ n = 90 takes the QR + Jacobi path; σ spans 0.8^0 … 0.8^19 ≈ 1.4e-2, each to ~ε relative
+    // (ml-matrix's SVD of the product is the oracle: a wrong rotation, order or Vᵀ = Wᵀ Q₂ᵀ breaks it)
+    const { S, U, Vt } = randomizedSvd(a, { rank: 20, oversampling: 0, powerIterations: 2 }, [45]);
+    const b = exactSvd(
+      matmul(
+        Matrix.from(130, 20, (i, j) => U.get(i, j) * S[j]),
+        Vt,
+      ),
+    );
+    for (let j = 0; j < 20; j++) expect(Math.abs(S[j] - b.S[j]) / b.S[j]).toBeLessThan(1e-12);
+    const zero = randomizedSvd(new Matrix(130, 90), { rank: 5, oversampling: 5, powerIterations: 1 }, [46]);
+    expect(Array.from(zero.S)).toEqual([0, 0, 0, 0, 0]);
+    expect(orthonormalityDefect(zero.U)).toBeLessThan(1e-12);
+  });
+
   it("exactSvd reproduces A at full rank and matches the oracle's values", () => {
     const { U, S, Vt } = exactSvd(a);
     for (let j = 0; j < 90; j++) expect(Math.abs(S[j] - oracle[j])).toBeLessThan(1e-12);
