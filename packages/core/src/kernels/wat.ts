@@ -224,26 +224,34 @@ const ROUND_MAGIC = "0x1.8p52";
 const ROUND_MAGIC_BITS = "4843621399236968448";
 
 /**
- * log₂ of the entries of the exp table: x = (256·e + i)·ln2/256 + r, |r| ≤ ln2/512. (128 entries
- * needed a degree-5 polynomial; 256 entries — 4 KiB, still in L1 — let degree 4 suffice, one
- * multiply and one add fewer per vector on the add-bound exp pass.)
+ * log₂ of the entries of the exp table: x = (2048·e + i)·ln2/2048 + r, |r| ≤ ln2/4096. (128
+ * entries needed a degree-5 polynomial, 256 degree 4 with (hi, lo) pairs; 2048 entries of hi only —
+ * 16 KiB, half of L1 — make degree 3 enough and y = hi·(1 + p) one add shorter: two fewer adds
+ * and one multiply fewer per vector on the add-bound exp pass, one lane load instead of a shuffle.)
  */
-const EXP_TABLE_BITS = 8;
-/** Entries of the exp table (2^(i/256), i = 0…255). */
+const EXP_TABLE_BITS = 11;
+/** Entries of the exp table (2^(i/2048), i = 0…2047). */
 const EXP_TABLE_SIZE = 1 << EXP_TABLE_BITS;
+/**
+ * Byte address of the exp's table-index scratch (4 streams × 16 B): the upper half of the 256
+ * scratch bytes, beside the edge tiles' 128 (no kernel runs an edge tile and an exp at once).
+ */
+const EXP_INDEX_SCRATCH = 128;
 /** Byte address of the exp table in the kernel memory (after the edge-tile scratch). */
 export const EXP_TABLE_ADDR = 256;
 /**
  * Bytes at the start of the kernel memory the kernels own: the edge-tile scratch (0…255) and the
- * exp table (256…4351, 16 B per entry), rounded up. Drivers place their operands after this.
+ * exp table (256…16639, 8 B per entry), rounded up. Drivers place their operands after this.
  */
-export const KERNEL_RESERVED_BYTES = 8192;
+export const KERNEL_RESERVED_BYTES = 20480;
 
 /**
  * The table of the f64x2 exp (Tang 1989, "Table-driven implementation of the exponential function"):
- * entry i is the pair (hi, lo) of float64s with hi = fl(2^(i/256)) and lo = fl(2^(i/256) − hi), so
- * hi + lo carries 2^(i/256) to ≈ 2⁻¹⁰⁶ relative. Computed exactly here in 2⁻¹⁶⁰ fixed point with
- * BigInt (ln 2 = Σ 1/(k·2ᵏ), e^y by its Taylor series), so no libm rounding enters the table.
+ * entry i is the pair (hi, lo) of float64s with hi = fl(2^(i/2048)) (correctly rounded) and
+ * lo = fl(2^(i/2048) − hi). The kernel memory holds only hi (its 0.5 ulp is in the error bound of
+ * `expInline`); lo is returned so the tests can check hi against the exact value. Computed exactly
+ * here in 2⁻¹⁶⁰ fixed point with BigInt (ln 2 = Σ 1/(k·2ᵏ), e^y by its Taylor series), so no libm
+ * rounding enters the table.
  */
 export function expTable(): Float64Array {
   const P = 160n;
@@ -268,9 +276,10 @@ export function expTable(): Float64Array {
   return out;
 }
 
-/** The exp table as a WAT data-segment string ("\xx" escapes of its little-endian bytes). */
+/** The hi column of the exp table as a WAT data-segment string ("\xx" escapes of its little-endian bytes). */
 function expTableData(): string {
-  const bytes = new Uint8Array(expTable().buffer);
+  const pairs = expTable();
+  const bytes = new Uint8Array(Float64Array.from({ length: EXP_TABLE_SIZE }, (_, i) => pairs[2 * i]).buffer);
   let s = "";
   for (const b of bytes) s += `\\${b.toString(16).padStart(2, "0")}`;
   return `(data (i32.const ${EXP_TABLE_ADDR}) "${s}")`;
@@ -283,24 +292,24 @@ function expConstants(): Record<string, string> {
   return {
     lo: f("-746"),
     hi: f("710"),
-    // 256/ln 2, and ln2/256 as fdlibm's Cody–Waite pair ln2_hi + ln2_lo scaled by 2⁻⁸ (exact):
-    // ln2_hi has 21 trailing zero bits, so k·l1 is exact for |k| < 2²¹ (here |k| ≤ 275,600).
-    inv: f("0x1.71547652b82fep8"),
-    l1: f("0x1.62e42feep-9"),
-    l2: f("0x1.a39ef35793c76p-41"),
+    // 2048/ln 2, and ln2/2048 as a Cody–Waite pair: l1 = ln2/2048 truncated to 30 significant
+    // bits, so k·l1 is exact for |k| < 2²³ (here |k| ≤ 2,204,800), l2 = fl(ln2/2048 − l1), leaving
+    // 2.0e-29 (mpmath), i.e. |k|·2.0e-29 < 5e-23 in r.
+    inv: f("0x1.71547652b82fep11"),
+    l1: f("0x1.62e42fe8p-12"),
+    l2: f("0x1.e8e7bcd5e4f1ep-42"),
     magic: f(ROUND_MAGIC),
     magicbits: i64(ROUND_MAGIC_BITS),
-    // ~(256 − 1): clears the table index from the bits of t.
-    himask: i64("-256"),
-    // 2⁻⁹: k/512 ≈ e/2 for the two-factor scaling.
-    quarter: f("0x1p-9"),
+    // ~(2048 − 1): clears the table index from the bits of t.
+    himask: i64("-2048"),
+    // 2⁻¹²: k/4096 ≈ e/2 for the two-factor scaling.
+    quarter: f("0x1p-12"),
     // bits of 1.0 (1023 << 52).
     onebits: i64("4607182418800017408"),
-    // e^r − 1 ≈ r + r²·(c2 + r·c3 + r²·c4) on |r| ≤ ln2/512: near-minimax (see `expPolyTable`),
-    // close to the Taylor values 1/2, 1/6, 1/24.
-    c2: f("0.5"),
-    c3: f("0x1.555556deeba2fp-3"),
-    c4: f("0x1.5555565bb988fp-5"),
+    // e^r − 1 ≈ r + r²·(c2 + r·c3) on |r| ≤ ln2/4096: near-minimax (see `expPolyTable`), close
+    // to the Taylor values 1/2, 1/6.
+    c2: f("0x1.000000051ff50p-1"),
+    c3: f("0x1.555555596ee62p-3"),
   };
 }
 
@@ -308,7 +317,7 @@ function expConstants(): Record<string, string> {
 const EXP_STREAMS = 4;
 /** Declarations of the scratch locals of `expInline`. */
 const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
-  ["t", "f", "r", "p", "i", "a", "b"].map((n) => `(local $ex_${n}${u} v128)`).join(" "),
+  ["t", "f", "r", "p", "i", "a"].map((n) => `(local $ex_${n}${u} v128)`).join(" "),
 ).join(" ");
 
 /**
@@ -317,16 +326,18 @@ const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
  * chains side by side are what keeps the SIMD units busy). Tang's table-driven method:
  *  - x is clamped to [−746, 710] (−∞ and anything below −745.2 give exactly 0, anything above
  *    709.79 gives +∞; a NaN x stays NaN);
- *  - k = round(x·256/ln 2) by the 1.5·2⁵² trick, x = k·ln2/256 + r with r by Cody–Waite
- *    (|r| ≤ ln2/512 + 2⁻⁶⁰), k = 256·e + i;
- *  - y = 2^(i/256)·(1 + p) by `expPolyTable` (degree-4 near-minimax p, 256-entry (hi, lo) table,
- *    one rounding of the final sum): ≤ 0.5 ulp (that rounding) + 0.09 ulp (the polynomial, at most
- *    2·9.5e-18 against ulp(y) ≥ 2⁻⁵³ for y ∈ [0.998, 2)) + < 0.01 ulp (the products, the table's
- *    2⁻¹⁰⁶, the reduction) ≤ 0.6 ulp from the exact e^x in the normal range (the 128-entry,
- *    degree-5 form was ≤ 0.51); measured ≤ 1 ulp from Math.exp, itself < 1 ulp;
- *  - 2^e built from exponent bits in two factors 2^(e−e₁)·2^e₁, e₁ = round(k/512) ≈ e/2, so a
+ *  - k = round(x·2048/ln 2) by the 1.5·2⁵² trick, x = k·ln2/2048 + r with r by Cody–Waite
+ *    (|r| ≤ ln2/4096 + 2⁻⁶⁰), k = 2048·e + i;
+ *  - y = 2^(i/2048)·(1 + p) by `expPolyTable` (degree-3 near-minimax p, 2048-entry table of
+ *    hi = fl(2^(i/2048)), y = hi + hi·p): ≤ 0.5 ulp (the final rounding) + 0.5 ulp (hi's rounding;
+ *    y ∈ [1, 2) except for i = 0, where hi = 1 is exact) + 0.16 ulp (the polynomial, at most
+ *    2·1.71e-17 against ulp(y) = 2⁻⁵² for y ∈ [1, 2), 1.71e-17 against 2⁻⁵³ below 1) + < 0.01 ulp
+ *    (hi·p's rounding, the reduction) ≤ 1.17 ulp from the exact e^x in the normal range (the
+ *    256-entry (hi, lo), degree-4 form was ≤ 0.6); measured against Math.exp (itself < 1 ulp) in
+ *    test/fast/simd-exp.test.ts;
+ *  - 2^e built from exponent bits in two factors 2^(e−e₁)·2^e₁, e₁ = round(k/4096) ≈ e/2, so a
  *    subnormal result is rounded once, by the last multiply, and 2^1024 is never formed.
- * ≈ 35 vector operations per two results. The hot loops call `expFast`, which skips the clamp and
+ * ≈ 33 vector operations per two results. The hot loops call `expFast`, which skips the clamp and
  * the two-factor scaling when every lane's result is normal, with identical results.
  */
 function expInline(xs: string[], outs: string[]): string[] {
@@ -345,7 +356,7 @@ function expInline(xs: string[], outs: string[]): string[] {
   step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
   step((u) => set("r", u, `(f64x2.sub (f64x2.sub ${v("r", u)} (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`));
   L.push(...expPolyTable(xs.length, C));
-  // e·2⁵² = ((bits(t) & ~255) − bits(magic)) << 44; e₁·2⁵² = (bits(k/256 + magic) − bits(magic)) << 52
+  // e·2⁵² = ((bits(t) & ~2047) − bits(magic)) << 41; e₁·2⁵² = (bits(k/4096 + magic) − bits(magic)) << 52
   // (i64x2.shr_s has no SSE instruction and V8 emulates it slowly, so only left shifts are used).
   step((u) => set("i", u, `(i64x2.shl (i64x2.sub (v128.and ${v("t", u)} ${C.himask}) ${C.magicbits}) (i32.const ${52 - EXP_TABLE_BITS}))`));
   step((u) =>
@@ -360,12 +371,13 @@ function expInline(xs: string[], outs: string[]): string[] {
 
 /**
  * The shared middle of `expInline` and `expFast`: from the reduced argument r (locals `$ex_r`, and
- * `$ex_t` holding k in its low bits) to y = 2^(i/256)·(1 + p) in `$ex_p`:
- *  - e^r − 1 ≈ p = r + r²·((c2 + r·c3) + r²·c4), a degree-4 near-minimax fit (Chebyshev fit of
- *    (e^r − 1 − r)/r² on |r| ≤ ln2/512 + 2⁻⁵⁰, mpmath `chebyfit`; c2 = 1/2 exactly): absolute error
- *    ≤ 9.5e-18 = 0.043·2⁻⁵² (degree-4 Taylor would give 3.8e-17 = 0.17·2⁻⁵²), Estrin form;
- *  - 2^(i/256) from a 256-entry table of (hi, lo) pairs, gathered with two scalar-indexed loads
- *    (SIMD128 has no gather), y = hi + (lo + hi·p): one rounding of the final sum.
+ * `$ex_t` holding k in its low bits) to y = 2^(i/2048)·(1 + p) in `$ex_p`:
+ *  - e^r − 1 ≈ p = r + r²·(c2 + r·c3), a degree-3 near-minimax fit (Chebyshev fit of
+ *    (e^r − 1 − r)/r² on |r| ≤ ln2/4096 + 2⁻⁵⁰, mpmath `chebyfit`, checked on 4001 points at 200
+ *    bits): absolute error ≤ 1.71e-17 = 0.077·2⁻⁵² (degree-3 Taylor would give 3.4e-17);
+ *  - hi = fl(2^(i/2048)) from the 2048-entry table, the two lanes loaded straight into one vector
+ *    (`v128.load64_zero`, `v128.load64_lane`; SIMD128 has no gather), y = hi + hi·p: one rounding
+ *    of the product (≤ 2⁻⁵³·|hi·p| < 0.001 ulp) and one of the sum.
  */
 function expPolyTable(streams: number, C: Record<string, string>): string[] {
   const L: string[] = [];
@@ -375,17 +387,19 @@ function expPolyTable(streams: number, C: Record<string, string>): string[] {
   const each = (f: (u: number) => string) => {
     for (const u of U) L.push(f(u));
   };
-  const entry = (u: number, lane: number) =>
-    `(v128.load offset=${EXP_TABLE_ADDR} (i32.shl (i32.and (i32.wrap_i64 (i64x2.extract_lane ${lane} ${v("t", u)})) (i32.const ${EXP_TABLE_SIZE - 1})) (i32.const 4)))`;
+  // Byte offset of lane `lane`'s entry, (low 11 bits of t)·8, with t read back through the scratch
+  // at EXP_INDEX_SCRATCH: one vector store and two scalar loads (integer load ports) instead of two
+  // vpextrq, which share the one FP load/store/transfer pipe that bounds this loop (llvm-mca
+  // -mcpu=znver3 of V8's code: 38.7 → 35.1 cycles per 8 scores). Same bits.
+  each((u) => `(v128.store offset=${EXP_INDEX_SCRATCH + 16 * u} (i32.const 0) ${v("t", u)})`);
+  const index = (u: number, lane: number) =>
+    `(i32.shl (i32.and (i32.load offset=${EXP_INDEX_SCRATCH + 16 * u + 8 * lane} (i32.const 0)) (i32.const ${EXP_TABLE_SIZE - 1})) (i32.const 3))`;
   each((u) => set("p", u, `(f64x2.mul ${v("r", u)} ${v("r", u)})`));
-  each((u) => set("a", u, `(f64x2.add (f64x2.add ${C.c2} (f64x2.mul ${v("r", u)} ${C.c3})) (f64x2.mul ${v("p", u)} ${C.c4}))`));
+  each((u) => set("a", u, `(f64x2.add ${C.c2} (f64x2.mul ${v("r", u)} ${C.c3}))`));
   each((u) => set("i", u, `(f64x2.add ${v("r", u)} (f64x2.mul ${v("p", u)} ${v("a", u)}))`));
-  // Table entries of both lanes (index = low 8 bits of t), then hi = lanes 0, lo = lanes 1.
-  each((u) => set("a", u, entry(u, 0)));
-  each((u) => set("b", u, entry(u, 1)));
-  each((u) => set("r", u, `(i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 ${v("a", u)} ${v("b", u)})`));
-  each((u) => set("a", u, `(i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 ${v("a", u)} ${v("b", u)})`));
-  each((u) => set("p", u, `(f64x2.add ${v("r", u)} (f64x2.add ${v("a", u)} (f64x2.mul ${v("r", u)} ${v("i", u)})))`));
+  each((u) => set("a", u, `(v128.load64_zero offset=${EXP_TABLE_ADDR} ${index(u, 0)})`));
+  each((u) => set("a", u, `(v128.load64_lane offset=${EXP_TABLE_ADDR} 1 ${index(u, 1)} ${v("a", u)})`));
+  each((u) => set("p", u, `(f64x2.add ${v("a", u)} (f64x2.mul ${v("a", u)} ${v("i", u)}))`));
   return L;
 }
 
@@ -402,7 +416,7 @@ const EXP_FAST_HI = "709";
  * Every lane of every vector is compared with [−707, 709] (only with −707 when `upper` is false:
  * softmax logits x − m′ are ≤ 0); if all lie inside (a NaN fails the compare), the fast path runs —
  * `expInline`'s reduction, polynomial and table without the clamp, with 2^e added to the exponent
- * bits of y = 2^(i/256)·(1 + p) (exact: the result is normal, so this equals `expInline`'s two-factor
+ * bits of y = 2^(i/2048)·(1 + p) (exact: the result is normal, so this equals `expInline`'s two-factor
  * scaling bit for bit). Otherwise the whole group takes `expInline` (clamp, subnormals rounded once,
  * 0, ∞, NaN). So every input gets the same bits whichever path its group takes, and the fast path
  * saves the clamp (2 ops) and the two-factor scaling (6 ops) per vector: ≈ 27 vector operations
@@ -432,7 +446,7 @@ function expFast(xs: string[], outs: string[], upper: boolean): string[] {
     set("r", u, `(f64x2.sub (f64x2.sub (local.get ${xs[u]}) (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`),
   );
   L.push(...expPolyTable(xs.length, C));
-  // bits(t) = bits(magic) + k exactly and bits(magic) has 51 trailing zeros, so (bits(t) & ~255) << 44
+  // bits(t) = bits(magic) + k exactly and bits(magic) has 51 trailing zeros, so (bits(t) & ~2047) << 41
   // is (k − i)·2⁴⁴ = e·2⁵² (mod 2⁶⁴): the exponent of 2^e, added to the exponent bits of y.
   step(
     (u) =>
