@@ -19,8 +19,8 @@ import {
   assertNonEmpty,
   assertOneOf,
   describe,
-  matmulInto,
   matmulTransAInto,
+  tallNarrowMatmulInto,
 } from "@randattn/core/internal";
 import {
   type Cost,
@@ -239,7 +239,7 @@ export function denseOperator(a: Matrix): PowerOperator {
   return {
     times(x) {
       const out = new Matrix(m, x.cols);
-      matmulInto(a.data, x.data, out.data, m, n, x.cols, false);
+      tallNarrowMatmulInto(a.data, x.data, out.data, m, n, x.cols);
       return out;
     },
     transposeTimes(y) {
