@@ -33,9 +33,11 @@ const SECOND_GRAM_TOLERANCE = 0.5;
 
 /**
  * Q (m × ℓ, orthonormal to O(u)) of a tall Y by CholeskyQR2, or `null` when the rule in the module
- * doc rejects it (the caller then runs Householder). Y is not modified.
+ * doc rejects it (the caller then runs Householder). Y is not modified. With `onePassKappa` > 0
+ * the first pass's Q₁ is returned alone when ‖R₁‖_F‖R₁⁻¹‖_F (≥ κ₂(Y)) ≤ onePassKappa — a
+ * well-conditioned basis (‖Q₁ᵀQ₁ − I‖ ≲ κ²u), not an orthonormal one: for the power steps only.
  */
-export function choleskyQr2(y: Float64Array, m: number, l: number): Float64Array | null {
+export function choleskyQr2(y: Float64Array, m: number, l: number, onePassKappa = 0): Float64Array | null {
   if (m * l < CHOLQR_MIN_ENTRIES || m < 4 * l) return null;
   // An exact power-of-two rescaling when max|Y| is far from 1, so the Gram (entries up to m·max²)
   // neither overflows nor underflows (the span, hence Q, is unchanged); ordinary samples skip the copy.
@@ -47,10 +49,20 @@ export function choleskyQr2(y: Float64Array, m: number, l: number): Float64Array
     ys = new Float64Array(y.length);
     for (let i = 0; i < y.length; i++) ys[i] = y[i] * s;
   }
-  const r1inv = choleskyInverseFactor(gram(ys, m, l), l);
+  const g1 = gram(ys, m, l);
+  const r1inv = choleskyInverseFactor(g1, l);
   if (r1inv === null) return null;
   const q1 = new Float64Array(m * l);
   matmulInto(ys, r1inv, q1, m, l, l, false);
+  if (onePassKappa > 0) {
+    // κ₂(R₁) ≤ ‖R₁‖_F‖R₁⁻¹‖_F with ‖R₁‖_F² = tr G₁: a rigorous bound, so one pass is kept only
+    // where its orthogonality loss (≈ κ²u) is provably small.
+    let tr = 0;
+    for (let i = 0; i < l; i++) tr += g1[i * l + i];
+    let inv = 0;
+    for (let i = 0; i < r1inv.length; i++) inv += r1inv[i] * r1inv[i];
+    if (Math.sqrt(tr * inv) <= onePassKappa) return q1;
+  }
   const g2 = gram(q1, m, l);
   let dev = 0;
   for (let i = 0; i < l; i++)

@@ -219,6 +219,24 @@ export function renormalize(y: Matrix, mode: Orthonormalization, cost: Cost): Ma
   return y;
 }
 
+/** Largest certified κ₂(Y) for which a power step keeps the one-pass CholeskyQR basis (κ²u ≤ 1e-8). */
+const ONE_PASS_KAPPA = 1e4;
+
+/**
+ * The tall sample's basis between power steps in `"qr"` mode: one CholeskyQR pass when
+ * ‖R₁‖_F‖R₁⁻¹‖_F ≤ 1e4 (a rigorous bound on κ₂(Y), so ‖Q₁ᵀQ₁ − I‖ ≲ 1e-8 up to dimension
+ * constants: κ(Q₁) ≈ 1), else {@link orthonormalBasis}. Why enough: between power steps HMT §4.5
+ * asks only for a well-conditioned basis of range(Y) (the `"lu"` mode's L is far less orthogonal),
+ * and CholeskyQR's backward error Y + ΔY = Q₁R₁, ‖ΔY‖ = O(u‖Y‖), is Householder's (Yamamoto et al.
+ * 2015), so the span is as accurate; the final basis is always orthonormal to O(u). Saves one Gram
+ * and one product per step (issue 14).
+ */
+function powerStepBasis(y: Matrix, cost: Cost): Matrix {
+  cost.flops += qrFlops(y.rows, y.cols);
+  const q = choleskyQr2(y.data, y.rows, y.cols, ONE_PASS_KAPPA);
+  return q === null ? householderQr(y).q : new Matrix(y.rows, y.cols, q);
+}
+
 /**
  * A linear operator for the power iteration: the products M·X and Mᵀ·Y of an m × n matrix M that
  * need not be formed (the blocked QB iterates on the residual A − QB through A and Q, B).
@@ -284,7 +302,7 @@ export function transposedProduct(A: Float64Array, Y: Float64Array, m: number, n
  */
 export function powerIterate(op: PowerOperator, y: Matrix, iterations: number, mode: Orthonormalization, cost: Cost): Matrix {
   for (let it = 0; it < iterations; it++) {
-    y = renormalize(y, mode, cost);
+    y = mode === "qr" ? powerStepBasis(y, cost) : renormalize(y, mode, cost);
     const z = renormalize(op.transposeTimes(y), mode, cost);
     y = op.times(z);
     cost.flops += op.stepFlops(y.cols);

@@ -41,6 +41,19 @@ describe("choleskyQr2", () => {
     }
   });
 
+  it("one pass (power steps) only below the certified κ bound; two passes above it", () => {
+    const well = conditioned(2048, 24, 1e2, 14);
+    const one = new Matrix(2048, 24, choleskyQr2(well.data, 2048, 24, 1e4) as Float64Array);
+    const defect = orthonormalityDefect(one);
+    // one pass: ≈ κ²u = 1e4·u, well above the two-pass O(u) bound, below 1e-8 (the κ ≤ 1e4 certificate)
+    expect(defect).toBeLessThan(1e-8);
+    expect(defect).toBeGreaterThan(50 * Number.EPSILON * Math.sqrt(24));
+    expect(spanGap(one, householderQr(well).q)).toBeLessThan(1e3 * 1e2 * Number.EPSILON);
+    const ill = conditioned(2048, 24, 1e6, 15);
+    const two = new Matrix(2048, 24, choleskyQr2(ill.data, 2048, 24, 1e4) as Float64Array);
+    expect(orthonormalityDefect(two)).toBeLessThan(50 * Number.EPSILON * Math.sqrt(24));
+  });
+
   it("handles entries at 1e-300 and 1e250 by an exact rescaling", () => {
     for (const scale of [1e-300, 1e250]) {
       const y = conditioned(2048, 16, 10, 8);
