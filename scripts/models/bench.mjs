@@ -3,8 +3,8 @@
 //
 // For every checkpoint folder (default: the two shipped models under models/), in ONE run:
 //  - RandAttn (this process: one JavaScript thread, WebAssembly SIMD kernels), float64 (default) and
-//    the float32 attention option (`precision: "float32"`: QKᵀ/softmax/PV in f32; projections,
-//    norms and FFNs stay float64);
+//    the float32 option (`precision: "float32"`: QKᵀ/PV and every projection, FFN and the LM head
+//    as float32 GEMMs; norms, RoPE, softmax's max/exp/sum and the residual stream stay float64);
 //  - torch 1.13 on one thread (Debian's /usr/bin/python3, scripts/models/bench_torch.py, the model
 //    code of arch.py on the same model.safetensors), float32 (the checkpoint's dtype) and float64.
 // Measured: prefill of N = 128 and 512 tokens of models/heldout.txt (a forward from empty caches),

@@ -30,13 +30,26 @@ export {
   gemmProfile,
   gemmWasm,
   gemmWasmPacked,
+  gemmWasmPacked32,
   gemmWasmRowsF64,
+  packOperandF32,
   packOperandF64,
   kernelBackendFor,
   setGemmProfiling,
   wasmKernelBytes,
   wasmMemoryBytes,
 } from "./kernels/gemm.js";
+export {
+  RESIDENT_BASE_BYTES,
+  RESIDENT_KC,
+  RESIDENT_PANEL,
+  panelIndex,
+  residentExp,
+  residentGemmPanels,
+  residentGemmRows,
+  residentKernels,
+} from "./kernels/resident.js";
+export type { Kernels } from "./kernels/gemm.js";
 export { matmul32Into, matmulTransA32Into, matmulTransB32Into } from "./linalg/matmul32.js";
 export { expTable, kernelWat } from "./kernels/wat.js";
 export {

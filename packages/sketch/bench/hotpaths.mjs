@@ -14,7 +14,7 @@
 //    Eckart–Young optimum (skipped with --skip-svd or --quick: the full SVD takes minutes;
 //    --rsvd-only times the randomized side alone, best of 5, and prints its error without the optimum).
 import * as core from "@randattn/core";
-import { gemmWasm } from "@randattn/core/internal";
+import { RESIDENT_BASE_BYTES, residentGemmPanels, residentGemmRows, residentKernels } from "@randattn/core/internal";
 import { SVD } from "ml-matrix";
 import * as sketch from "../dist/index.js";
 
@@ -125,20 +125,28 @@ if (wants("rf")) {
   const v = core.randomMatrix(n, 64, {}, [14, "rf", "v"]);
   const exact = best(() => core.streamingAttention(q, k, v), 1);
   const rf = best(() => sketch.randomFeatureAttention(q, k, v, { numFrequencies: m }, [14, "rf", "omega"]));
-  // What limits it: the call's four products alone, as its streamed path issues them (blocks of 256
-  // rows: XΩᵀ for queries and keys, state += φ(K)ᵀV, φ(Q)·[state | z]) on core's gemm.
+  // What limits it: the call's four products alone, as its resident path issues them (blocks of 256
+  // rows on core's kernels in WebAssembly memory: XΩᵀ for queries and keys by the row-major-A kernel
+  // in 128-row blocks, stateᵀ += Vᵀφ(K) on packed panels, φ(Q)·[state | z] row-major-A).
   const b = 256;
-  const om = rf.out.omega.data;
-  const u = new Float64Array(b * m);
-  const kt = new Float64Array(m * b).fill(0.01);
-  const state = new Float64Array(m * 64);
-  const sz = new Float64Array(m * 65).fill(0.01);
-  const nb = new Float64Array(b * 65);
+  const rk = residentKernels(b * (2 * 64 + 2 * m + 64) + m * 64 + 64 * m + 68 * m + b * 65 + 64);
+  const o0 = RESIDENT_BASE_BYTES / 8;
+  const [xp, op, up, kp, vp, st, sp, nb] = [
+    0,
+    b * 64,
+    b * 64 + m * 64,
+    b * (64 + m) + m * 64,
+    b * (64 + 2 * m) + m * 64,
+    b * (128 + 2 * m) + m * 64,
+    b * (128 + 2 * m) + 2 * m * 64,
+    b * (128 + 2 * m) + 2 * m * 64 + 68 * m,
+  ].map((x) => x + o0);
+  rk.f64.fill(0.01, o0, nb + b * 65);
   const products = best(() => {
-    for (const x of [q.data, k.data])
-      for (let i = 0; i < n; i += b) gemmWasm("float64", false, true, x.subarray(i * 64, (i + b) * 64), om, u, b, 64, m, false);
-    for (let i = 0; i < n; i += b) gemmWasm("float64", false, false, kt, v.data.subarray(i * 64, (i + b) * 64), state, m, b, 64, i > 0);
-    for (let i = 0; i < n; i += b) gemmWasm("float64", false, false, u, sz, nb, b, m, 65, false);
+    for (let r = 0; r < 2; r++)
+      for (let i = 0; i < n; i += 128) residentGemmRows(rk, xp + (i % b) * 64, 64, op, 64, up + (i % b) * m, m, 128, m, 64);
+    for (let i = 0; i < n; i += b) residentGemmPanels(rk, vp, kp, st, m, 64, m, b);
+    for (let i = 0; i < n; i += b) residentGemmRows(rk, up, m, sp, m, nb, 65, b, 65, m);
   });
   result.randomFeatures = {
     n,

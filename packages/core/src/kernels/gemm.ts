@@ -59,6 +59,29 @@ export interface Kernels {
   gemm_f32_ra: GemmRowsKernel;
   exp_f64: (src: number, dst: number, n: number) => void;
   exp_f32: (src: number, dst: number, n: number) => void;
+  rows_affine_panels_f64: (
+    src: number,
+    ld: number,
+    dst: number,
+    kb: number,
+    rows: number,
+    cols: number,
+    s: number,
+    mxp: number,
+    ep: number,
+  ) => void;
+  rows_max_f64: (src: number, ld: number, rows: number, cols: number, mxp: number, abs: number) => void;
+  rows_affine_exp_f64: (
+    src: number,
+    ld: number,
+    dst: number,
+    ldd: number,
+    rows: number,
+    cols: number,
+    s: number,
+    mxp: number,
+    ep: number,
+  ) => void;
   softmax_rows_f64: (
     sp: number,
     rows: number,
@@ -472,6 +495,54 @@ export function gemmWasmPacked(A: DenseArray, B: PackedOperand, C: DenseArray, m
     if (accumulate) cView.set(C.subarray(r0 * n, (r0 + rows) * n));
     K.gemm_f64_ra(aAddr, k, bAddr, k, cAddr, n, rows, n, k, accumulate ? 1 : 0);
     C.set(cView, r0 * n);
+  }
+}
+
+/** op(B) packed once into the 8-column float32 panels of `gemm_f32_ra` (see {@link PackedOperand}). */
+export interface PackedOperand32 {
+  /** Shared (depth) dimension. */
+  readonly k: number;
+  /** Columns of op(B). */
+  readonly n: number;
+  /** The panels, roundUp(n, F32_NR) · k floats (B rounded to float32 once), in `packB`'s layout. */
+  readonly panels: Float32Array;
+}
+
+/** {@link packOperandF64} in float32 (B rounded to float32 once, while packing). */
+export function packOperandF32(B: Float64Array, transB: boolean, k: number, n: number): PackedOperand32 | undefined {
+  if (k === 0 || n === 0 || k > KC || n > NC) return undefined;
+  const panels = new Float32Array(roundUp(n, F32_NR) * k);
+  packB(B, transB, k, n, panels, 0, 0, k, 0, n, F32_NR);
+  return { k, n, panels };
+}
+
+/**
+ * {@link gemmWasmPacked} in float32: C (m×n) = A (m×k, row-major, rounded to float32 as it is
+ * copied into kernel memory) · op(B) (packed by `packOperandF32`) on `gemm_f32_ra`, every product
+ * and sum in float32 (`gemmWasm("float32", …)`'s arithmetic: |C₃₂ − C| ≤ (k + 2)·u·(|A||B|), u = 2⁻²⁴);
+ * C receives the float32 results widened. Raw kernel: no argument checks, no range guard (the
+ * caller knows its operands are far inside float32's range).
+ */
+export function gemmWasmPacked32(A: DenseArray, B: PackedOperand32, C: DenseArray, m: number): void {
+  const { k, n } = B;
+  if (m === 0) return;
+  const es = 4;
+  const chunkRows = Math.min(m, Math.max(F32_MR, Math.floor(C_CHUNK / Math.max(n, k))));
+  const bAddr = KERNEL_RESERVED_BYTES;
+  const aAddr = bAddr + roundUp(B.panels.length * es, 16);
+  const cAddr = aAddr + roundUp(chunkRows * k * es, 16);
+  const end = cAddr + roundUp(chunkRows, F32_MR) * n * es;
+  const K = getKernels();
+  ensureKernelMemory(K, end);
+  const view = K.f32;
+  const aOff = aAddr / es;
+  const cOff = cAddr / es;
+  view.set(B.panels, bAddr / es);
+  for (let r0 = 0; r0 < m; r0 += chunkRows) {
+    const rows = Math.min(chunkRows, m - r0);
+    view.set(A.subarray(r0 * k, (r0 + rows) * k), aOff);
+    K.gemm_f32_ra(aAddr, k, bAddr, k, cAddr, n, rows, n, k, 0);
+    C.set(view.subarray(cOff, cOff + rows * n), r0 * n);
   }
 }
 

@@ -59,6 +59,13 @@ export function productInFloat32Range(maxA: number, maxB: number, k: number): bo
  * Whether softmax attention on Q (nQ × d), K (nKV × d), V (nKV × dV) with this logit scale is safe
  * in float32 (module doc). False on NaN/±∞ entries.
  */
+/** max |x| over rows × cols entries with row stride ld (NaN if any is NaN, as `maxAbsOf`). */
+function maxAbsStrided(x: DenseArray, rows: number, cols: number, ld: number): number {
+  let m = 0;
+  for (let i = 0; i < rows; i++) for (let j = 0, o = i * ld; j < cols; j++) m = Math.max(m, Math.abs(x[o + j]));
+  return m;
+}
+
 export function attentionInFloat32Range(
   Q: DenseArray,
   K: DenseArray,
@@ -68,8 +75,9 @@ export function attentionInFloat32Range(
   d: number,
   dV: number,
   scale: number,
+  ldQ: number = d,
 ): boolean {
-  const q = maxAbsOf(Q, nQ * d);
+  const q = ldQ === d ? maxAbsOf(Q, nQ * d) : maxAbsStrided(Q, nQ, d, ldQ);
   const k = maxAbsOf(K, nKV * d);
   const v = maxAbsOf(V, nKV * dV);
   if (!inRange(q) || !inRange(k) || !inRange(v)) return false;

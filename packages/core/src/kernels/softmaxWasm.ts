@@ -64,6 +64,13 @@ export interface TileMask {
 export interface FusedSoftmaxSpec {
   /** Q, nQ × d (unscaled; the scale is applied while copying the query block in). */
   queries: Float64Array;
+  /**
+   * Row stride of `queries`: row i is queries[i·queryStride … + d) — one head's columns of a joined
+   * [Q_0 | Q_1 | …] block read in place (`queries` a subarray starting at the head's column). @default d
+   */
+  queryStride?: number;
+  /** Row stride of `out` (row i of Y at out[i·outStride …]), e.g. one head's columns of concat(Y_h). @default dV */
+  outStride?: number;
   /** K, nKV × d. */
   keys: Float64Array;
   /** V, nKV × dV; omitted when only the scores are wanted. */
@@ -194,11 +201,13 @@ export function useFusedSoftmax(nQ: number, nKV: number, d: number): boolean {
 export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null {
   const { queries: Q, keys: K, values: V, nQ, nKV, d, scale, mask, out, scores } = spec;
   // Outside float32's safe range float64 instead (issue #6): at least as accurate, never a silent NaN or 0.
-  const f32 = spec.precision === "float32" && attentionInFloat32Range(Q, K, V ?? EMPTY, nQ, nKV, d, V ? spec.dV : 0, scale);
+  const ldQ = spec.queryStride ?? d;
+  const f32 = spec.precision === "float32" && attentionInFloat32Range(Q, K, V ?? EMPTY, nQ, nKV, d, V ? spec.dV : 0, scale, ldQ);
   if (spec.precision === "float32" && scores) throw new Error("fusedSoftmaxAttention: scores are float64 only");
   const es = f32 ? 4 : 8;
   const NR = f32 ? F32_NR : F64_NR;
   const dV = V ? spec.dV : 0;
+  const ldOut = spec.outStride ?? dV;
   const materialized = spec.keyBlock === undefined || spec.keyBlock >= nKV;
   const kb = materialized ? nKV : Math.max(NR, roundUp(spec.keyBlock!, NR));
   if (scores && !materialized) throw new Error("fusedSoftmaxAttention: scores need the materialized form");
@@ -248,7 +257,14 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   for (let i0 = 0; i0 < nQ; i0 += qb) {
     const rows = Math.min(qb, nQ - i0);
     // Scaled query block in: scale·Q (the JavaScript path's `scaledQueries`, so S is the same).
-    for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * scale;
+    if (ldQ === d) for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * scale;
+    else {
+      for (let r = 0; r < rows; r++) {
+        const src = (i0 + r) * ldQ;
+        const dst = qOff + r * d;
+        for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * scale;
+      }
+    }
     m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
     m64.fill(0, lOff, lOff + rows);
     if (dV > 0) mem.fill(0, yOff, yOff + rows * dV);
@@ -309,7 +325,7 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
       normalizer[i] = l;
       if (scores && rowMax[i] === Number.NEGATIVE_INFINITY) scores.fill(0, i * nKV, (i + 1) * nKV); // skipped tile
       if (out && dV > 0) {
-        const o = i * dV;
+        const o = i * ldOut;
         const yo = yOff + r * dV;
         if (l > 0 && l < Number.POSITIVE_INFINITY) {
           const inv = 1 / l;

@@ -814,7 +814,123 @@ export function kernelWat(): string {
     expF32Function(),
     softmaxRowsFunction(),
     softmaxRowsF32Function(),
+    rowsMaxFunction(),
+    rowsAffineExpFunction(),
+    rowsAffinePanelsFunction(),
     ")",
     "",
   ].join("\n");
+}
+
+/**
+ * `rows_max_f64(src, ld, rows, cols, mxp, abs)`: mxp[r] = max_l src[r·ld + l] (max |src| when `abs`
+ * ≠ 0) for each of `rows` rows (byte addresses, ld in elements) — the row maxima of random-feature
+ * maps over their projection (sketch features/maps.ts), two f64x2 running maxima then the tail.
+ * Max is exact, so any order gives the same number (f64x2.max: NaN propagates, −0 < +0).
+ */
+function rowsMaxFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $rows_max_f64 (export "rows_max_f64") (param $src i32) (param $ld i32) (param $rows i32) (param $cols i32) (param $mxp i32) (param $abs i32)',
+  );
+  L.push(
+    "(local $r i32) (local $p i32) (local $end i32) (local $a v128) (local $b v128) (local $v v128) (local $w v128) (local $m f64) (local $x f64)",
+  );
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $p (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $end (i32.add (local.get $p) (i32.mul (i32.and (local.get $cols) (i32.const -4)) (i32.const 8))))");
+  L.push("(local.set $a (v128.const f64x2 -inf -inf)) (local.set $b (local.get $a))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.ge_u (local.get $p) (local.get $end)))");
+  L.push("(local.set $v (v128.load (local.get $p))) (local.set $w (v128.load offset=16 (local.get $p)))");
+  L.push("(if (local.get $abs) (then (local.set $v (f64x2.abs (local.get $v))) (local.set $w (f64x2.abs (local.get $w)))))");
+  L.push("(local.set $a (f64x2.max (local.get $a) (local.get $v))) (local.set $b (f64x2.max (local.get $b) (local.get $w)))");
+  L.push("(local.set $p (i32.add (local.get $p) (i32.const 32))) (br $vloop)))");
+  L.push("(local.set $a (f64x2.max (local.get $a) (local.get $b)))");
+  L.push("(local.set $m (f64.max (f64x2.extract_lane 0 (local.get $a)) (f64x2.extract_lane 1 (local.get $a))))");
+  L.push("(local.set $end (i32.add (local.get $end) (i32.mul (i32.and (local.get $cols) (i32.const 3)) (i32.const 8))))");
+  L.push("(block $tdone (loop $tloop (br_if $tdone (i32.ge_u (local.get $p) (local.get $end)))");
+  L.push("(local.set $x (f64.load (local.get $p))) (if (local.get $abs) (then (local.set $x (f64.abs (local.get $x)))))");
+  L.push("(local.set $m (f64.max (local.get $m) (local.get $x)))");
+  L.push("(local.set $p (i32.add (local.get $p) (i32.const 8))) (br $tloop)))");
+  L.push("(f64.store (i32.add (local.get $mxp) (i32.mul (local.get $r) (i32.const 8))) (local.get $m))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `rows_affine_exp_f64(src, ld, dst, ldd, rows, cols, s, mxp, ep)`: dst[r·ldd + l] =
+ * exp((src[r·ld + l]·s − mxp[r]) + ep[r]) — the positive random features' exponents (the same
+ * operations in the same order as the JavaScript loop, so the same bits) written and exponentiated
+ * row by row by `exp_f64` while the row is in L1, instead of an exponent pass and an exp pass.
+ */
+function rowsAffineExpFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $rows_affine_exp_f64 (export "rows_affine_exp_f64") (param $src i32) (param $ld i32) (param $dst i32) (param $ldd i32) (param $rows i32) (param $cols i32) (param $s f64) (param $mxp i32) (param $ep i32)',
+  );
+  L.push(
+    "(local $r i32) (local $p i32) (local $q i32) (local $end i32) (local $vs v128) (local $vm v128) (local $ve v128) (local $mx f64) (local $e f64)",
+  );
+  L.push("(local.set $vs (f64x2.splat (local.get $s)))");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $mx (f64.load (i32.add (local.get $mxp) (i32.mul (local.get $r) (i32.const 8)))))");
+  L.push("(local.set $e (f64.load (i32.add (local.get $ep) (i32.mul (local.get $r) (i32.const 8)))))");
+  L.push("(local.set $vm (f64x2.splat (local.get $mx))) (local.set $ve (f64x2.splat (local.get $e)))");
+  L.push("(local.set $p (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $q (i32.add (local.get $dst) (i32.mul (i32.mul (local.get $r) (local.get $ldd)) (i32.const 8))))");
+  L.push("(local.set $end (i32.add (local.get $p) (i32.mul (i32.and (local.get $cols) (i32.const -2)) (i32.const 8))))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.ge_u (local.get $p) (local.get $end)))");
+  L.push(
+    "(v128.store (local.get $q) (f64x2.add (f64x2.sub (f64x2.mul (v128.load (local.get $p)) (local.get $vs)) (local.get $vm)) (local.get $ve)))",
+  );
+  L.push("(local.set $p (i32.add (local.get $p) (i32.const 16))) (local.set $q (i32.add (local.get $q) (i32.const 16))) (br $vloop)))");
+  L.push("(if (i32.and (local.get $cols) (i32.const 1)) (then");
+  L.push(
+    "(f64.store (local.get $q) (f64.add (f64.sub (f64.mul (f64.load (local.get $p)) (local.get $s)) (local.get $mx)) (local.get $e)))))",
+  );
+  L.push("(local.set $q (i32.add (local.get $dst) (i32.mul (i32.mul (local.get $r) (local.get $ldd)) (i32.const 8))))");
+  L.push("(call $exp_f64 (local.get $q) (local.get $q) (local.get $cols))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `rows_affine_panels_f64(src, ld, dst, kb, rows, cols, s, mxp, ep)`: the exponents
+ * (src[r·ld + l]·s − mxp[r]) + ep[r] of `rows` rows written into 4-column panels of depth `kb`
+ * (entry (r, l) at dst + (⌊l/4⌋·kb·4 + r·4 + l mod 4) elements: the packed operand of the GEMM
+ * kernels) — the positive random features of the keys, exponentiated afterwards in place by
+ * `exp_f64`; the same operations in the same order as the JavaScript loop. `cols` a multiple of 4.
+ */
+function rowsAffinePanelsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $rows_affine_panels_f64 (export "rows_affine_panels_f64") (param $src i32) (param $ld i32) (param $dst i32) (param $kb i32) (param $rows i32) (param $cols i32) (param $s f64) (param $mxp i32) (param $ep i32)',
+  );
+  L.push(
+    "(local $r i32) (local $p i32) (local $q i32) (local $end i32) (local $st i32) (local $vs v128) (local $vm v128) (local $ve v128)",
+  );
+  L.push("(local.set $vs (f64x2.splat (local.get $s)))");
+  L.push("(local.set $st (i32.mul (local.get $kb) (i32.const 32)))");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $vm (v128.load64_splat (i32.add (local.get $mxp) (i32.mul (local.get $r) (i32.const 8)))))");
+  L.push("(local.set $ve (v128.load64_splat (i32.add (local.get $ep) (i32.mul (local.get $r) (i32.const 8)))))");
+  L.push("(local.set $p (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $q (i32.add (local.get $dst) (i32.mul (local.get $r) (i32.const 32))))");
+  L.push("(local.set $end (i32.add (local.get $p) (i32.mul (local.get $cols) (i32.const 8))))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.ge_u (local.get $p) (local.get $end)))");
+  L.push(
+    "(v128.store (local.get $q) (f64x2.add (f64x2.sub (f64x2.mul (v128.load (local.get $p)) (local.get $vs)) (local.get $vm)) (local.get $ve)))",
+  );
+  L.push(
+    "(v128.store offset=16 (local.get $q) (f64x2.add (f64x2.sub (f64x2.mul (v128.load offset=16 (local.get $p)) (local.get $vs)) (local.get $vm)) (local.get $ve)))",
+  );
+  L.push("(local.set $p (i32.add (local.get $p) (i32.const 32))) (local.set $q (i32.add (local.get $q) (local.get $st))) (br $vloop)))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
 }

@@ -12,8 +12,18 @@
  */
 import { activationFunction } from "../layers/activations.js";
 import { type FfnWeights, ffnActivation, isGatedFfn } from "../layers/ffn.js";
-import { matmulInto, matmulTransB } from "../linalg/matmul.js";
-import { type PackedOperand, gemmWasmPacked, kernelBackendFor, packOperandF64 } from "../kernels/gemm.js";
+import { matmulInto, matmulTransB, matmulTransBInto } from "../linalg/matmul.js";
+import {
+  type PackedOperand,
+  type PackedOperand32,
+  gemmWasmPacked,
+  gemmWasmPacked32,
+  SMALL_M_ROWS,
+  kernelBackendFor,
+  packOperandF32,
+  packOperandF64,
+} from "../kernels/gemm.js";
+import { matmul32Into, matmulTransB32 } from "../linalg/matmul32.js";
 import { Matrix } from "../matrix.js";
 import { NumericalError } from "../errors.js";
 import { type NormParams, applyNorm } from "../norm.js";
@@ -58,28 +68,93 @@ function packedOf(w: Matrix, transposed: boolean): PackedOperand | undefined {
   return p ?? undefined;
 }
 
+/** Float32 panels, keyed like `packed` (`null`: shape needs per-call blocking). */
+const packed32 = new WeakMap<Matrix, PackedOperand32 | null>();
+const packedTransposed32 = new WeakMap<Matrix, PackedOperand32 | null>();
+function packedOf32(w: Matrix, transposed: boolean): PackedOperand32 | undefined {
+  const cache = transposed ? packedTransposed32 : packed32;
+  let p = cache.get(w);
+  if (p === undefined) {
+    p = (transposed ? packOperandF32(w.data, true, w.cols, w.rows) : packOperandF32(w.data, false, w.rows, w.cols)) ?? null;
+    cache.set(w, p);
+  }
+  return p ?? undefined;
+}
+
+/** W's entries rounded to float32 (stored as float64), once per weight matrix. */
+const rounded = new WeakMap<Matrix, Float64Array>();
+function roundedOf(w: Matrix): Float64Array {
+  let r = rounded.get(w);
+  if (r === undefined) {
+    r = rounded32(w.data);
+    rounded.set(w, r);
+  }
+  return r;
+}
+function rounded32(x: Float64Array): Float64Array {
+  const r = new Float64Array(x.length);
+  for (let i = 0; i < x.length; i++) r[i] = Math.fround(x[i]);
+  return r;
+}
+function roundInPlace(x: Float64Array): void {
+  for (let i = 0; i < x.length; i++) x[i] = Math.fround(x[i]);
+}
+
+/**
+ * Arithmetic of a model's projections (`RunOptions.precision`): `"float64"`, or `"float32"` — x and W
+ * rounded to float32 and every product and sum in float32, as torch runs a float32 checkpoint.
+ */
+export type ProjectionPrecision = "float64" | "float32";
+
 /**
  * X W into a new t×n matrix (or into `scratch(slot, …)` when a slot is named: a temporary that
  * must not outlive the step), `matmulInto`'s result bit for bit, without `matmul`'s per-call scans,
  * and on the SIMD path with W's panels packed once per model instead of once per product.
+ * `precision: "float32"`: `matmul32`'s arithmetic (|error| ≤ (k + 4)·2⁻²⁴·(|X||W|) per entry), W's
+ * float32 panels packed once; no range guard — a model's activations are normalized rows (RMSNorm /
+ * LayerNorm outputs, GLU products of them) and its weights finite checkpoint tensors, far inside float32's range.
  */
-export function project(x: Matrix, w: Matrix, slot?: ScratchSlot): Matrix {
+export function project(x: Matrix, w: Matrix, slot?: ScratchSlot, precision: ProjectionPrecision = "float64"): Matrix {
   const out = slot === undefined ? new Matrix(x.rows, w.cols) : new Matrix(x.rows, w.cols, scratch(slot, x.rows * w.cols));
-  const p = kernelBackendFor(x.rows, x.cols, w.cols) === "wasm" ? packedOf(w, false) : undefined;
+  const wasm = kernelBackendFor(x.rows, x.cols, w.cols) === "wasm";
+  if (precision === "float32") {
+    const p32 = wasm ? packedOf32(w, false) : undefined;
+    if (p32) gemmWasmPacked32(x.data, p32, out.data, x.rows);
+    else if (x.rows < SMALL_M_ROWS) {
+      // A decoded token's few rows: the scalar few-rows kernel on float32-rounded x and W (W rounded
+      // once per model), C rounded to float32 — matmul32's scalar form ("at least as accurate"),
+      // without repacking or re-rounding all of W per token as matmul32Into would.
+      matmulInto(rounded32(x.data), roundedOf(w), out.data, x.rows, x.cols, w.cols, false);
+      roundInPlace(out.data);
+    } else matmul32Into(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
+    return out;
+  }
+  const p = wasm ? packedOf(w, false) : undefined;
   if (p) gemmWasmPacked(x.data, p, out.data, x.rows, false);
   else matmulInto(x.data, w.data, out.data, x.rows, x.cols, w.cols, false);
   return out;
 }
 
 /** The temporaries of a layer step that are never live at the same time as another of their slot. */
-export type ScratchSlot = "qkv" | "mlaQueries" | "mlaDown" | "mlaKeyValueUp" | "gluBoth" | "gluHidden";
+export type ScratchSlot =
+  | "qkv"
+  | "mlaQueries"
+  | "mlaDown"
+  | "mlaKeyValueUp"
+  | "gluBoth"
+  | "gluHidden"
+  | "heads"
+  | "normIn"
+  | "normPost"
+  | "attnOut"
+  | "ffnOut";
 const scratchPool = new Map<ScratchSlot, Float64Array>();
 /**
  * A reused buffer of `length` floats for a step's temporary (not zeroed: every user overwrites it
  * whole). Per thread (module state), synchronous use only; large typed arrays are allocated outside
  * V8's heap and zero-filled, which cost ≈ 6 % of a prefill plus GC when made afresh per product.
  */
-function scratch(slot: ScratchSlot, length: number): Float64Array {
+export function scratch(slot: ScratchSlot, length: number): Float64Array {
   let b = scratchPool.get(slot);
   if (b === undefined || b.length < length) {
     b = new Float64Array(Math.max(length, 2 * (b?.length ?? 0)));
@@ -92,8 +167,22 @@ function scratch(slot: ScratchSlot, length: number): Float64Array {
  * X Wᵀ for W stored n×d (the LM head, logits = h Wᵀ): `matmulTransB`'s bits, W packed once.
  * Only for a W used transposed everywhere (the packing is keyed by the matrix).
  */
-export function projectTransposed(x: Matrix, w: Matrix): Matrix {
-  const p = kernelBackendFor(x.rows, x.cols, w.rows) === "wasm" ? packedOf(w, true) : undefined;
+export function projectTransposed(x: Matrix, w: Matrix, precision: ProjectionPrecision = "float64"): Matrix {
+  const wasm = kernelBackendFor(x.rows, x.cols, w.rows) === "wasm";
+  if (precision === "float32") {
+    const p32 = wasm ? packedOf32(w, true) : undefined;
+    if (!p32 && x.rows < SMALL_M_ROWS) {
+      const few = new Matrix(x.rows, w.rows);
+      matmulTransBInto(rounded32(x.data), roundedOf(w), few.data, x.rows, x.cols, w.rows);
+      roundInPlace(few.data);
+      return few;
+    }
+    if (!p32) return matmulTransB32(x, w);
+    const out = new Matrix(x.rows, w.rows);
+    gemmWasmPacked32(x.data, p32, out.data, x.rows);
+    return out;
+  }
+  const p = wasm ? packedOf(w, true) : undefined;
   if (!p) return matmulTransB(x, w);
   const out = new Matrix(x.rows, w.rows);
   gemmWasmPacked(x.data, p, out.data, x.rows, false);
@@ -123,10 +212,10 @@ export function joinGlu(weights: FfnWeights): JoinedGlu | undefined {
  * the output is scanned, as `feedForward` does, to name non-finite weights or an overflow.
  * @throws NumericalError when the output is not finite.
  */
-export function gluForward(x: Matrix, f: JoinedGlu): Matrix {
+export function gluForward(x: Matrix, f: JoinedGlu, precision: ProjectionPrecision = "float64", outSlot?: ScratchSlot): Matrix {
   const t = x.rows;
   const dff = f.dHidden;
-  const both = project(x, f.gateUp, "gluBoth").data;
+  const both = project(x, f.gateUp, "gluBoth", precision).data;
   const hidden = new Matrix(t, dff, scratch("gluHidden", t * dff));
   const h = hidden.data;
   const { b1, c } = f.weights;
@@ -156,7 +245,7 @@ export function gluForward(x: Matrix, f: JoinedGlu): Matrix {
       }
     }
   }
-  const out = project(hidden, f.weights.w2);
+  const out = project(hidden, f.weights.w2, outSlot, precision);
   const o = out.data;
   const b2 = f.weights.b2;
   const cols = out.cols;
@@ -178,10 +267,10 @@ export function gluForward(x: Matrix, f: JoinedGlu): Matrix {
  * params (checked once at construction) and of x (the step checks the normalized rows once per
  * sublayer); LayerNorm (GPT-2) keeps `applyNorm`.
  */
-export function normRows(x: Matrix, params: NormParams): Matrix {
+export function normRows(x: Matrix, params: NormParams, slot?: ScratchSlot): Matrix {
   if (params.kind !== "rms") return applyNorm(x, params);
   const { rows, cols, data } = x;
-  const out = new Matrix(rows, cols);
+  const out = slot === undefined ? new Matrix(rows, cols) : new Matrix(rows, cols, scratch(slot, rows * cols));
   const o = out.data;
   const { gain, epsilon } = params;
   for (let i = 0; i < rows; i++) {

@@ -8,6 +8,8 @@
 import { attentionCachedKeys, attentionWeights } from "../attention/attend.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
 import { runAttention } from "../attention/projection.js";
+import { resolveAttention } from "../attention/options.js";
+import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import type { PretrainedConfig } from "../checkpoint/config.js";
 import { KVCache } from "../cache/kv-cache.js";
 import { LatentCache } from "../cache/latent-cache.js";
@@ -31,7 +33,18 @@ import { assertFinite, assertInteger, assertShape, describe } from "../validate.
 import type { TensorStore } from "../checkpoint/store.js";
 import type { Tokenizer } from "../tokens/tokenizer.js";
 import { buildPretrainedWeights } from "./build.js";
-import { type JoinedGlu, columnSlice, gluForward, joinColumns, joinGlu, normRows, project, projectTransposed } from "./fused.js";
+import {
+  type JoinedGlu,
+  type ProjectionPrecision,
+  columnSlice,
+  gluForward,
+  joinColumns,
+  joinGlu,
+  normRows,
+  project,
+  projectTransposed,
+  scratch,
+} from "./fused.js";
 import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
 
 /** Tensors a forward pass can capture per layer. */
@@ -91,8 +104,15 @@ export interface RunOptions {
   /** Tensors to keep. @default undefined (none) */
   capture?: CaptureRequest;
   /**
-   * Arithmetic of Y = Z⁻¹AV in every head (core `AttentionOptions.precision`): `"float32"` runs the
-   * products on the f32x4 kernels; projections, norms and FFNs stay float64. @default "float64"
+   * Arithmetic of the model's products, like torch running the checkpoint in that dtype.
+   * `"float64"`: every product in float64 (the 1e-12 torch-fixture path). `"float32"`: Y = Z⁻¹AV in
+   * every head on the f32x4 kernels (core `AttentionOptions.precision`: QKᵀ and AV in float32, max,
+   * exp and Z in float64) AND the joined projections — Q/K/V, MLA down/up, W_O, the GLU FFNs
+   * (dense, routed and shared experts) and the LM head — as float32 GEMMs (inputs rounded to
+   * float32, products and sums in float32, |error| ≤ (k + 4)·2⁻²⁴·(|X||W|) per entry). Embeddings,
+   * norms, RoPE, SiLU, the residual stream, the MoE router and the absorbed MLA decode products stay
+   * float64. Logits then differ from float64 by ≈ 1e-6 relative (tested).
+   * @default "float64"
    */
   precision?: AttentionPrecisionOption;
   /**
@@ -185,6 +205,14 @@ export interface GenerateOptions {
   mlaForm?: MlaForm;
   /** Compressed caches to decode with (cached decoding only). @default exact caches */
   caches?: StateOptions;
+}
+
+/**
+ * The projections' arithmetic for a run: float32 under `precision: "float32"` (RunOptions), else
+ * float64. An invalid precision is left to the attention call, which names `options.precision`.
+ */
+function projectionPrecision(options: RunOptions): ProjectionPrecision {
+  return options.precision === "float32" ? "float32" : "float64";
 }
 
 /** b added to columns c0 … c0 + b.length − 1 of every row of a row-major block with `ld` columns. */
@@ -377,7 +405,7 @@ export class PretrainedModel {
     }
     state.position = p0 + t;
     const hidden = applyNorm(x, w.finalNorm);
-    return { logits: projectTransposed(hidden, w.lmHead), hidden, layers: captures };
+    return { logits: projectTransposed(hidden, w.lmHead, projectionPrecision(options)), hidden, layers: captures };
   }
 
   private layerStep(
@@ -393,21 +421,25 @@ export class PretrainedModel {
     layerIndex: number,
   ): Matrix {
     // Pre-norm residual blocks (Llama, GPT-2, DeepSeek): x + Attn(Norm(x)), then + FFN(Norm(·)).
-    const xn = normRows(x, layer.inputNorm);
+    // The layer's activations in reused buffers (fused.ts scratch): Norm(x), Attn(·) + x, its norm
+    // and FFN(·) + h, each dead before the next layer writes its slot — except while an
+    // attentionOverride callback (which may run another forward) holds the layer's input: then fresh.
+    const reuse = !options.attentionOverride;
+    const xn = normRows(x, layer.inputNorm, reuse ? "normIn" : undefined);
     const a = layer.attention;
     const attn =
       a.kind === "mla"
         ? mlaStep(a, joined.mla, cache as LatentCache | LatentDecodeCache, xn, positions, p0, options, cap, tensors, layerIndex)
         : gqaStep(a, joined.qkv as Matrix, cache as KVCache | DecodeCache, xn, positions, p0, options, cap, tensors, layerIndex);
     const h = addInPlace(attn, x);
-    const hn = normRows(h, layer.postNorm);
+    const hn = normRows(h, layer.postNorm, reuse ? "normPost" : undefined);
     assertFinite(hn, "x");
     const f =
       layer.ffn.kind === "dense"
         ? joined.ffn
-          ? gluForward(hn, joined.ffn)
+          ? gluForward(hn, joined.ffn, projectionPrecision(options), reuse ? "ffnOut" : undefined)
           : feedForward(hn, layer.ffn.weights)
-        : moeForward(layer.ffn, hn, cap, tensors, joined);
+        : moeForward(layer.ffn, hn, cap, tensors, joined, projectionPrecision(options));
     return addInPlace(f, h);
   }
 
@@ -497,7 +529,8 @@ function gqaStep(
   const dQ = queries[0].cols;
   const dK = keys[0].cols;
   const dV = values[0].cols;
-  const all = project(xn, qkv, "qkv").data;
+  const prec = projectionPrecision(options);
+  const all = project(xn, qkv, "qkv", prec).data;
   const ld = qkv.cols;
   const kOff = H * dQ;
   const vOff = kOff + G * dK;
@@ -518,6 +551,26 @@ function gqaStep(
   const rotate = (m: Matrix) => (rope && !inPlace ? rope.apply(m, positions) : m);
   const kNew = keys.map((_, g) => rotate(columnSlice(all, t, ld, kOff + g * dK, dK)));
   const vNew = values.map((_, g) => columnSlice(all, t, ld, vOff + g * dV, dV));
+  if (cache instanceof KVCache && !cap && !options.attentionOverride && (rope === undefined || inPlace)) {
+    // Every head straight from the joined block into concat(Y_h): no per-head copies of Q or Y, the
+    // options resolved once per layer, K and V checked once (by the cache's append).
+    cache.append(kNew, vNew);
+    const concat = attendAllHeads(all, ld, t, H, G, dQ, dV, cache, a.scale, p0, options.precision);
+    const y =
+      concat ??
+      concatCols(
+        attendHeads(
+          queries.map((_, h) => columnSlice(all, t, ld, h * dQ, dQ)),
+          G,
+          cache,
+          a.scale,
+          p0,
+          options,
+        ),
+      );
+    // W_O's product into the layer's reused "attnOut" buffer (no override here: see layerStep).
+    return addBias(project(y, output, "attnOut", prec), a.outputBias);
+  }
   // Every head's queries copied out now: `all` is a scratch buffer, and an attentionOverride
   // callback may run another forward before the later heads.
   const qHeads = queries.map((_, h) => rotate(columnSlice(all, t, ld, h * dQ, dQ)));
@@ -561,7 +614,83 @@ function gqaStep(
     if (tensors.has("v")) cap.v = vAll.map((v) => v.clone());
     if (tensors.has("weights")) cap.weights = weights;
   }
-  return addBias(project(concatCols(heads), output), a.outputBias);
+  return addBias(project(concatCols(heads), output, undefined, prec), a.outputBias);
+}
+
+/** Y_h = attention(Q_h, K_g, V_g) per query head h (g = ⌊h/(H/G)⌋), the cached keys of an exact cache. */
+function attendHeads(q: readonly Matrix[], G: number, cache: KVCache, scale: number, p0: number, options: RunOptions): Matrix[] {
+  const group = q.length / G;
+  const attnOptions = {
+    kernel: { kind: "softmax" as const, scale },
+    mask: { kind: "causal" as const, offset: p0 },
+    precision: options.precision,
+  };
+  return q.map((qh, h) => attentionCachedKeys(qh, cache.keys(Math.floor(h / group)), cache.values(Math.floor(h / group)), attnOptions));
+}
+
+/**
+ * All H heads of a GQA layer on the fused softmax driver, reading each head's queries in place from
+ * the joined [Q_0 … | K … | V …] block (row stride `ld`) and writing Y_h into columns h·d_V … of one
+ * reused t × H·d_V buffer — the computation of `attentionCachedKeys` per head (same resolved
+ * options, the same fused call, the same float32 → float64 fallback), so the same bits, without the
+ * per-head query copies, output matrices, concatenation and option resolution. `undefined` when
+ * the fused path does not apply or a row needs attention's error path (a non-finite logit): the
+ * caller then runs the per-head calls, which raise the same errors as before.
+ */
+function attendAllHeads(
+  all: Float64Array,
+  ld: number,
+  t: number,
+  H: number,
+  G: number,
+  dQ: number,
+  dV: number,
+  cache: KVCache,
+  scale: number,
+  p0: number,
+  precision: RunOptions["precision"],
+): Matrix | undefined {
+  const nKV = cache.length;
+  if (!useFusedSoftmax(t, nKV, dQ)) return undefined;
+  const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, nKV, dQ);
+  if (r.kernel.kind !== "softmax") return undefined;
+  const width = H * dV;
+  const y = new Matrix(t, width, scratch("heads", t * width));
+  const group = H / G;
+  for (let h = 0; h < H; h++) {
+    const g = Math.floor(h / group);
+    const spec = {
+      queries: all.subarray(h * dQ),
+      queryStride: ld,
+      keys: cache.keys(g).data,
+      values: cache.values(g).data,
+      nQ: t,
+      nKV,
+      d: dQ,
+      dV,
+      scale: r.kernel.scale,
+      mask: r.mask,
+      out: y.data.subarray(h * dV),
+      outStride: width,
+    };
+    let stats = r.precision === "float32" ? fusedSoftmaxAttention({ ...spec, precision: "float32" }) : null;
+    // float32's fallback (rows.ts float32Attention): a non-finite Y or normalizer → float64.
+    if (stats !== null && !(rowsFinite(stats.normalizer) && columnsFinite(y.data, t, width, h * dV, dV))) stats = null;
+    if (stats === null) stats = fusedSoftmaxAttention(spec);
+    if (stats === null || !rowsFinite(stats.normalizer)) return undefined;
+  }
+  return y;
+}
+
+/** Every normalizer in (0, ∞) (no empty row, no overflowed logit). */
+function rowsFinite(l: Float64Array): boolean {
+  for (let i = 0; i < l.length; i++) if (!(l[i] > 0 && l[i] < Number.POSITIVE_INFINITY)) return false;
+  return true;
+}
+
+function columnsFinite(x: Float64Array, rows: number, ld: number, c0: number, w: number): boolean {
+  for (let i = 0; i < rows; i++) for (let j = 0; j < w; j++) if (!Number.isFinite(x[i * ld + c0 + j])) return false;
+  return true;
 }
 
 /**
@@ -598,6 +727,7 @@ function mlaProjectJoined(
   xn: Matrix,
   positions: Float64Array,
   keepPre: boolean,
+  prec: ProjectionPrecision,
 ): { qPre: Matrix[]; q: Matrix[]; latentNew: Matrix; rotary: { pre: Matrix; rotated: Matrix } } {
   const w = a.weights;
   const t = xn.rows;
@@ -605,12 +735,12 @@ function mlaProjectJoined(
   const nope = w.queryUp[0].cols;
   const dR = (w.keyRope as Matrix).cols;
   const dQ = nope + dR;
-  const all = project(j.queryDownIdentity ? xn : mlaQueryLatent(xn, w), j.queryUp, "mlaQueries");
+  const all = project(j.queryDownIdentity ? xn : mlaQueryLatent(xn, w), j.queryUp, "mlaQueries", prec);
   const qPre = keepPre ? Array.from({ length: H }, (_, h) => columnSlice(all.data, t, all.cols, h * dQ, dQ)) : [];
   for (let h = 0; h < H; h++) a.rope.rotateColumnsInPlace(all.data, t, all.cols, h * dQ + nope, positions);
   const q = Array.from({ length: H }, (_, h) => columnSlice(all.data, t, all.cols, h * dQ, dQ));
   const dL = w.latentDown.cols;
-  const kv = project(xn, j.down, "mlaDown");
+  const kv = project(xn, j.down, "mlaDown", prec);
   const l = columnSlice(kv.data, t, kv.cols, 0, dL);
   const latentNew = w.latentNorm ? rmsNorm(l, w.latentNorm) : l;
   const pre = columnSlice(kv.data, t, kv.cols, dL, dR);
@@ -625,13 +755,18 @@ function mlaKeysValuesJoined(
   w: MlaLayerAttention["weights"],
   latent: Matrix,
   rotaryKey: Matrix,
+  prec: ProjectionPrecision,
 ): { keys: Matrix[]; values: Matrix[] } {
   const n = latent.rows;
   const H = w.keyUp.length;
   const nope = w.keyUp[0].cols;
   const dV = w.valueUp[0].cols;
   const dR = rotaryKey.cols;
-  const all = project(latent, j.keyValueUp, "mlaKeyValueUp").data;
+  const kv = project(latent, j.keyValueUp, "mlaKeyValueUp", prec);
+  // Checked once here for every head (an exact LatentCache checked the rotary keys at append), so
+  // mlaStep's heads attend through attentionCachedKeys without rescanning each K_h and V_h.
+  assertFinite(kv, "keys, values (latent · [W_LK | W_LV])");
+  const all = kv.data;
   const ld = j.keyValueUp.cols;
   const keys = Array.from({ length: H }, (_, h) => {
     const k = new Matrix(n, nope + dR);
@@ -664,7 +799,7 @@ function mlaStep(
   let rotary: { pre: Matrix; rotated: Matrix };
   if (joined) {
     assertFinite(xn, "x");
-    ({ qPre, q, latentNew, rotary } = mlaProjectJoined(a, joined, xn, positions, cap !== undefined));
+    ({ qPre, q, latentNew, rotary } = mlaProjectJoined(a, joined, xn, positions, cap !== undefined, projectionPrecision(options)));
   } else {
     ({ pre: qPre, rotated: q } = mlaQueries(mlaQueryLatent(xn, w), w, a.rope, positions));
     latentNew = mlaKeyLatent(xn, w);
@@ -692,12 +827,18 @@ function mlaStep(
     });
     return matmul(concatCols(heads), w.output);
   }
-  const { keys, values } = joined && rotaryKey ? mlaKeysValuesJoined(joined, w, latent, rotaryKey) : mlaKeysValues(latent, rotaryKey, w);
+  const { keys, values } =
+    joined && rotaryKey
+      ? mlaKeysValuesJoined(joined, w, latent, rotaryKey, projectionPrecision(options))
+      : mlaKeysValues(latent, rotaryKey, w);
   const heads = q.map((qh, h) => {
     const over = options.attentionOverride?.({ layer, head: h, queries: qh, keys: keys[h], values: values[h], scale: a.scale, offset: p0 });
     return over
       ? checkOverride(over, qh.rows, values[h].cols, layer, h)
-      : runAttention(qh, keys[h], values[h], { ...attnOptions, precision: options.precision });
+      : (joined && rotaryKey && cache instanceof LatentCache ? attentionCachedKeys : runAttention)(qh, keys[h], values[h], {
+          ...attnOptions,
+          precision: options.precision,
+        });
   });
   if (cap) {
     if (tensors.has("qPre")) cap.qPre = qPre;
@@ -709,7 +850,7 @@ function mlaStep(
     if (tensors.has("latent")) cap.latent = latent.clone();
     if (tensors.has("rotaryKey") && rotaryKey) cap.rotaryKey = rotaryKey.clone();
   }
-  return project(concatCols(heads), w.output);
+  return project(concatCols(heads), w.output, undefined, joined ? projectionPrecision(options) : "float64");
 }
 
 /** Indices of the k largest entries of `s` (descending; lower index first on ties). */
@@ -731,6 +872,7 @@ export function moeForward(
   cap?: LayerCapture,
   tensors?: ReadonlySet<CaptureTensor>,
   joined?: { readonly experts?: readonly (JoinedGlu | undefined)[]; readonly shared?: JoinedGlu },
+  precision: ProjectionPrecision = "float64",
 ): Matrix {
   const E = ffn.experts.length;
   if (ffn.gate.rows !== E) throw new ShapeError("ffn.gate", `${E}×d (one row per expert)`, ffn.gate.shape);
@@ -776,7 +918,7 @@ export function moeForward(
     }
     if (rows.length === 0) continue;
     const je = joined?.experts?.[e];
-    const y = je ? gluForward(selectRows(x, rows), je) : feedForward(selectRows(x, rows), ffn.experts[e]);
+    const y = je ? gluForward(selectRows(x, rows), je, precision) : feedForward(selectRows(x, rows), ffn.experts[e]);
     for (let r = 0; r < rows.length; r++) {
       const o = rows[r] * x.cols;
       for (let j = 0; j < x.cols; j++) out.data[o + j] += ws[r] * y.data[r * x.cols + j];
@@ -784,5 +926,5 @@ export function moeForward(
   }
   if (cap && tensors?.has("router")) cap.router = { experts: chosen, weights: chosenWeights };
   if (!ffn.shared) return out;
-  return addInPlace(out, joined?.shared ? gluForward(x, joined.shared) : feedForward(x, ffn.shared));
+  return addInPlace(out, joined?.shared ? gluForward(x, joined.shared, precision) : feedForward(x, ffn.shared));
 }

@@ -231,3 +231,48 @@ describe("prefix masks skip the masked keys (a causal block stops at its largest
     }
   }
 });
+
+describe("strided queries and output (queryStride, outStride): one head's columns of joined blocks", () => {
+  // Reading Q_h in place from [Q_0 | Q_1 | …] and writing Y_h into its columns of concat(Y_h) must
+  // give the bits of the contiguous call, and leave the other columns untouched.
+  const sameBits = (a: Float64Array, b: Float64Array) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+  for (const precision of ["float64", "float32"] as const) {
+    for (const [nQ, nKV, causal] of [
+      [37, 37, true],
+      [5, 300, false],
+    ] as const) {
+      it(`${nQ}×${nKV}, ${causal ? "causal" : "no mask"}, ${precision}`, () => {
+        setKernelBackend("wasm");
+        const d = 16;
+        const dV = 8;
+        const H = 3;
+        const h = 1;
+        const joined = rnd(nQ, H * d + 5, 4); // row stride H·d + 5: heads, then other columns
+        const k = rnd(nKV, d, 5);
+        const v = rnd(nKV, dV, 6);
+        const qh = new Matrix(nQ, d);
+        for (let i = 0; i < nQ; i++) qh.data.set(joined.data.subarray(i * joined.cols + h * d, i * joined.cols + (h + 1) * d), i * d);
+        const limit = Int32Array.from({ length: nQ }, (_, i) => Math.min(nKV, nKV - nQ + i + 1));
+        const mask = causal ? prefixTileMask(limit) : undefined;
+        const spec = { keys: k.data, values: v.data, nQ, nKV, d, dV, scale: 0.25, mask, precision };
+        const want = new Float64Array(nQ * dV);
+        fusedSoftmaxAttention({ ...spec, queries: qh.data, out: want });
+        const width = H * dV;
+        const concat = new Float64Array(nQ * width).fill(7);
+        fusedSoftmaxAttention({
+          ...spec,
+          queries: joined.data.subarray(h * d),
+          queryStride: joined.cols,
+          out: concat.subarray(h * dV),
+          outStride: width,
+        });
+        const got = new Float64Array(nQ * dV);
+        for (let i = 0; i < nQ; i++) got.set(concat.subarray(i * width + h * dV, i * width + (h + 1) * dV), i * dV);
+        expect(sameBits(got, want)).toBe(true);
+        for (let i = 0; i < nQ; i++) {
+          for (let c = 0; c < width; c++) if (c < h * dV || c >= (h + 1) * dV) expect(concat[i * width + c]).toBe(7);
+        }
+      });
+    }
+  }
+});

@@ -1,5 +1,14 @@
 import { Matrix, getKernelBackend, matmul, matmulTransA, matmulTransB, setKernelBackend, transpose } from "@randattn/core";
-import { gemmWasm, gemmWasmPacked, matmulInto, matmulTransAInto, matmulTransBInto, packOperandF64 } from "@randattn/core/internal";
+import {
+  gemmWasm,
+  gemmWasmPacked,
+  gemmWasmPacked32,
+  matmulInto,
+  matmulTransAInto,
+  matmulTransBInto,
+  packOperandF32,
+  packOperandF64,
+} from "@randattn/core/internal";
 import { afterAll, describe, expect, it } from "vitest";
 import { SHAPES, U64, componentwiseError, literalProduct, rnd } from "./helpers.js";
 
@@ -109,5 +118,43 @@ describe("weights packed once (packOperandF64 + gemmWasmPacked) give gemmWasm's 
   it("packs only one-block shapes (k ≤ 256, n ≤ 1024)", () => {
     expect(packOperandF64(new Float64Array(257 * 4), false, 257, 4)).toBeUndefined();
     expect(packOperandF64(new Float64Array(4 * 1025), false, 4, 1025)).toBeUndefined();
+  });
+});
+
+describe("float32 weights packed once (packOperandF32 + gemmWasmPacked32) give gemmWasm float32's bits", () => {
+  // The pretrained models' float32 option: the same float32 products and the same sequential
+  // float32 sum over p per entry as gemmWasm("float32", …) (rounded inputs, 8-column panels), so
+  // equal bit for bit on edge tiles (m off 4, n off 8), transposed B and several row chunks.
+  const same = (a: Float64Array, b: Float64Array) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+  for (const [m, k, n] of [
+    [1, 1, 1],
+    [5, 3, 7],
+    [9, 64, 130],
+    [128, 64, 48],
+    [128, 192, 64],
+    [37, 256, 1024],
+    [3000, 17, 600],
+  ] as const) {
+    it(`${m}×${k} · ${k}×${n}`, () => {
+      const a = rnd(m, k, "qa", m, k, n).data;
+      const b = rnd(k, n, "qb", m, k, n).data;
+      const bt = transpose(new Matrix(k, n, b)).data;
+      const want = new Float64Array(m * n);
+      gemmWasm("float32", false, false, a, b, want, m, k, n, false);
+      // A float64 product would differ: the check sees float32 arithmetic, not just equality.
+      const c64 = new Float64Array(m * n);
+      gemmWasm("float64", false, false, a, b, c64, m, k, n, false);
+      if (k > 1) expect(same(want, c64)).toBe(false);
+      const got = new Float64Array(m * n).fill(Number.NaN);
+      gemmWasmPacked32(a, packOperandF32(b, false, k, n)!, got, m);
+      expect(same(got, want)).toBe(true);
+      const gotT = new Float64Array(m * n).fill(Number.NaN);
+      gemmWasmPacked32(a, packOperandF32(bt, true, k, n)!, gotT, m);
+      expect(same(gotT, want), "transB").toBe(true);
+    });
+  }
+  it("packs only one-block shapes (k ≤ 256, n ≤ 1024)", () => {
+    expect(packOperandF32(new Float64Array(257 * 4), false, 257, 4)).toBeUndefined();
+    expect(packOperandF32(new Float64Array(4 * 1025), false, 4, 1025)).toBeUndefined();
   });
 });

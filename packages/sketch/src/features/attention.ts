@@ -18,7 +18,7 @@
  * largest key's), trig features can give D ≤ 0 for real — those rows are reported in
  * `nonPositiveRows` and handled by `onNonPositiveNormalizer`, never turned into NaN.
  */
-import { Matrix, NumericalError, type SeedKey, ShapeError, ValueError } from "@randattn/core";
+import { Matrix, NumericalError, type SeedKey, ShapeError, ValueError, getKernelBackend, wasmSimdAvailable } from "@randattn/core";
 import {
   assertFinite,
   assertInteger,
@@ -29,6 +29,11 @@ import {
   matmulInto,
   matmulTransAInto,
   matmulTransBInto,
+  RESIDENT_BASE_BYTES,
+  panelIndex,
+  residentGemmPanels,
+  residentGemmRows,
+  residentKernels,
 } from "@randattn/core/internal";
 import type { Cost } from "../operators/index.js";
 import {
@@ -51,8 +56,10 @@ import {
   type FeatureKind,
   evaluateFeatures,
   featureNorm,
+  type ResolvedKernel,
   resolveKernel,
   streamFeatures,
+  streamFeaturesResident,
 } from "./maps.js";
 import { type ProjectionKind, drawProjection } from "./projection.js";
 
@@ -171,9 +178,6 @@ export function randomFeatureAttention(
   if (keys.rows === 0) throw new ShapeError("keys", "at least 1 row", keys.shape);
   if (values.rows !== keys.rows) throw new ShapeError("values", `${keys.rows}×* (rows = keys.rows)`, values.shape);
   if (values.cols === 0) throw new ShapeError("values", "at least 1 column", values.shape);
-  assertFinite(queries, "queries");
-  assertFinite(keys, "keys");
-  assertFinite(values, "values");
   if (options === null || typeof options !== "object")
     throw new ValueError("options", "an options object with numFrequencies", String(options));
   assertInteger(options.numFrequencies, "options.numFrequencies", 1);
@@ -222,6 +226,22 @@ export function randomFeatureAttention(
       keyLength = mask.keyLength;
     }
   }
+
+  // The WebAssembly-resident path (below) checks the inputs' finiteness in passes it runs anyway.
+  // Its keys' projection lives whole in kernel memory (the global shift): past RESIDENT_MAX_BYTES
+  // (1 GiB of a 32-bit memory) the JS-array path runs instead.
+  const resident =
+    !exponential &&
+    !causal &&
+    (keyLength * (m + d) + STREAM_ROWS * (4 * m + 2 * dV + 2 * d) + 2 * m * (2 * dV + 8)) * 8 <= RESIDENT_MAX_BYTES &&
+    wasmSimdAvailable() &&
+    getKernelBackend() !== "scalar";
+  const assertInputsFinite = () => {
+    assertFinite(queries, "queries");
+    assertFinite(keys, "keys");
+    assertFinite(values, "values");
+  };
+  if (!resident) assertInputsFinite();
 
   let omega: Matrix;
   if (options.omega !== undefined) {
@@ -290,6 +310,8 @@ export function randomFeatureAttention(
   const num = output.data;
   const den = new Float64Array(nQ);
   let queryLogScale: Float64Array;
+  const nonPositiveRows: number[] = [];
+  let divided = false;
   let flops = 2 * (nQ + nK) * d * m + (nQ + nK) * F + parameterFlops;
   let floatsStored = m * d + (nQ + nK) * F + F * dV + F;
 
@@ -324,7 +346,18 @@ export function randomFeatureAttention(
         den[i0 + r] = s;
       }
     };
-    if (streamed) {
+    if (resident) {
+      const shifts = residentBidirectional(
+        { queries, keys: keysUsed, keysAll: keys, values, omega, features: features as FeatureKind, resolved, policy },
+        num,
+        den,
+        nonPositiveRows,
+        assertInputsFinite,
+      );
+      keyShift = shifts.keyShift;
+      queryLogScale = shifts.queryLogScale;
+      divided = true;
+    } else if (streamed) {
       // The constant factor c = featureNorm of every feature is folded into passes that run anyway:
       // the keys' transpose multiplies by it (the products the map would form, so the same bits),
       // and the queries' is folded into S = c·[state | z] (F × (d_V + 1)), one product giving the
@@ -429,8 +462,7 @@ export function randomFeatureAttention(
   }
 
   // Division with the guard described in the module doc: no ε, explicit handling of Dᵢ ≤ 0.
-  const nonPositiveRows: number[] = [];
-  for (let i = 0; i < nQ; i++) {
+  for (let i = 0; i < nQ && !divided; i++) {
     const di = den[i];
     if (!(di > 0)) {
       nonPositiveRows.push(i);
@@ -478,6 +510,9 @@ function extraParameterFlops(kind: ExponentialFeatureKind, n: number, d: number)
   if (kind === "sderf") return 4 * n * d * d + 10 * d ** 3 + 2 * n * d * d + n * d;
   return 0;
 }
+
+/** Largest kernel-memory footprint of the resident path (bytes; see `resident` in randomFeatureAttention). */
+const RESIDENT_MAX_BYTES = 2 ** 30;
 
 /** Rows per streamed block of the bidirectional path (the feature maps' block: a multiple of the GEMM's depth slice). */
 const STREAM_ROWS = FEATURE_BLOCK_ROWS;
@@ -527,5 +562,207 @@ function transposeWithColumnSums(a: Float64Array, rows: number, cols: number, t:
         sums[l] = acc;
       }
     }
+  }
+}
+
+/** Inputs of {@link residentBidirectional} (validated by the caller). */
+interface ResidentInputs {
+  queries: Matrix;
+  /** The visible keys (rows < keyLength). */
+  keys: Matrix;
+  /** All keys, padding included (its rows past keyLength are only checked for finiteness). */
+  keysAll: Matrix;
+  values: Matrix;
+  omega: Matrix;
+  features: FeatureKind;
+  resolved: ResolvedKernel;
+  policy: NonPositiveNormalizerPolicy;
+}
+
+/**
+ * The bidirectional streamed path inside core's WebAssembly-resident scratch (issue 14), for the
+ * trig / positive / hyperbolic maps: the features are written by the map straight into the layout
+ * the next product reads, exponentiated in place, and multiplied there — no copy in or out of the
+ * kernel memory, no transpose, no packing pass over an N × F array:
+ * - keys: each 256-row block of φ(K) is written in 4-column panels (the packed B operand), z summed
+ *   from them key by key in order, V's block packed as the panels of Vᵀ, and stateᵀ += Vᵀ φ(K)_block
+ *   (d_V × F, resident): per entry the products and sums of φ(K)ᵀV as `matmulInto` forms them (the
+ *   kernel multiplies a·b, so the operand order does not change a bit);
+ * - queries: each block of φ(Q) is written row-major and multiplied in place by the row-major-A
+ *   kernel with the panels of S = c²·[state | z] (F × (d_V + 1): numerator and normalizer at once,
+ *   c = featureNorm taken out of both maps), then divided row by row straight into the output.
+ * Same bits as the JS-array streamed path when c is a power of 2 (m = 4ᵏ for positive/trig).
+ * Finiteness of Q, K, V is checked in the passes that read them; on a failure `fail` (the three
+ * assertFinite in order) throws the same NonFiniteError as checking them upfront.
+ */
+function residentBidirectional(
+  inp: ResidentInputs,
+  num: Float64Array,
+  den: Float64Array,
+  nonPositiveRows: number[],
+  fail: () => void,
+): { keyShift: number; queryLogScale: Float64Array } {
+  const { queries, keys, keysAll, values, omega, features, resolved, policy } = inp;
+  const nQ = queries.rows;
+  const nK = keys.rows;
+  const d = queries.cols;
+  const dV = values.cols;
+  const V = values.data;
+  // Padding rows are not read below: check them here (rarely more than a few).
+  if (!allFinite(keysAll.data, nK * d, keysAll.data.length) || !allFinite(V, nK * dV, V.length)) fail();
+  const m = omega.rows;
+  const F = features === "positive" ? m : 2 * m;
+  const c = featureNorm(features, m);
+  const up4 = (x: number) => Math.ceil(x / 4) * 4;
+  const even = (x: number) => x + (x & 1);
+  const w = dV + 1;
+  const kbK = Math.min(Math.max(nK, 1), STREAM_ROWS);
+  const kbQ = Math.min(nQ, STREAM_ROWS);
+  // Element offsets of the resident regions (16-byte aligned).
+  const base = RESIDENT_BASE_BYTES / 8;
+  const kp = base; // φ(K) block, F (padded to 4) × kbK in panels
+  const vp = kp + even(up4(F) * kbK); // V block as panels of Vᵀ
+  const st = vp + even(up4(dV) * kbK); // stateᵀ, d_V × F
+  const sp = st + even(dV * F); // S = c²[state | z] in panels (F deep)
+  const qf = sp + even(up4(w) * F); // φ(Q) block, kbQ × F row-major
+  const nb = qf + even(kbQ * F); // [numerator | normalizer] of a query block, kbQ × (d_V + 1)
+  const end = nb + even(kbQ * w);
+  const K = residentKernels(end - base);
+  K.f64.fill(0, st, st + dV * F);
+  const z = new Float64Array(F);
+  let keyShift = 0;
+  if (nK > 0) {
+    let vFinite = true;
+    const r = streamFeaturesResident(keys, omega, features, resolved, "global", K, kp, "panels", end, (j0, j1) => {
+      const kb = j1 - j0;
+      panelColumnSums(K.f64, kp, kb, F, z);
+      if (!packValuePanels(V, j0, kb, dV, K.f64, vp)) vFinite = false;
+      residentGemmPanels(K, vp, kp, st, F, dV, F, kb);
+    });
+    if (!r.finite || !vFinite) fail();
+    keyShift = r.logScale[0];
+  }
+  const f = K.f64;
+  const cc = (x: number) => c * (c * x);
+  for (let l = 0; l < F; l++) {
+    for (let j = 0; j < dV; j++) f[sp + panelIndex(l, j, F)] = cc(f[st + j * F + l]);
+    f[sp + panelIndex(l, dV, F)] = cc(z[l]);
+    for (let j = w; j < up4(w); j++) f[sp + panelIndex(l, j, F)] = 0;
+  }
+  const q = streamFeaturesResident(queries, omega, features, resolved, "row", K, qf, "rows", end, (i0, i1) => {
+    const b = i1 - i0;
+    residentGemmRows(K, qf, F, sp, F, nb, w, b, w, F);
+    divideRows(K.f64, nb, b, dV, num, den, i0, policy, nonPositiveRows);
+  });
+  if (!q.finite) fail();
+  if (policy === "error" && nonPositiveRows.length > 0) {
+    const i = nonPositiveRows[0];
+    const di = den[i];
+    const why = di === 0 ? "0 (no visible key, or every feature product underflowed)" : `${di} (trig features can give Dᵢ ≤ 0)`;
+    throw new NumericalError(
+      "normalizer",
+      `Dᵢ > 0 for every query row (set onNonPositiveNormalizer to "zero" or "keep" to accept)`,
+      `D[${i}] = ${why}`,
+    );
+  }
+  return { keyShift, queryLogScale: q.logScale };
+}
+
+/** Whether a[from…to−1] are all finite (x − x is 0 exactly for finite x, NaN otherwise). */
+function allFinite(a: Float64Array, from: number, to: number): boolean {
+  let t = 0;
+  for (let i = from; i < to; i++) t += a[i] - a[i];
+  return t === 0;
+}
+
+/** z[l] += Σ_p φ[p, l] over a kb-row panel block at f[o…], key by key in order (as a row loop adds them). */
+function panelColumnSums(f: Float64Array, o: number, kb: number, F: number, z: Float64Array): void {
+  for (let g = 0; g < F; g += 4) {
+    const q0 = o + g * kb;
+    if (g + 4 <= F) {
+      let z0 = z[g];
+      let z1 = z[g + 1];
+      let z2 = z[g + 2];
+      let z3 = z[g + 3];
+      for (let p = 0, q = q0; p < kb; p++, q += 4) {
+        z0 += f[q];
+        z1 += f[q + 1];
+        z2 += f[q + 2];
+        z3 += f[q + 3];
+      }
+      z[g] = z0;
+      z[g + 1] = z1;
+      z[g + 2] = z2;
+      z[g + 3] = z3;
+    } else {
+      for (let jj = 0; g + jj < F; jj++) {
+        let t = z[g + jj];
+        for (let p = 0; p < kb; p++) t += f[q0 + p * 4 + jj];
+        z[g + jj] = t;
+      }
+    }
+  }
+}
+
+/**
+ * Rows j0…j0+kb−1 of V (n × dV) into 4-column panels at f[o…] (zero-padded): the packed A operand
+ * Vᵀ. Returns whether they are all finite (checked in the same pass).
+ */
+function packValuePanels(V: Float64Array, j0: number, kb: number, dV: number, f: Float64Array, o: number): boolean {
+  let t = 0;
+  const full = dV & ~3;
+  for (let p = 0; p < kb; p++) {
+    const src = (j0 + p) * dV;
+    let q = o + p * 4;
+    for (let j = 0; j < full; j += 4, q += kb * 4) {
+      const a = V[src + j];
+      const b = V[src + j + 1];
+      const c = V[src + j + 2];
+      const e = V[src + j + 3];
+      f[q] = a;
+      f[q + 1] = b;
+      f[q + 2] = c;
+      f[q + 3] = e;
+      t += a - a + (b - b) + (c - c) + (e - e);
+    }
+    if (full < dV) {
+      for (let j = full; j < full + 4; j++) {
+        const v = j < dV ? V[src + j] : 0;
+        f[q + (j - full)] = v;
+        t += v - v;
+      }
+    }
+  }
+  return t === 0;
+}
+
+/**
+ * The b rows of [numerator | normalizer] at f[o…] (width dV + 1) divided into the output rows from
+ * i0, with the guard of the module doc; rows with Dᵢ ≤ 0 are listed (and left zero unless "keep").
+ */
+function divideRows(
+  f: Float64Array,
+  o: number,
+  b: number,
+  dV: number,
+  num: Float64Array,
+  den: Float64Array,
+  i0: number,
+  policy: NonPositiveNormalizerPolicy,
+  bad: number[],
+): void {
+  const w = dV + 1;
+  for (let r = 0; r < b; r++) {
+    const src = o + r * w;
+    const di = f[src + dV];
+    const i = i0 + r;
+    den[i] = di;
+    if (!(di > 0)) {
+      bad.push(i);
+      if (policy !== "keep" || di === 0) continue; // the fresh output row stays zero
+    }
+    const inv = 1 / di;
+    const t = i * dV;
+    for (let j = 0; j < dV; j++) num[t + j] = f[src + j] * inv;
   }
 }

@@ -28,8 +28,13 @@ import {
   assertNonEmpty,
   assertNumber,
   assertOneOf,
+  type Kernels,
   matmulTransBInto,
   assertOptions,
+  RESIDENT_BASE_BYTES,
+  residentExp,
+  residentGemmRows,
+  residentKernels,
   simdExp,
 } from "@randattn/core/internal";
 import type { Cost } from "../operators/types.js";
@@ -365,4 +370,239 @@ function rowExtreme(u: Float64Array, o: number, m: number, s: number, hyperbolic
     for (let l = 0; l < m; l++) if (u[o + l] > mx) mx = u[o + l];
   }
   return mx;
+}
+
+/** Where {@link streamFeaturesResident} leaves a block: row-major rows, or 4-column panels (core's packed layout). */
+export type ResidentLayout = "rows" | "panels";
+
+/** Rows of X per row-major-A projection call: its A block (≤ 128 × d) stays in L2 across the panels of Ωᵀ. */
+const PROJECTION_ROWS = 128;
+
+/**
+ * Floats of resident work space {@link streamFeaturesResident} needs for n rows of dimension d and
+ * m frequencies: Ωᵀ in panels, X (all rows for the global shift, else one block) and the projection.
+ */
+export function residentFeatureWork(n: number, d: number, m: number, shift: "row" | "global"): number {
+  const rows = shift === "global" ? n : Math.min(n, FEATURE_BLOCK_ROWS);
+  const even = (x: number) => x + (x & 1);
+  return even(Math.ceil(m / 4) * 4 * d) + even(rows * d) + even(rows * m) + 2 * even(Math.max(FEATURE_BLOCK_ROWS, PROJECTION_ROWS));
+}
+
+/**
+ * {@link streamFeatures} without the constant factor, done inside core's WebAssembly-resident
+ * scratch (issue 14): X is copied in once, the projection X Ωᵀ formed there by the row-major-A
+ * kernel (no packing of X, no C buffer to zero or copy out), and each block of features written
+ * from it straight into `k.f64` at element offset `dst` in `layout` and exponentiated in place — no
+ * transpose or packing pass before the next product: `"rows"` is the A operand of the row-major-A
+ * kernel (φ(Q) · S); `"panels"` (panel ⌊l/4⌋ holds features 4⌊l/4⌋… of every row of the block,
+ * zero-padded to whole panels) the packed operand of φ(K)ᵀ V. `work` (element offset) holds
+ * {@link residentFeatureWork} floats. `sink(i0, i1)` runs after each block. The memory may grow
+ * here: read `k.f64` afresh afterwards. Same features, bit for bit, as `streamFeatures(…, false)`
+ * (same products and sums, same exponents, same exp). The finiteness of x is checked in the pass
+ * that sums its squares (x − x is 0 exactly when x is finite): returns `finite: false` (and stops,
+ * features undefined) when a row is not.
+ */
+export function streamFeaturesResident(
+  x: Matrix,
+  omega: Matrix,
+  features: FeatureKind,
+  resolved: ResolvedKernel,
+  shift: "row" | "global",
+  k: Kernels,
+  dst: number,
+  layout: ResidentLayout,
+  work: number,
+  sink: (i0: number, i1: number) => void,
+): { logScale: Float64Array; finite: boolean } {
+  const n = x.rows;
+  const d = x.cols;
+  const m = omega.rows;
+  const s = resolved.inputScale;
+  const c = resolved.normCoefficient;
+  const X = x.data;
+  const hyperbolic = features === "hyperbolic";
+  const trig = features === "trig";
+  const whole = shift === "global";
+  const blockRows = Math.min(n, FEATURE_BLOCK_ROWS);
+  const even = (v: number) => v + (v & 1);
+  const op = work; // Ωᵀ (d × m) in 4-column panels of depth d
+  const xp = op + even(Math.ceil(m / 4) * 4 * d); // rows of X
+  const up = xp + even((whole ? n : blockRows) * d); // U = X Ωᵀ
+  const mxp = up + even((whole ? n : blockRows) * m); // a block's row maxima of U, then its shifts
+  const ep = mxp + even(Math.max(blockRows, PROJECTION_ROWS)); // a block's exponent offsets
+  // Grows the memory now if needed (contents kept, k.f64 refreshed): nothing below grows it.
+  residentKernels(ep + even(Math.max(blockRows, PROJECTION_ROWS)) - RESIDENT_BASE_BYTES / 8);
+  packOmegaPanels(omega.data, m, d, k.f64, op);
+  // U rows r0…r1−1 (at their place relative to row `base` of the copied X and of U).
+  const project = (r0: number, r1: number, base: number) => {
+    for (let a = r0; a < r1; a += PROJECTION_ROWS) {
+      const b = Math.min(r1, a + PROJECTION_ROWS);
+      residentGemmRows(k, xp + (a - base) * d, d, op, d, up + (a - base) * m, m, b - a, m, d);
+    }
+  };
+  const rowMax = new Float64Array(n);
+  const rowTerm = new Float64Array(n);
+  const logScale = new Float64Array(n);
+  // Row statistics (see streamFeatures); false when the row holds NaN or ±∞.
+  // (mxRaw: max_l u_l, or max |u_l|, from rows_max_f64; s·max = max of s·u as s > 0 and rounding is monotone.)
+  const rowStats = (i: number, mxRaw: number): boolean => {
+    const sq = sumOfSquaresIfFinite(X, i * d, d);
+    if (Number.isNaN(sq)) return false;
+    const mx = trig ? 0 : mxRaw * s;
+    rowTerm[i] = mx;
+    rowMax[i] = c * (sq * s * s) + mx;
+    return true;
+  };
+  if (whole) {
+    k.f64.set(X.subarray(0, n * d), xp);
+    // Each projected block's row statistics while it is still in cache.
+    for (let a = 0; a < n; a += PROJECTION_ROWS) {
+      const b = Math.min(n, a + PROJECTION_ROWS);
+      project(a, b, 0);
+      if (!trig) k.rows_max_f64((up + a * m) * 8, m, b - a, m, mxp * 8, hyperbolic ? 1 : 0);
+      for (let i = a; i < b; i++) if (!rowStats(i, k.f64[mxp + i - a])) return { logScale, finite: false };
+    }
+    let g = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < n; i++) if (rowMax[i] > g) g = rowMax[i];
+    logScale.fill(g);
+  }
+  const width = features === "positive" ? m : 2 * m;
+  const padded = Math.ceil(width / 4) * 4;
+  for (let i0 = 0; i0 < n; i0 += blockRows) {
+    const i1 = Math.min(n, i0 + blockRows);
+    const kb = i1 - i0;
+    const uBase = whole ? up + i0 * m : up;
+    if (!whole) {
+      k.f64.set(X.subarray(i0 * d, i1 * d), xp);
+      project(i0, i1, i0);
+    }
+    if (!whole && !trig) k.rows_max_f64(up * 8, m, kb, m, mxp * 8, hyperbolic ? 1 : 0);
+    const f = k.f64;
+    const st = kb * 4; // panel stride (elements)
+    // Positive features: the exponents are formed in SIMD by rows_affine_exp_f64 (rows, with the
+    // exp) or rows_affine_panels_f64 (panels; m a multiple of 4), below.
+    const fused = features === "positive" && (layout === "rows" || (m & 3) === 0);
+    for (let i = i0; i < i1; i++) {
+      const o = uBase + (i - i0) * m;
+      if (!whole) {
+        if (!rowStats(i, f[mxp + i - i0])) return { logScale, finite: false };
+        logScale[i] = rowMax[i];
+      }
+      if (fused) {
+        f[mxp + (i - i0)] = rowTerm[i];
+        f[ep + (i - i0)] = rowMax[i] - logScale[i];
+        continue;
+      }
+      const mx = rowTerm[i];
+      const e = rowMax[i] - logScale[i];
+      if (layout === "rows") {
+        const w = dst + (i - i0) * width;
+        if (features === "positive") positiveRows(f, w, o, m, s, mx, e);
+        else if (hyperbolic) hyperbolicExponents(f, w, f, o, m, s, mx, e);
+        else trigFeatures(f, w, f, o, m, s, Math.exp(e));
+      } else {
+        const w = dst + (i - i0) * 4;
+        if (features === "positive") positivePanels(f, w, st, f, o, m, s, mx, e);
+        else if (hyperbolic) hyperbolicPanels(f, w, st, f, o, m, s, mx, e);
+        else trigPanels(f, w, st, f, o, m, s, Math.exp(e));
+      }
+    }
+    const count = layout === "rows" ? kb * width : kb * padded;
+    if (fused && layout === "rows") k.rows_affine_exp_f64(uBase * 8, m, dst * 8, width, kb, m, s, mxp * 8, ep * 8);
+    else {
+      if (fused) k.rows_affine_panels_f64(uBase * 8, m, dst * 8, kb, kb, m, s, mxp * 8, ep * 8);
+      if (!trig) residentExp(k, dst, count);
+    }
+    if (layout === "panels" && padded > width) zeroPanelPadding(k.f64, dst, kb, width);
+    sink(i0, i1);
+  }
+  return { logScale, finite: true };
+}
+
+/** Ωᵀ (d × m, Ω row-major m × d) into 4-column panels of depth d at f[o…], zero-padded. */
+function packOmegaPanels(om: Float64Array, m: number, d: number, f: Float64Array, o: number): void {
+  const mp = Math.ceil(m / 4) * 4;
+  for (let j = 0; j < mp; j++) {
+    const q = o + (j >> 2) * d * 4 + (j & 3);
+    if (j < m) for (let p = 0; p < d; p++) f[q + p * 4] = om[j * d + p];
+    else for (let p = 0; p < d; p++) f[q + p * 4] = 0;
+  }
+}
+
+/** Σ x_j² over x[o…o+d−1], or NaN when an entry is NaN or ±∞ (x − x ≠ 0 exactly then). */
+function sumOfSquaresIfFinite(x: Float64Array, o: number, d: number): number {
+  let t = 0;
+  let z = 0;
+  for (let j = 0; j < d; j++) {
+    const v = x[o + j];
+    t += v * v;
+    z += v - v;
+  }
+  return z === 0 ? t : Number.NaN;
+}
+
+/**
+ * Positive exponents of one row, f[w + l] = s·u[o + l] − mx + e with u in the same (resident) array
+ * — the numbers of positiveExponents; a copy of its own so each stays monomorphic on its arrays.
+ */
+function positiveRows(f: Float64Array, w: number, o: number, m: number, s: number, mx: number, e: number): void {
+  for (let l = 0; l < m; l++) f[w + l] = f[o + l] * s - mx + e;
+}
+
+/** Positive exponents of one row into panels: feature l at w + ⌊l/4⌋·st + l mod 4. */
+function positivePanels(
+  f: Float64Array,
+  w: number,
+  st: number,
+  u: Float64Array,
+  o: number,
+  m: number,
+  s: number,
+  mx: number,
+  e: number,
+): void {
+  let l = 0;
+  for (let q = w; l + 4 <= m; l += 4, q += st) {
+    f[q] = u[o + l] * s - mx + e;
+    f[q + 1] = u[o + l + 1] * s - mx + e;
+    f[q + 2] = u[o + l + 2] * s - mx + e;
+    f[q + 3] = u[o + l + 3] * s - mx + e;
+  }
+  for (; l < m; l++) f[w + (l >> 2) * st + (l & 3)] = u[o + l] * s - mx + e;
+}
+
+/** Hyperbolic exponents of one row into panels (±s·u − mx + e, features l and m + l). */
+function hyperbolicPanels(
+  f: Float64Array,
+  w: number,
+  st: number,
+  u: Float64Array,
+  o: number,
+  m: number,
+  s: number,
+  mx: number,
+  e: number,
+): void {
+  for (let l = 0; l < m; l++) {
+    const v = u[o + l] * s;
+    f[w + (l >> 2) * st + (l & 3)] = v - mx + e;
+    const r = m + l;
+    f[w + (r >> 2) * st + (r & 3)] = -v - mx + e;
+  }
+}
+
+/** Trig features of one row into panels: h·sin(s·u), h·cos(s·u) (features l and m + l). */
+function trigPanels(f: Float64Array, w: number, st: number, u: Float64Array, o: number, m: number, s: number, h: number): void {
+  for (let l = 0; l < m; l++) {
+    const v = u[o + l] * s;
+    f[w + (l >> 2) * st + (l & 3)] = h * Math.sin(v);
+    const r = m + l;
+    f[w + (r >> 2) * st + (r & 3)] = h * Math.cos(v);
+  }
+}
+
+/** Zeroes the padding columns width…padded−1 of a kb-row panel block (after the exp made them 1). */
+function zeroPanelPadding(f: Float64Array, o: number, kb: number, width: number): void {
+  const last = o + (width >> 2) * kb * 4;
+  for (let p = 0; p < kb; p++) for (let j = width & 3; j < 4; j++) f[last + p * 4 + j] = 0;
 }

@@ -1,0 +1,144 @@
+/**
+ * kernels/resident.ts: products and exp on operands kept in WebAssembly memory. They must give the
+ * bits of the ordinary drivers (random-feature attention relies on it for its bit identity), and
+ * the scratch must survive the largest products of gemmWasm/gemmWasmPacked run in between.
+ */
+import { getKernelBackend, setKernelBackend, wasmSimdAvailable } from "@randattn/core";
+import {
+  RESIDENT_BASE_BYTES,
+  gemmWasm,
+  gemmWasmPacked,
+  matmulInto,
+  matmulTransAInto,
+  packOperandF64,
+  panelIndex,
+  residentExp,
+  residentGemmPanels,
+  residentGemmRows,
+  residentKernels,
+  simdExp,
+} from "@randattn/core/internal";
+import { afterAll, describe, expect, it } from "vitest";
+
+const previous = getKernelBackend();
+afterAll(() => {
+  setKernelBackend(previous);
+});
+
+function rnd(n: number, seed: number): Float64Array {
+  const a = new Float64Array(n);
+  let s = seed;
+  for (let i = 0; i < n; i++) {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    a[i] = s / 1073741824 - 1;
+  }
+  return a;
+}
+
+/** rows × cols row-major `a` into 4-column panels at f[o…]. */
+function toPanels(a: Float64Array, rows: number, cols: number, f: Float64Array, o: number): void {
+  for (let p = 0; p < rows; p++)
+    for (let j = 0; j < Math.ceil(cols / 4) * 4; j++) f[o + panelIndex(p, j, rows)] = j < cols ? a[p * cols + j] : 0;
+}
+
+describe.runIf(wasmSimdAvailable())("resident kernels", () => {
+  const base = RESIDENT_BASE_BYTES / 8;
+  it("row-major-A product over two depth slices (k = 300) equals matmulInto bit for bit", () => {
+    setKernelBackend("wasm");
+    const [m, k, n] = [37, 300, 65];
+    const a = rnd(m * k, 1);
+    const b = rnd(k * n, 2);
+    const ref = new Float64Array(m * n);
+    matmulInto(a, b, ref, m, k, n, false);
+    const K = residentKernels(m * k + k * 68 + m * n);
+    K.f64.set(a, base);
+    toPanels(b, k, n, K.f64, base + m * k);
+    residentGemmRows(K, base, k, base + m * k, k, base + m * k + k * 68, n, m, n, k);
+    const got = K.f64.subarray(base + m * k + k * 68, base + m * k + k * 68 + m * n);
+    expect(got.every((x, i) => Object.is(x, ref[i]))).toBe(true);
+  });
+  it("packed-panel product accumulated over blocks equals matmulTransAInto (Cᵀ = Bᵀ A order swapped)", () => {
+    setKernelBackend("wasm");
+    const [t, F, dV] = [256, 20, 12]; // two key blocks of 128; F not a multiple of 4 on purpose
+    const phi = rnd(t * F, 3);
+    const v = rnd(t * dV, 4);
+    // Reference: state (F × dV) = φᵀ V, one 128-row block at a time.
+    const state = new Float64Array(F * dV);
+    for (let j = 0; j < t; j += 128)
+      matmulTransAInto(phi.subarray(j * F, (j + 128) * F), v.subarray(j * dV, (j + 128) * dV), state, 128, F, dV, j > 0);
+    const K = residentKernels(2 * 128 * 24 + dV * F);
+    const [pp, vp, st] = [base, base + 128 * 24, base + 2 * 128 * 24];
+    K.f64.fill(0, st, st + dV * F);
+    for (let j = 0; j < t; j += 128) {
+      toPanels(phi.subarray(j * F, (j + 128) * F), 128, F, K.f64, pp);
+      toPanels(v.subarray(j * dV, (j + 128) * dV), 128, dV, K.f64, vp);
+      residentGemmPanels(K, vp, pp, st, F, dV, F, 128); // stateᵀ += Vᵀ φ
+    }
+    for (let l = 0; l < F; l++) for (let a = 0; a < dV; a++) expect(K.f64[st + a * F + l]).toBe(state[l * dV + a]);
+  });
+  it("exp in place equals simdExp; the scratch survives the largest gemmWasm and gemmWasmPacked products", () => {
+    setKernelBackend("wasm");
+    const x = rnd(1001, 5).map((v) => 40 * v);
+    const K = residentKernels(1001);
+    K.f64.set(x, base);
+    residentExp(K, base, 1001);
+    const ref = simdExp(x);
+    const mine = Float64Array.from(K.f64.subarray(base, base + 1001));
+    expect(mine.every((y, i) => y === ref[i])).toBe(true);
+    // Products whose buffers are as large as the drivers allow (C chunk 2²⁰ floats, A chunk too).
+    const n = 1024;
+    const a = rnd(n * n, 6);
+    gemmWasm("float64", false, false, a, a.subarray(0, 256 * n), new Float64Array(n * n), n, 256, n, false);
+    const packed = packOperandF64(a.subarray(0, 256 * 1024), false, 256, 1024);
+    if (packed) gemmWasmPacked(a.subarray(0, 4096 * 256), packed, new Float64Array(4096 * 1024), 4096, false);
+    expect(
+      residentKernels(1001)
+        .f64.subarray(base, base + 1001)
+        .every((y, i) => y === mine[i]),
+    ).toBe(true);
+  });
+  it("rows_max_f64 and rows_affine_exp_f64 equal the JavaScript loops and simdExp bit for bit (odd widths, |·|)", () => {
+    const [rows, cols, ld] = [5, 37, 41];
+    const u = rnd(rows * ld, 7).map((x) => 30 * x);
+    const K = residentKernels(rows * ld + rows * cols + 3 * rows);
+    const [up, dp, mp, ep] = [base, base + rows * ld, base + rows * ld + rows * cols, base + rows * ld + rows * cols + rows];
+    K.f64.set(u, up);
+    for (const abs of [0, 1]) {
+      K.rows_max_f64(up * 8, ld, rows, cols, mp * 8, abs);
+      for (let r = 0; r < rows; r++) {
+        let mx = Number.NEGATIVE_INFINITY;
+        for (let l = 0; l < cols; l++) mx = Math.max(mx, abs ? Math.abs(u[r * ld + l]) : u[r * ld + l]);
+        expect(K.f64[mp + r]).toBe(mx);
+      }
+    }
+    const s = 0.353;
+    for (let r = 0; r < rows; r++) K.f64[ep + r] = r === 2 ? 0 : -0.25 * r;
+    K.rows_affine_exp_f64(up * 8, ld, dp * 8, cols, rows, cols, s, mp * 8, ep * 8);
+    for (let r = 0; r < rows; r++) {
+      const x = new Float64Array(cols);
+      for (let l = 0; l < cols; l++) x[l] = u[r * ld + l] * s - K.f64[mp + r] + K.f64[ep + r];
+      const y = simdExp(x);
+      for (let l = 0; l < cols; l++) expect(K.f64[dp + r * cols + l]).toBe(y[l]);
+    }
+  });
+  it("rows_affine_panels_f64 writes the JavaScript loop's exponents at panelIndex positions", () => {
+    const [rows, cols, ld, kb] = [6, 12, 13, 7]; // kb > rows: a partial panel block
+    const u = rnd(rows * ld, 8).map((x) => 10 * x);
+    const K = residentKernels(rows * ld + kb * cols + 2 * rows);
+    const [up, dp, mp, ep] = [base, base + rows * ld, base + rows * ld + kb * cols, base + rows * ld + kb * cols + rows];
+    K.f64.set(u, up);
+    K.f64.fill(7, dp, dp + kb * cols);
+    for (let r = 0; r < rows; r++) {
+      K.f64[mp + r] = 0.5 * r;
+      K.f64[ep + r] = -0.125 * r;
+    }
+    const s = 0.71;
+    K.rows_affine_panels_f64(up * 8, ld, dp * 8, kb, rows, cols, s, mp * 8, ep * 8);
+    for (let r = 0; r < kb; r++) {
+      for (let l = 0; l < cols; l++) {
+        const want = r < rows ? u[r * ld + l] * s - K.f64[mp + r] + K.f64[ep + r] : 7;
+        expect(K.f64[dp + panelIndex(r, l, kb)]).toBe(want);
+      }
+    }
+  });
+});
