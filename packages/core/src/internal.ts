@@ -20,7 +20,7 @@ export {
   optionsObject,
 } from "./validate.js";
 export { CompiledMask, type CompiledMaskParts, TILE_ALL, TILE_NONE, TILE_PARTIAL, type TileStatus, compileMask } from "./attention/mask.js";
-export { SMALL_M, matmulInto, matmulTransAInto, matmulTransBInto } from "./linalg/matmul.js";
+export { SMALL_M, matmulInto, matmulTransAInto, matmulTransBInto, tallNarrowMatmulInto } from "./linalg/matmul.js";
 export {
   AUTO_MIN_WORK,
   type DenseArray,
@@ -31,6 +31,7 @@ export {
   gemmWasm,
   gemmWasmPacked,
   gemmWasmPacked32,
+  gemmWasmRowsF64,
   packOperandF32,
   packOperandF64,
   kernelBackendFor,

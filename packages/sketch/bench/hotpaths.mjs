@@ -11,7 +11,8 @@
 //  - random-feature (m = 256, positive, orthogonal) vs exact streaming attention, d = 64, at
 //    N = 16,384 (N = 4096 with --quick), with the time of the call's four products alone (its floor);
 //  - randomized SVD (k = 64, p = 10, q = 2) of a 16384×512 latent vs ml-matrix's full SVD and the
-//    Eckart–Young optimum (skipped with --skip-svd or --quick: the full SVD takes minutes).
+//    Eckart–Young optimum (skipped with --skip-svd or --quick: the full SVD takes minutes;
+//    --rsvd-only times the randomized side alone, best of 5, and prints its error without the optimum).
 import * as core from "@randattn/core";
 import { RESIDENT_BASE_BYTES, residentGemmPanels, residentGemmRows, residentKernels } from "@randattn/core/internal";
 import { SVD } from "ml-matrix";
@@ -27,6 +28,7 @@ const reps = quick ? 2 : 3;
 
 // --cpu (passed on by core's bench --cpu): CPU time of the process instead of wall clock.
 const cpuClock = argv.includes("--cpu");
+const rsvdOnly = argv.includes("--rsvd-only");
 const now = cpuClock
   ? () => {
       const u = process.cpuUsage();
@@ -163,7 +165,7 @@ if (!skipSvd) {
   const vOrth = sketch.householderQr(core.randomMatrix(dL, dL, {}, [2, "latent", "V"])).q;
   for (let i = 0; i < nRows; i++) for (let j = 0; j < dL; j++) g.data[i * dL + j] /= j + 1;
   const latent = core.matmulTransB(g, vOrth);
-  const rsvd = best(() => sketch.randomizedSvd(latent, { rank: k, oversampling: 10, powerIterations: 2 }, [2, "rsvd"]), 1);
+  const rsvd = best(() => sketch.randomizedSvd(latent, { rank: k, oversampling: 10, powerIterations: 2 }, [2, "rsvd"]), rsvdOnly ? 5 : 1);
   const { U, S, Vt } = rsvd.out;
   const approx = core.matmul(
     core.Matrix.from(U.rows, U.cols, (i, j) => U.data[i * k + j] * S[j]),
@@ -171,6 +173,11 @@ if (!skipSvd) {
   );
   let err = 0;
   for (let i = 0; i < latent.data.length; i++) err += (latent.data[i] - approx.data[i]) ** 2;
+  if (rsvdOnly) {
+    result.rsvd = { rsvd: rsvd.s, error: Math.sqrt(err) };
+    console.log(JSON.stringify(result));
+    process.exit(0);
+  }
   const t0 = performance.now();
   const full = new SVD(latent.toMlMatrix(), { computeLeftSingularVectors: true, computeRightSingularVectors: true });
   const tFull = (performance.now() - t0) / 1000;

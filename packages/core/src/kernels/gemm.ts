@@ -633,3 +633,42 @@ export function kernelBackendFor(m: number, k: number, n: number): "scalar" | "w
   if (m < SMALL_M_ROWS || n < 2 || m * k * n < AUTO_MIN_WORK) return "scalar";
   return wasmSimdAvailable() ? "wasm" : "scalar";
 }
+
+/** Bytes of A per row chunk of {@link gemmWasmRowsF64}: 32 rows at k = 512 (2^16 and 2^17 measured best, 2^20 no gain). */
+const ROWS_CHUNK_BYTES = 1 << 17;
+
+/**
+ * C (m×n) = A (m×k, row-major) · B (k×n, row-major), float64, for a tall A and a narrow B (the range
+ * finder's A·Ω and A·Z, n ≈ 74): B is packed once, whole depth, into NR-column panels, and A is
+ * copied into kernel memory a few dozen rows at a time with one `set` and read in place by
+ * `gemm_f64_ra` over the full depth k — no MR-panel packing of A (which `gemmWasm` repeats for
+ * every product; ≈ a quarter of the product at 16384 × 512 · 512 × 74) and no C reloads between
+ * KC blocks. Each C[i, j] is one sequential sum over p (another rounding order than `gemmWasm`'s
+ * KC-blocked one). Raw kernel: no argument checks; B's panels must fit kernel memory beside a chunk.
+ */
+export function gemmWasmRowsF64(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number): void {
+  if (m === 0 || n === 0) return;
+  if (k === 0) {
+    C.fill(0, 0, m * n);
+    return;
+  }
+  const es = 8;
+  const np = roundUp(n, F64_NR);
+  const chunkRows = Math.max(F64_MR, Math.min(m, Math.floor(ROWS_CHUNK_BYTES / (k * es))));
+  const bAddr = KERNEL_RESERVED_BYTES;
+  const aAddr = bAddr + roundUp(np * k * es, 16);
+  const cAddr = aAddr + roundUp(chunkRows * k * es, 16);
+  const end = cAddr + roundUp(chunkRows, F64_MR) * n * es;
+  const K = getKernels();
+  ensureKernelMemory(K, end);
+  const view = K.f64;
+  packB(B, false, k, n, view, bAddr / es, 0, k, 0, n, F64_NR);
+  const aOff = aAddr / es;
+  const cOff = cAddr / es;
+  for (let r0 = 0; r0 < m; r0 += chunkRows) {
+    const rows = Math.min(chunkRows, m - r0);
+    view.set(A.subarray(r0 * k, (r0 + rows) * k), aOff);
+    K.gemm_f64_ra(aAddr, k, bAddr, k, cAddr, n, rows, n, k, 0);
+    C.set(view.subarray(cOff, cOff + rows * n), r0 * n);
+  }
+}

@@ -15,7 +15,7 @@
 import { Matrix } from "../matrix.js";
 import { assertMatrix, assertVector } from "../validate.js";
 import { ShapeError } from "../errors.js";
-import { SMALL_M_ROWS, gemmWasm, kernelBackendFor } from "../kernels/gemm.js";
+import { SMALL_M_ROWS, gemmWasm, gemmWasmRowsF64, kernelBackendFor } from "../kernels/gemm.js";
 
 const KB = 256; // k-block: keeps a 4×KB panel of A and KB rows of B's current column block hot.
 
@@ -40,6 +40,21 @@ export function matmulInto(A: Float64Array, B: Float64Array, C: Float64Array, m:
   if (kernelBackendFor(m, k, n) === "wasm") gemmWasm("float64", false, false, A, B, C, m, k, n, accumulate);
   else if (m < SMALL_M) smallRowsMatmul(A, k, 1, B, C, m, k, n, accumulate);
   else scalarMatmulInto(A, B, C, m, k, n, accumulate);
+}
+
+/** Widest B that {@link tallNarrowMatmulInto} sends to the row-major-A kernel. */
+const NARROW_MAX_COLS = 128;
+
+/**
+ * C (m×n) = A (m×k) · B (k×n), row-major, for a tall A times a narrow B (n ≤ 128: the range
+ * finder's A·Ω and A·Z, 16384 × 512 · 512 × 74): on the WebAssembly path, `gemmWasmRowsF64` packs
+ * B once and reads A in place, skipping the MR-panel repack of the whole of A that `matmulInto`
+ * does on every product (issue 14: 1.12–1.35× on that shape, docs/performance.md). Same product,
+ * another rounding order (one sum over the full depth); otherwise `matmulInto`.
+ */
+export function tallNarrowMatmulInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number): void {
+  if (n <= NARROW_MAX_COLS && m >= 4 * n && k <= 4096 && kernelBackendFor(m, k, n) === "wasm") gemmWasmRowsF64(A, B, C, m, k, n);
+  else matmulInto(A, B, C, m, k, n, false);
 }
 
 /**

@@ -12,7 +12,7 @@
  *   below ~1e3·ε·‖A‖_F² (and whenever it claims the tolerance is met); there the residual is
  *   recomputed exactly (2mnr flops) before the rank is fixed.
  */
-import { Matrix, type SeedKey, ValueError, concatCols, concatRows, derive, sliceCols, sliceRows, transpose } from "@randattn/core";
+import { Matrix, type SeedKey, ValueError, concatCols, concatRows, derive, sliceCols, sliceRows } from "@randattn/core";
 import { assertInteger, assertNumber, assertOneOf, describe, matmulInto, matmulTransAInto } from "@randattn/core/internal";
 import { type Cost, createSketch } from "../operators/index.js";
 import { householderQr } from "./householder.js";
@@ -31,7 +31,7 @@ import {
   safeScaled,
   resolveRangeFinder,
   testMatrixDistribution,
-  transposeTimesInto,
+  transposedProduct,
 } from "./rangefinder.js";
 
 export interface QbResult {
@@ -54,7 +54,7 @@ export interface QbOptions extends RangeFinderOptions {
 }
 
 /**
- * Fixed-rank randomized QB: Q from {@link rangeFinder}, B = Qᵀ A (as (AᵀQ)ᵀ, `transposeTimesInto`).
+ * Fixed-rank randomized QB: Q from {@link rangeFinder}, B = Qᵀ A (`transposedProduct`).
  * @param input A (m × n), finite.
  * @param options see {@link RangeFinderOptions} (rank k, oversampling p, power iterations q, …); Q has ℓ = min(k + p, m, n) columns.
  * @param seed the test matrix's seed (same stream as `rangeFinder(a, options, seed)`).
@@ -74,10 +74,8 @@ export function qb(input: Matrix, options: QbOptions, seed: SeedKey): QbResult {
   }
   const cost: Cost = { ...found.cost };
   const l = Q.cols;
-  // B = QᵀA = (AᵀQ)ᵀ: A transposed in blocks (transposeTimesInto) beats the kernels' strided Aᵀ pack
-  const atq = new Matrix(a.cols, l);
-  transposeTimesInto(a.data, Q.data, atq.data, a.rows, a.cols, l);
-  const b = transpose(atq);
+  // B = QᵀA directly (transposedProduct: the narrow Q is the strided operand, A is packed along its rows)
+  const b = new Matrix(l, a.cols, transposedProduct(a.data, Q.data, a.rows, a.cols, l));
   if (factor !== 1) for (let i = 0; i < b.data.length; i++) b.data[i] *= factor;
   cost.flops += 2 * a.rows * a.cols * l;
   cost.floatsStored += l * a.cols;

@@ -8,8 +8,8 @@
  *
  * The test matrix Ω is any sketching operator from operators/ (default Gaussian), applied as
  * `sketchRight(A)` = A·Ω, so a structured Ω (SRHT, CountSketch, sparse sign) is never materialized.
- * The big products run on core's kernels (`matmulInto`, `matmulTransAInto`); orthonormalization of
- * the tall samples uses the Householder kernel in householder.ts.
+ * The big products run on core's kernels (`matmulInto`, `matmulTransAInto`); the tall samples are
+ * orthonormalized by CholeskyQR2 (cholqr.ts) with the Householder kernel (householder.ts) as fallback.
  */
 import { Matrix, type SeedKey, ShapeError, ValueError, derive } from "@randattn/core";
 import {
@@ -19,8 +19,8 @@ import {
   assertNonEmpty,
   assertOneOf,
   describe,
-  matmulInto,
   matmulTransAInto,
+  tallNarrowMatmulInto,
 } from "@randattn/core/internal";
 import {
   type Cost,
@@ -32,6 +32,7 @@ import {
   sparseSignSketch,
   srhtSketch,
 } from "../operators/index.js";
+import { choleskyQr2 } from "./cholqr.js";
 import { householderQr, luLowerFactor, powerOfTwoScale, transposeRowsInto } from "./householder.js";
 
 /** Entries of magnitude outside [2^-400, 2^400] are rescaled before the low-rank algorithms run. */
@@ -92,7 +93,8 @@ export interface RangeFinderOptions {
   /** Power iterations q ≥ 0: Y = (A Aᵀ)^q A Ω sharpens a slowly decaying spectrum. @default 2 */
   powerIterations?: number;
   /**
-   * Re-normalization between power steps: `"qr"` (Householder, stable), `"lu"` (partial-pivoting
+   * Re-normalization between power steps: `"qr"` (an orthonormal basis: CholeskyQR2 when its
+   * a-posteriori check accepts the sample, Householder otherwise — see `orthonormalBasis`), `"lu"` (partial-pivoting
    * L factor, cheaper, spans the same space), `"none"` (raw products; loses the small singular
    * directions to rounding when q or the spectrum's range is large). The final basis is always QR'd.
    * @default "qr"
@@ -182,6 +184,18 @@ export function qrFlops(m: number, n: number): number {
 }
 
 /**
+ * Q (m × ℓ, orthonormal to O(u)) with range(Q) = range(Y) for a tall sample: CholeskyQR2 (cholqr.ts)
+ * when its a-posteriori rule accepts Y — well conditioned, as the re-normalized samples of the
+ * power iteration are — and the Householder QR otherwise (rank-deficient or ill-conditioned Y, small
+ * or nearly square Y). Why (issue 14): the 16384 × 74 samples of the latent RSVD are orthonormalized
+ * three times per call, and CholeskyQR2 does that on GEMMs only (docs/lowrank.md has the figures).
+ */
+export function orthonormalBasis(y: Matrix): Matrix {
+  const q = choleskyQr2(y.data, y.rows, y.cols);
+  return q === null ? householderQr(y).q : new Matrix(y.rows, y.cols, q);
+}
+
+/**
  * Re-normalizes a tall sample per the chosen mode, adding its flops to `cost` (HMT §4.5). The one
  * re-normalization of every driver here (range finder, blocked QB): `"none"` still rescales by an
  * exact power of two, so q power steps — each multiplying Y by ≈ σ₁² — cannot overflow.
@@ -189,7 +203,7 @@ export function qrFlops(m: number, n: number): number {
 export function renormalize(y: Matrix, mode: Orthonormalization, cost: Cost): Matrix {
   if (mode === "qr") {
     cost.flops += qrFlops(y.rows, y.cols);
-    return householderQr(y).q;
+    return orthonormalBasis(y);
   }
   if (mode === "lu") {
     cost.flops += y.rows * y.cols * y.cols;
@@ -203,6 +217,24 @@ export function renormalize(y: Matrix, mode: Orthonormalization, cost: Cost): Ma
   const s = powerOfTwoScale(mx);
   if (s !== 1) for (let i = 0; i < y.data.length; i++) y.data[i] *= s;
   return y;
+}
+
+/** Largest certified κ₂(Y) for which a power step keeps the one-pass CholeskyQR basis (κ²u ≤ 1e-8). */
+const ONE_PASS_KAPPA = 1e4;
+
+/**
+ * The tall sample's basis between power steps in `"qr"` mode: one CholeskyQR pass when
+ * ‖R₁‖_F‖R₁⁻¹‖_F ≤ 1e4 (a rigorous bound on κ₂(Y), so ‖Q₁ᵀQ₁ − I‖ ≲ 1e-8 up to dimension
+ * constants: κ(Q₁) ≈ 1), else {@link orthonormalBasis}. Why enough: between power steps HMT §4.5
+ * asks only for a well-conditioned basis of range(Y) (the `"lu"` mode's L is far less orthogonal),
+ * and CholeskyQR's backward error Y + ΔY = Q₁R₁, ‖ΔY‖ = O(u‖Y‖), is Householder's (Yamamoto et al.
+ * 2015), so the span is as accurate; the final basis is always orthonormal to O(u). Saves one Gram
+ * and one product per step (issue 14).
+ */
+function powerStepBasis(y: Matrix, cost: Cost): Matrix {
+  cost.flops += qrFlops(y.rows, y.cols);
+  const q = choleskyQr2(y.data, y.rows, y.cols, ONE_PASS_KAPPA);
+  return q === null ? householderQr(y).q : new Matrix(y.rows, y.cols, q);
 }
 
 /**
@@ -225,7 +257,7 @@ export function denseOperator(a: Matrix): PowerOperator {
   return {
     times(x) {
       const out = new Matrix(m, x.cols);
-      matmulInto(a.data, x.data, out.data, m, n, x.cols, false);
+      tallNarrowMatmulInto(a.data, x.data, out.data, m, n, x.cols);
       return out;
     },
     transposeTimes(y) {
@@ -237,27 +269,30 @@ export function denseOperator(a: Matrix): PowerOperator {
   };
 }
 
-/** Rows of A transposed per block by {@link transposeTimesInto} (a 256 × n block: 1 MiB at n = 512). */
-const TRANSPOSE_ROWS = 256;
-
 /**
- * out (n × c) = Aᵀ Y for A (m × n) and Y (m × c), row-major: A is transposed 256 rows at a time
- * into a small buffer and each block product Aᵀ[:, r0:r1] Y[r0:r1, :] is accumulated by the plain
- * (A B) kernel. The kernels' own Aᵀ B packs A with a stride of n entries, which for a 16384 × 512
- * latent took 60 % of the product (288 ms against 112 ms for the same product on a transposed A);
- * this costs one in-cache transpose of A instead (issue 14). Same flops, another summation order.
+ * out (n × c) = Aᵀ Y for A (m × n) and Y (m × c), row-major, as the transpose of Yᵀ A
+ * ({@link transposedProduct}). Same flops, same summation order as the plain Aᵀ Y kernel.
  */
 export function transposeTimesInto(A: Float64Array, Y: Float64Array, out: Float64Array, m: number, n: number, c: number): void {
   if (m * n * c < 1 << 20) {
     matmulTransAInto(A, Y, out, m, n, c, false);
     return;
   }
-  const block = new Float64Array(TRANSPOSE_ROWS * n);
-  for (let r0 = 0; r0 < m; r0 += TRANSPOSE_ROWS) {
-    const rows = Math.min(TRANSPOSE_ROWS, m - r0);
-    transposeRowsInto(A.subarray(r0 * n, (r0 + rows) * n), block, rows, n); // block (n × rows) = A[r0:r0+rows, :]ᵀ
-    matmulInto(block.subarray(0, n * rows), Y.subarray(r0 * c, (r0 + rows) * c), out, n, rows, c, r0 > 0);
-  }
+  transposeRowsInto(transposedProduct(A, Y, m, n, c), out, c, n);
+}
+
+/**
+ * Yᵀ A (c × n) for A (m × n) and Y (m × c), row-major, on core's transposed-A GEMM with Y as the
+ * transposed operand: the kernel's strided pack then reads the narrow Y (m·c entries) and the wide A
+ * is packed along its rows, once. The earlier Aᵀ Y packed A with a stride of n entries (60 % of the
+ * product for a 16384 × 512 latent), and the 256-row block transposes that replaced it (issue 14)
+ * still cost a pass over A per product; Yᵀ A needs neither (measured in docs/lowrank.md). Bit for
+ * bit the same sums as those (each entry sums over the m rows in the same KC-blocked order).
+ */
+export function transposedProduct(A: Float64Array, Y: Float64Array, m: number, n: number, c: number): Float64Array {
+  const out = new Float64Array(c * n);
+  matmulTransAInto(Y, A, out, m, c, n, false);
+  return out;
 }
 
 /**
@@ -267,7 +302,7 @@ export function transposeTimesInto(A: Float64Array, Y: Float64Array, out: Float6
  */
 export function powerIterate(op: PowerOperator, y: Matrix, iterations: number, mode: Orthonormalization, cost: Cost): Matrix {
   for (let it = 0; it < iterations; it++) {
-    y = renormalize(y, mode, cost);
+    y = mode === "qr" ? powerStepBasis(y, cost) : renormalize(y, mode, cost);
     const z = renormalize(op.transposeTimes(y), mode, cost);
     y = op.times(z);
     cost.flops += op.stepFlops(y.cols);
@@ -315,5 +350,5 @@ export function rangeFinderResolved(a: Matrix, r: ResolvedRangeFinder, seed: See
   const cost: Cost = { flops: sketchCost.flops, floatsStored: sketchCost.floatsStored + m * l + n * l };
   const y = powerIterate(denseOperator(a), omega.sketchRight(a), r.powerIterations, r.orthonormalization, cost);
   cost.flops += qrFlops(m, l);
-  return { Q: householderQr(y).q, cost };
+  return { Q: orthonormalBasis(y), cost };
 }

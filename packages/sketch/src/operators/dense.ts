@@ -1,5 +1,6 @@
 /** Dense Gaussian and Rademacher operators: T materialized once (lazily) and applied with core's kernels. */
-import { type Matrix, type SeedKey, derive, matmul, matmulTransA, matmulTransB, randomMatrix } from "@randattn/core";
+import { Matrix, type SeedKey, derive, matmul, matmulTransA, matmulTransB, randomMatrix, transpose } from "@randattn/core";
+import { tallNarrowMatmulInto } from "@randattn/core/internal";
 import { BaseSketchOperator } from "./base.js";
 import type { Cost, GaussianSketchDistribution, RademacherSketchDistribution } from "./types.js";
 
@@ -31,7 +32,15 @@ export class DenseSketchOperator extends BaseSketchOperator {
     return matmul(x, this.core);
   }
   protected rightTTrans(x: Matrix): Matrix {
-    return matmulTransB(x, this.core);
+    const t = this.core;
+    if (t.rows <= 128 && x.rows >= 4 * t.rows) {
+      // A tall x times a narrow S = Tᵀ (the range finder's A·Ω, 16384 × 512 · 512 × 74): S formed
+      // (small) so the product takes core's tall-narrow kernel, which reads x in place (issue 14).
+      const out = new Matrix(x.rows, t.rows);
+      tallNarrowMatmulInto(x.data, transpose(t).data, out.data, x.rows, x.cols, t.rows);
+      return out;
+    }
+    return matmulTransB(x, t);
   }
   protected denseT(): Matrix {
     return this.core.clone();

@@ -1,0 +1,146 @@
+/**
+ * CholeskyQR2 (Fukaya, Nakatsukasa, Yanagisawa & Yamamoto 2014, "CholeskyQR2: a simple and
+ * communication-avoiding algorithm for computing a tall-skinny QR factorization"; Yamamoto,
+ * Nakatsukasa, Yanagisawa & Fukaya 2015, "Roundoff error analysis of the CholeskyQR2 algorithm"):
+ *
+ *   G₁ = YᵀY = R₁ᵀR₁ (Cholesky),  Q₁ = Y R₁⁻¹,
+ *   G₂ = Q₁ᵀQ₁ = R₂ᵀR₂,           Q  = Q₁ R₂⁻¹     (R = R₂R₁, not formed).
+ *
+ * All m-long work is two Gram products and two products by the ℓ × ℓ inverse triangle on core's
+ * GEMM — no column-by-column pass — so on the 16384 × 74 range-finder samples it costs less than the
+ * blocked Householder QR (issue 14, measured in docs/lowrank.md). One pass leaves ‖Q₁ᵀQ₁ − I‖ ≈ κ(Y)²u;
+ * the second pass brings it to O(u) as long as Q₁ is well conditioned (Yamamoto et al. 2015:
+ * κ(Y) ≲ u^{-1/2}, about 10⁸).
+ *
+ * The rule (a posteriori, so it cannot be fooled by an optimistic condition estimate): the result is
+ * accepted only when both Cholesky factorizations succeed (every pivot finite and positive) and the
+ * computed second Gram matrix satisfies ‖G₂ − I‖_F ≤ 1/2 — then ‖Q₁ᵀQ₁ − I‖₂ ≤ 1/2, κ(Q₁)² ≤ 3,
+ * and the second pass is the well-conditioned case of the analysis. Otherwise (rank-deficient or
+ * ill-conditioned Y, a zero column, under/overflow in the Gram) `null` is returned and the caller
+ * falls back to Householder, which handles every one of those cases.
+ */
+import { matmulInto, matmulTransAInto } from "@randattn/core/internal";
+import { powerOfTwoScale } from "./householder.js";
+
+/** Fewer entries than this (m·ℓ) or a sample less than 4× taller than wide: Householder directly. */
+const CHOLQR_MIN_ENTRIES = 1 << 14;
+
+/** Samples with max|Y| in [2^-300, 2^300] run unscaled: m·max² stays far inside the float64 range. */
+const GRAM_SAFE_EXPONENT = 300;
+
+/** The largest ‖Q₁ᵀQ₁ − I‖_F for which the second pass is accepted (see the module doc). */
+const SECOND_GRAM_TOLERANCE = 0.5;
+
+/**
+ * Q (m × ℓ, orthonormal to O(u)) of a tall Y by CholeskyQR2, or `null` when the rule in the module
+ * doc rejects it (the caller then runs Householder). Y is not modified. With `onePassKappa` > 0
+ * the first pass's Q₁ is returned alone when ‖R₁‖_F‖R₁⁻¹‖_F (≥ κ₂(Y)) ≤ onePassKappa — a
+ * well-conditioned basis (‖Q₁ᵀQ₁ − I‖ ≲ κ²u), not an orthonormal one: for the power steps only.
+ */
+export function choleskyQr2(y: Float64Array, m: number, l: number, onePassKappa = 0): Float64Array | null {
+  if (m * l < CHOLQR_MIN_ENTRIES || m < 4 * l) return null;
+  // An exact power-of-two rescaling when max|Y| is far from 1, so the Gram (entries up to m·max²)
+  // neither overflows nor underflows (the span, hence Q, is unchanged); ordinary samples skip the copy.
+  const mx = maxAbs(y);
+  if (!(mx > 0) || !Number.isFinite(mx)) return null;
+  const s = mx >= 2 ** -GRAM_SAFE_EXPONENT && mx <= 2 ** GRAM_SAFE_EXPONENT ? 1 : powerOfTwoScale(mx);
+  let ys = y;
+  if (s !== 1) {
+    ys = new Float64Array(y.length);
+    for (let i = 0; i < y.length; i++) ys[i] = y[i] * s;
+  }
+  const g1 = gram(ys, m, l);
+  const r1inv = choleskyInverseFactor(g1, l);
+  if (r1inv === null) return null;
+  const q1 = new Float64Array(m * l);
+  matmulInto(ys, r1inv, q1, m, l, l, false);
+  if (onePassKappa > 0) {
+    // κ₂(R₁) ≤ ‖R₁‖_F‖R₁⁻¹‖_F with ‖R₁‖_F² = tr G₁: a rigorous bound, so one pass is kept only
+    // where its orthogonality loss (≈ κ²u) is provably small.
+    let tr = 0;
+    for (let i = 0; i < l; i++) tr += g1[i * l + i];
+    let inv = 0;
+    for (let i = 0; i < r1inv.length; i++) inv += r1inv[i] * r1inv[i];
+    if (Math.sqrt(tr * inv) <= onePassKappa) return q1;
+  }
+  const g2 = gram(q1, m, l);
+  let dev = 0;
+  for (let i = 0; i < l; i++)
+    for (let j = 0; j < l; j++) {
+      const d = g2[i * l + j] - (i === j ? 1 : 0);
+      dev += d * d;
+    }
+  if (!(dev <= SECOND_GRAM_TOLERANCE * SECOND_GRAM_TOLERANCE)) return null;
+  const r2inv = choleskyInverseFactor(g2, l);
+  if (r2inv === null) return null;
+  const q = ys === y ? new Float64Array(m * l) : ys; // the scaled copy is free now
+  matmulInto(q1, r2inv, q, m, l, l, false);
+  return q;
+}
+
+/** max |y| with four running maxima (one dependent chain is ≈ 4× slower); NaN if an entry is NaN. */
+function maxAbs(y: Float64Array): number {
+  let m0 = 0;
+  let m1 = 0;
+  let m2 = 0;
+  let m3 = 0;
+  let i = 0;
+  for (; i + 3 < y.length; i += 4) {
+    m0 = Math.max(m0, Math.abs(y[i]));
+    m1 = Math.max(m1, Math.abs(y[i + 1]));
+    m2 = Math.max(m2, Math.abs(y[i + 2]));
+    m3 = Math.max(m3, Math.abs(y[i + 3]));
+  }
+  for (; i < y.length; i++) m0 = Math.max(m0, Math.abs(y[i]));
+  return Math.max(m0, m1, m2, m3);
+}
+
+/**
+ * YᵀY (ℓ × ℓ) for a tall Y (m × ℓ) on core's transposed-A GEMM (its strided pack reads only the
+ * ℓ-wide Y), symmetrized so the Cholesky sees an exactly symmetric matrix.
+ */
+function gram(y: Float64Array, m: number, l: number): Float64Array {
+  const g = new Float64Array(l * l);
+  matmulTransAInto(y, y, g, m, l, l, false);
+  for (let i = 0; i < l; i++)
+    for (let j = i + 1; j < l; j++) {
+      const v = 0.5 * (g[i * l + j] + g[j * l + i]);
+      g[i * l + j] = v;
+      g[j * l + i] = v;
+    }
+  return g;
+}
+
+/**
+ * R⁻¹ (ℓ × ℓ, upper triangular, row-major) of the Cholesky factor G = RᵀR, or `null` when a pivot is
+ * not finite and positive (G not numerically positive definite). The inverse is formed explicitly so
+ * that Q = Y R⁻¹ is one GEMM; the triangular inverse is computed by back substitution column by
+ * column (Higham 2002, §14.2: its residual is small componentwise), O(ℓ³) — negligible beside m·ℓ².
+ */
+function choleskyInverseFactor(g: Float64Array, l: number): Float64Array | null {
+  const r = new Float64Array(l * l);
+  for (let j = 0; j < l; j++) {
+    let d = g[j * l + j];
+    for (let k = 0; k < j; k++) d -= r[k * l + j] * r[k * l + j];
+    if (!(d > 0) || !Number.isFinite(d)) return null;
+    const rjj = Math.sqrt(d);
+    r[j * l + j] = rjj;
+    for (let i = j + 1; i < l; i++) {
+      let v = g[j * l + i];
+      for (let k = 0; k < j; k++) v -= r[k * l + j] * r[k * l + i];
+      r[j * l + i] = v / rjj;
+    }
+  }
+  // X = R⁻¹, upper triangular: X[j, j] = 1/R[j, j], X[i, j] = −(Σ_{i<k≤j} R[i, k] X[k, j]) / R[i, i].
+  const x = new Float64Array(l * l);
+  for (let j = 0; j < l; j++) {
+    x[j * l + j] = 1 / r[j * l + j];
+    for (let i = j - 1; i >= 0; i--) {
+      let v = 0;
+      for (let k = i + 1; k <= j; k++) v += r[i * l + k] * x[k * l + j];
+      x[i * l + j] = -v / r[i * l + i];
+    }
+  }
+  for (let i = 0; i < x.length; i++) if (!Number.isFinite(x[i])) return null;
+  return x;
+}
