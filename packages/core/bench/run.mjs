@@ -275,7 +275,12 @@ print(*out, np.__version__)
       ]);
       if (h.rsvd) {
         const sp = h.rsvd.svd / h.rsvd.rsvd;
-        t14.push([`RSVD 16384×512 k=64 p=10 q=2 ÷ ml-matrix SVD: speed-up`, `${fmt(sp, 1)}×`, "≥ 100×", mark(sp >= 100)]);
+        t14.push([
+          `RSVD 16384×512 k=64 p=10 q=2 (best of 3 after a warm-up, ${fmt(h.rsvd.rsvd, 2)} s) ÷ ml-matrix SVD (one call, ${fmt(h.rsvd.svd, 1)} s): speed-up`,
+          `${fmt(sp, 1)}×`,
+          "≥ 100×",
+          mark(sp >= 100),
+        ]);
         t14.push(["RSVD error ÷ Eckart–Young optimum", fmt(h.rsvd.errorRatio, 4), "≤ 1.02", mark(h.rsvd.errorRatio <= 1.02)]);
       } else t14.push(["RSVD 16384×512 vs ml-matrix SVD", "skipped (--skip-svd / --quick)", "≥ 100×, ≤ 1.02× optimal", "—"]);
     }
