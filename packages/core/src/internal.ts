@@ -21,6 +21,7 @@ export {
 } from "./validate.js";
 export { CompiledMask, type CompiledMaskParts, TILE_ALL, TILE_NONE, TILE_PARTIAL, type TileStatus, compileMask } from "./attention/mask.js";
 export { SMALL_M, matmulInto, matmulTransAInto, matmulTransBInto, tallNarrowMatmulInto } from "./linalg/matmul.js";
+export { transposeInto } from "./linalg/transpose.js";
 export {
   AUTO_MIN_WORK,
   type DenseArray,

@@ -7,7 +7,7 @@
  * docs/lowrank.md for the measurement). ml-matrix stays in charge of the small factorizations.
  */
 import { Matrix, ShapeError, transpose } from "@randattn/core";
-import { assertFinite, assertMatrix, assertNonEmpty, matmulInto, matmulTransBInto } from "@randattn/core/internal";
+import { assertFinite, assertMatrix, assertNonEmpty, matmulInto, matmulTransBInto, transposeInto } from "@randattn/core/internal";
 
 /** Thin QR factors: `q` (m × n, orthonormal columns) and `r` (n × n upper triangular), m ≥ n. */
 export interface ThinQr {
@@ -103,29 +103,8 @@ export function householderQrWith(a: Matrix, block: number): ThinQr {
       applyReflectorTo(at, j * m, qt, j, m, t, j, n);
     }
   }
-  transposeRowsInto(qt, at, n, m); // at is free now: Q (m × n) takes its buffer
+  transposeInto(qt, at, n, m); // at is free now: Q (m × n) takes its buffer
   return { q: new Matrix(m, n, at), r };
-}
-
-/**
- * o (cols × rows) = data (rows × cols)ᵀ, row-major, eight source rows per pass: each column's eight
- * values land in one run of the output, read from eight sequential streams.
- */
-export function transposeRowsInto(data: Float64Array, o: Float64Array, rows: number, cols: number): void {
-  let i = 0;
-  for (; i + 7 < rows; i += 8) {
-    for (let j = 0, s = i * cols, d = i; j < cols; j++, s++, d += rows) {
-      o[d] = data[s];
-      o[d + 1] = data[s + cols];
-      o[d + 2] = data[s + 2 * cols];
-      o[d + 3] = data[s + 3 * cols];
-      o[d + 4] = data[s + 4 * cols];
-      o[d + 5] = data[s + 5 * cols];
-      o[d + 6] = data[s + 6 * cols];
-      o[d + 7] = data[s + 7 * cols];
-    }
-  }
-  for (; i < rows; i++) for (let j = 0; j < cols; j++) o[j * rows + i] = data[i * cols + j];
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   describe,
   matmulTransAInto,
   tallNarrowMatmulInto,
+  transposeInto,
 } from "@randattn/core/internal";
 import {
   type Cost,
@@ -33,7 +34,7 @@ import {
   srhtSketch,
 } from "../operators/index.js";
 import { choleskyQr2 } from "./cholqr.js";
-import { householderQr, luLowerFactor, powerOfTwoScale, transposeRowsInto } from "./householder.js";
+import { householderQr, luLowerFactor, powerOfTwoScale } from "./householder.js";
 
 /** Entries of magnitude outside [2^-400, 2^400] are rescaled before the low-rank algorithms run. */
 const SAFE_EXPONENT = 400;
@@ -278,7 +279,7 @@ export function transposeTimesInto(A: Float64Array, Y: Float64Array, out: Float6
     matmulTransAInto(A, Y, out, m, n, c, false);
     return;
   }
-  transposeRowsInto(transposedProduct(A, Y, m, n, c), out, c, n);
+  transposeInto(transposedProduct(A, Y, m, n, c), out, c, n);
 }
 
 /**
