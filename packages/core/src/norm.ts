@@ -151,10 +151,23 @@ export function layerNorm(x: Matrix, params: LayerNormParams): Matrix {
 export function rmsNorm(x: Matrix, params: RMSNormParams): Matrix {
   checkInput(x, params, "x");
   if (params.kind !== "rms") throw new ValueError("params.kind", '"rms"', describe(params.kind));
-  const { rows, cols, data } = x;
-  const out = new Matrix(rows, cols);
-  const o = out.data;
-  const { gain, epsilon } = params;
+  const out = new Matrix(x.rows, x.cols);
+  rmsNormRowsInto(x.data, out.data, x.rows, x.cols, params.gain, params.epsilon);
+  return out;
+}
+
+/**
+ * RMSNorm's row loop on flat arrays, no checks: o_r = g ⊙ x_r / √((1/d) Σ x_ri² + ε). Shared by
+ * `rmsNorm` and the pretrained models' `normRows` (which checks its params once, at construction).
+ */
+export function rmsNormRowsInto(
+  data: Float64Array,
+  o: Float64Array,
+  rows: number,
+  cols: number,
+  gain: Float64Array,
+  epsilon: number,
+): void {
   for (let i = 0; i < rows; i++) {
     const r = i * cols;
     let ms = 0;
@@ -162,7 +175,6 @@ export function rmsNorm(x: Matrix, params: RMSNormParams): Matrix {
     const inv = 1 / Math.sqrt(ms / cols + epsilon);
     for (let j = 0; j < cols; j++) o[r + j] = gain[j] * (data[r + j] * inv);
   }
-  return out;
 }
 
 /** Applies the norm described by `params` (LayerNorm or RMSNorm) row-wise to `x`. */

@@ -26,7 +26,7 @@ import {
 import { matmul32Into, matmulTransB32 } from "../linalg/matmul32.js";
 import { Matrix } from "../matrix.js";
 import { NumericalError } from "../errors.js";
-import { type NormParams, applyNorm } from "../norm.js";
+import { type NormParams, applyNorm, rmsNormRowsInto } from "../norm.js";
 import { simdExp } from "../kernels/softmaxWasm.js";
 import type { Activation } from "../layers/activations.js";
 
@@ -269,16 +269,8 @@ export function gluForward(x: Matrix, f: JoinedGlu, precision: ProjectionPrecisi
  */
 export function normRows(x: Matrix, params: NormParams, slot?: ScratchSlot): Matrix {
   if (params.kind !== "rms") return applyNorm(x, params);
-  const { rows, cols, data } = x;
+  const { rows, cols } = x;
   const out = slot === undefined ? new Matrix(rows, cols) : new Matrix(rows, cols, scratch(slot, rows * cols));
-  const o = out.data;
-  const { gain, epsilon } = params;
-  for (let i = 0; i < rows; i++) {
-    const r = i * cols;
-    let ms = 0;
-    for (let j = 0; j < cols; j++) ms += data[r + j] * data[r + j];
-    const inv = 1 / Math.sqrt(ms / cols + epsilon);
-    for (let j = 0; j < cols; j++) o[r + j] = gain[j] * (data[r + j] * inv);
-  }
+  rmsNormRowsInto(x.data, out.data, rows, cols, params.gain, params.epsilon);
   return out;
 }
