@@ -78,8 +78,14 @@ export function attentionInFloat32Range(
   ldQ: number = d,
 ): boolean {
   const q = ldQ === d ? maxAbsOf(Q, nQ * d) : maxAbsStrided(Q, nQ, d, ldQ);
-  const k = maxAbsOf(K, nKV * d);
-  const v = maxAbsOf(V, nKV * dV);
+  return attentionMaximaInFloat32Range(q, maxAbsOf(K, nKV * d), maxAbsOf(V, nKV * dV), nKV, d, scale);
+}
+
+/**
+ * `attentionInFloat32Range` from the operands' largest magnitudes max|Q|, max|K|, max|V| (NaN when
+ * an operand holds a NaN, as `maxAbsOf`), for a caller that found them while writing the operands.
+ */
+export function attentionMaximaInFloat32Range(q: number, k: number, v: number, nKV: number, d: number, scale: number): boolean {
   if (!inRange(q) || !inRange(k) || !inRange(v)) return false;
   const s = Math.abs(scale);
   // A V accumulates at most N_KV terms of weight ≤ 1 (exp(t − max) ≤ 1): ≤ N_KV·max|V| ≤ 2⁹⁰.

@@ -9,7 +9,8 @@ import { attentionCachedKeys, attentionWeights } from "../attention/attend.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
 import { runAttention } from "../attention/projection.js";
 import { resolveAttention } from "../attention/options.js";
-import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
+import { type FusedSoftmaxSpec, fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
+import { attentionMaximaInFloat32Range } from "../kernels/range32.js";
 import type { PretrainedConfig } from "../checkpoint/config.js";
 import { KVCache } from "../cache/kv-cache.js";
 import { LatentCache } from "../cache/latent-cache.js";
@@ -827,33 +828,65 @@ function mlaAttendAllHeads(
   const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, n, dQ);
   if (r.kernel.kind !== "softmax") return undefined;
   const kv = project(latent, j.keyValueUp, "mlaKeyValueUp", prec);
-  assertFinite(kv, "keys, values (latent · [W_LK | W_LV])");
   const src = kv.data;
   const ld = kv.cols;
   const rk = rotaryKey.data;
   const keys = scratch("mlaKeys", H * n * dQ);
   const values = scratch("mlaValues", H * n * dV);
+  // Per head max |K_h| and max |V_h| while assembling them (NaN or ∞ when an entry is, like
+  // maxAbsOf): every entry of the product is copied once, so its finiteness check (done once per
+  // layer, as before) and float32's range check come from these maxima instead of rescans.
+  const kMax = new Float64Array(H);
+  const vMax = new Float64Array(H);
   for (let h = 0; h < H; h++) {
     const kBase = h * n * dQ;
     const vBase = h * n * dV;
     const kCol = h * nope;
     const vCol = H * nope + h * dV;
+    let km = 0;
+    let vm = 0;
     for (let i = 0; i < n; i++) {
       const s = i * ld;
       const k = kBase + i * dQ;
-      for (let c = 0; c < nope; c++) keys[k + c] = src[s + kCol + c];
-      for (let c = 0, o = i * dR; c < dR; c++) keys[k + nope + c] = rk[o + c];
+      for (let c = 0; c < nope; c++) {
+        const x = src[s + kCol + c];
+        keys[k + c] = x;
+        km = Math.max(km, Math.abs(x));
+      }
+      for (let c = 0, o = i * dR; c < dR; c++) {
+        const x = rk[o + c];
+        keys[k + nope + c] = x;
+        km = Math.max(km, Math.abs(x));
+      }
       const v = vBase + i * dV;
-      for (let c = 0; c < dV; c++) values[v + c] = src[s + vCol + c];
+      for (let c = 0; c < dV; c++) {
+        const x = src[s + vCol + c];
+        values[v + c] = x;
+        vm = Math.max(vm, Math.abs(x));
+      }
     }
+    kMax[h] = km;
+    vMax[h] = vm;
+  }
+  for (let h = 0; h < H; h++) {
+    // A non-finite entry: the scan names the first one, as before (the rotary keys were checked at append).
+    if (!(Number.isFinite(kMax[h]) && Number.isFinite(vMax[h]))) assertFinite(kv, "keys, values (latent · [W_LK | W_LV])");
   }
   const width = H * dV;
   const y = new Matrix(t, width, scratch("heads", t * width));
   const qd = queries.data;
+  const ldQ = queries.cols;
+  const f32 = r.precision === "float32";
   for (let h = 0; h < H; h++) {
-    const spec = {
+    let inFloat32Range = false;
+    if (f32) {
+      let qm = 0;
+      for (let i = 0; i < t; i++) for (let c = 0, o = i * ldQ + h * dQ; c < dQ; c++) qm = Math.max(qm, Math.abs(qd[o + c]));
+      inFloat32Range = attentionMaximaInFloat32Range(qm, kMax[h], vMax[h], n, dQ, r.kernel.scale);
+    }
+    const spec: FusedSoftmaxSpec = {
       queries: qd.subarray(h * dQ),
-      queryStride: queries.cols,
+      queryStride: ldQ,
       keys: keys.subarray(h * n * dQ, (h + 1) * n * dQ),
       values: values.subarray(h * n * dV, (h + 1) * n * dV),
       nQ: t,
@@ -864,11 +897,15 @@ function mlaAttendAllHeads(
       mask: r.mask,
       out: y.data.subarray(h * dV),
       outStride: width,
+      precision: f32 ? "float32" : "float64",
+      inFloat32Range,
     };
-    let stats = r.precision === "float32" ? fusedSoftmaxAttention({ ...spec, precision: "float32" }) : null;
+    let stats = fusedSoftmaxAttention(spec);
     // float32's fallback (rows.ts float32Attention): a non-finite Y or normalizer → float64.
-    if (stats !== null && !(rowsFinite(stats.normalizer) && columnsFinite(y.data, t, width, h * dV, dV))) stats = null;
-    if (stats === null) stats = fusedSoftmaxAttention(spec);
+    if (f32 && stats !== null && !(rowsFinite(stats.normalizer) && columnsFinite(y.data, t, width, h * dV, dV))) {
+      spec.precision = "float64";
+      stats = fusedSoftmaxAttention(spec);
+    }
     if (stats === null || !rowsFinite(stats.normalizer)) return undefined;
   }
   return y;
