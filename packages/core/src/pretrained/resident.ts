@@ -35,7 +35,9 @@ import type { AttentionPrecisionOption } from "../attention/options.js";
 import { KVCache } from "../cache/kv-cache.js";
 import { NumericalError } from "../errors.js";
 import { KernelArena } from "../kernels/arena.js";
-import { getKernelBackend, kernelBackendFor, packOperandF32, packOperandF64, wasmSimdAvailable } from "../kernels/gemm.js";
+import { type Kernels, getKernelBackend, kernelBackendFor, packOperandF32, packOperandF64, wasmSimdAvailable } from "../kernels/gemm.js";
+import { attentionInFloat32Range } from "../kernels/range32.js";
+import { F32_NR, F64_NR } from "../kernels/wat.js";
 import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
 import { type NormParams, applyNorm } from "../norm.js";
@@ -218,7 +220,10 @@ export class ResidentPrefill {
     const nOut = lmHead ? lmHead.n : 0;
     // The frame (byte sizes): float64 regions hold what model.ts keeps in float64 (residual stream,
     // Q/K/V after RoPE, Y_h, the exp); under float32 each product's A and C are float32 regions.
-    const [X, XN, QKV, QKV32, HEADS, HEADS32, AO, AO32, GU, E, HID, F32, LOGITS, ROPE] = arena.frame([
+    const nKV = p0 + t;
+    let dVmax = 0;
+    for (const p of this.layers) dVmax = Math.max(dVmax, p.dV);
+    const [X, XN, QKV, QKV32, HEADS, HEADS32, AO, AO32, GU, E, HID, F32, LOGITS, ROPE, KP, VP, QB, SB, YB, MB, LB] = arena.frame([
       t4 * d * 8,
       t4 * d * es,
       t4 * nQKV * 8,
@@ -233,7 +238,16 @@ export class ResidentPrefill {
       f32 ? t4 * d * 4 : 0,
       t4 * nOut * es,
       t4 * dQmax * 8,
+      // Arena attention (attendInArena): K_g and V_g panels, one query block's Q, S, Y, m, l.
+      roundUp(nKV, 8) * dQmax * 8,
+      roundUp(dVmax, 8) * nKV * 8,
+      QUERY_BLOCK * dQmax * 8,
+      QUERY_BLOCK * nKV * 8,
+      QUERY_BLOCK * dVmax * 8,
+      QUERY_BLOCK * 8,
+      QUERY_BLOCK * 8,
     ]);
+    const attn: AttentionRegions = { kp: KP, vp: VP, q: QB, s: SB, y: YB, m: MB, l: LB };
     const k = arena.k;
     const m64 = k.f64;
     const m32 = k.f32;
@@ -290,7 +304,9 @@ export class ResidentPrefill {
       );
       const width = H * dV;
       const y = v64(HEADS, t * width);
-      attendAllHeadsInto(all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y);
+      if (!attendInArena(k, attn, all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y)) {
+        attendAllHeadsInto(all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y);
+      }
       // W_O, its bias, then h = attn + x (model.ts: addInPlace(attn, x)).
       if (f32) {
         v32(HEADS32, t * width).set(y);
@@ -335,6 +351,190 @@ export class ResidentPrefill {
     gemm(XN, lmHead, LOGITS);
     const logits = new Matrix(t, lmHead.n, f32 ? new Float64Array(v32(LOGITS, t * lmHead.n)) : v64(LOGITS, t * lmHead.n).slice());
     return { logits, hidden };
+  }
+}
+
+/** Query rows per block of the arena attention: the fused driver's prefix-mask block (softmaxWasm.ts). */
+const QUERY_BLOCK = 32;
+/** Key-width step of a block's causal limit, as the fused driver's (a multiple of the softmax loops' 8/16). */
+const KEY_STEP = 16;
+/** Depth of one A·V slice, as the fused driver's KC. */
+const AV_KC = 256;
+
+/** Byte addresses of the arena attention's regions (see `ResidentPrefill.run`). */
+interface AttentionRegions {
+  readonly kp: number;
+  readonly vp: number;
+  readonly q: number;
+  readonly s: number;
+  readonly y: number;
+  readonly m: number;
+  readonly l: number;
+}
+
+/**
+ * All H heads of a GQA layer inside the arena: `fusedSoftmaxAttention`'s materialized prefix-mask
+ * computation (softmaxWasm.ts) step for step — the same kernels (`gemm_*_ra`, `softmax_rows_*`)
+ * on the same operands in the same layouts and order: scale·Q rows per 32-row block, S over keys
+ * [0, hi) with hi the block's largest limit rounded up to 16, −∞ past each row's limit, the
+ * online-softmax tile update, A·V in 256-deep slices, Y·(1/l) — so the same bits, but with K_g and
+ * V_g packed once per KV group instead of once per query head, queries read from and Y written into
+ * the arena. float32 per head exactly as the driver decides it (`attentionInFloat32Range` on the
+ * same arguments), with its fallback to float64 on a non-finite normalizer or output. Returns false
+ * (nothing usable written) where the driver would not run or a row needs attention's error path;
+ * the caller then takes `attendAllHeadsInto`.
+ */
+function attendInArena(
+  k: Kernels,
+  R: AttentionRegions,
+  all: Float64Array,
+  ld: number,
+  t: number,
+  H: number,
+  G: number,
+  dQ: number,
+  dV: number,
+  cache: KVCache,
+  scale: number,
+  p0: number,
+  precision: AttentionPrecisionOption | undefined,
+  out: Float64Array,
+): boolean {
+  const nKV = cache.length;
+  if (nKV !== p0 + t || !useFusedSoftmax(t, nKV, dQ)) return false;
+  const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, nKV, dQ);
+  const limits = r.mask?.prefixLimits?.();
+  if (r.kernel.kind !== "softmax" || !limits) return false;
+  const sc = r.kernel.scale;
+  const width = H * dV;
+  const group = H / G;
+  // Which group's panels, in which precision, the K/V regions hold (heads of a group are adjacent).
+  let packedAs = "";
+  for (let h = 0; h < H; h++) {
+    const g = Math.floor(h / group);
+    const K = cache.keys(g).data;
+    const V = cache.values(g).data;
+    const q = all.subarray(h * dQ);
+    let f32 = r.precision === "float32" && attentionInFloat32Range(q, K, V, t, nKV, dQ, dV, sc, ld);
+    for (;;) {
+      const NR = f32 ? F32_NR : F64_NR;
+      const mem = f32 ? k.f32 : k.f64;
+      const es = f32 ? 4 : 8;
+      if (packedAs !== `${g}:${es}`) {
+        // K_g by rows (NR keys × d per panel) and V_g by columns (NR value columns × N_KV), zero-padded.
+        packPanelsInto(K, mem, R.kp / es, nKV, dQ, NR, true);
+        packPanelsInto(V, mem, R.vp / es, nKV, dV, NR, false);
+        packedAs = `${g}:${es}`;
+      }
+      if (attendHead(k, R, f32, q, ld, t, nKV, dQ, dV, sc, limits, out.subarray(h * dV), width)) break;
+      // float32's fallback (rows.ts float32Attention): the head again in float64; float64 failing → error path.
+      if (!f32) return false;
+      f32 = false;
+    }
+  }
+  return true;
+}
+
+/**
+ * One head in the arena (see `attendInArena`); false when a normalizer is not in (0, ∞) or, in
+ * float32, an output is not finite (the driver's caller then redoes the head in float64).
+ */
+function attendHead(
+  k: Kernels,
+  R: AttentionRegions,
+  f32: boolean,
+  Q: Float64Array,
+  ldQ: number,
+  nQ: number,
+  nKV: number,
+  d: number,
+  dV: number,
+  scale: number,
+  limits: Int32Array,
+  out: Float64Array,
+  ldOut: number,
+): boolean {
+  const es = f32 ? 4 : 8;
+  const NR = f32 ? F32_NR : F64_NR;
+  const mem = f32 ? k.f32 : k.f64;
+  const m64 = k.f64;
+  const gemm = f32 ? k.gemm_f32_ra : k.gemm_f64_ra;
+  const softmax = f32 ? k.softmax_rows_f32 : k.softmax_rows_f64;
+  const ldS = nKV;
+  const qOff = R.q / es;
+  const sOff = R.s / es;
+  const yOff = R.y / es;
+  const mOff = R.m / 8;
+  const lOff = R.l / 8;
+  for (let i0 = 0; i0 < nQ; i0 += QUERY_BLOCK) {
+    const rows = Math.min(QUERY_BLOCK, nQ - i0);
+    for (let r = 0; r < rows; r++) {
+      const src = (i0 + r) * ldQ;
+      const dst = qOff + r * d;
+      for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * scale;
+    }
+    m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
+    m64.fill(0, lOff, lOff + rows);
+    mem.fill(0, yOff, yOff + rows * dV);
+    let hi = 0;
+    for (let r = 0; r < rows; r++) hi = Math.max(hi, limits[i0 + r]);
+    hi = hi <= 0 ? 0 : Math.min(nKV, roundUp(hi, KEY_STEP));
+    if (hi > 0) {
+      gemm(R.q, d, R.kp, d, R.s, ldS, rows, hi, d, 0);
+      for (let r = 0; r < rows; r++) {
+        const lim = Math.max(0, limits[i0 + r]);
+        if (lim < hi) mem.fill(Number.NEGATIVE_INFINITY, sOff + r * ldS + lim, sOff + r * ldS + hi);
+      }
+      softmax(R.s, rows, hi, ldS, R.m, R.l, R.y, dV, dV);
+      for (let p0 = 0; p0 < hi; p0 += AV_KC) {
+        const kc = Math.min(AV_KC, hi - p0);
+        gemm(R.s + p0 * es, ldS, R.vp + p0 * NR * es, nKV, R.y, dV, rows, dV, kc, 1);
+      }
+    }
+    for (let r = 0; r < rows; r++) {
+      const l = m64[lOff + r];
+      if (!(l > 0 && l < Number.POSITIVE_INFINITY)) return false;
+      const o = (i0 + r) * ldOut;
+      const yo = yOff + r * dV;
+      const inv = 1 / l;
+      for (let c = 0; c < dV; c++) {
+        const v = mem[yo + c] * inv;
+        if (f32 && !Number.isFinite(v)) return false;
+        out[o + c] = v;
+      }
+    }
+  }
+  return true;
+}
+
+/** softmaxWasm.ts' `packPanels` layouts (K by rows: NR keys × cols; V by columns: NR columns × rows), zero-padded. */
+function packPanelsInto(
+  X: Float64Array,
+  mem: Float64Array | Float32Array,
+  off: number,
+  rows: number,
+  cols: number,
+  NR: number,
+  byRows: boolean,
+): void {
+  if (byRows) {
+    for (let j = 0; j < rows; j += NR) {
+      const base = off + j * cols;
+      const n = Math.min(NR, rows - j);
+      if (n < NR) mem.fill(0, base, base + NR * cols);
+      for (let jj = 0; jj < n; jj++) {
+        const src = (j + jj) * cols;
+        for (let p = 0, t = base + jj; p < cols; p++, t += NR) mem[t] = X[src + p];
+      }
+    }
+    return;
+  }
+  for (let c = 0; c < cols; c += NR) {
+    const base = off + c * rows;
+    const n = Math.min(NR, cols - c);
+    for (let p = 0, t = base, s = c; p < rows; p++, t += NR, s += cols) {
+      for (let jj = 0; jj < NR; jj++) mem[t + jj] = jj < n ? X[s + jj] : 0;
+    }
   }
 }
 
