@@ -40,7 +40,7 @@ import { attentionInFloat32Range } from "../kernels/range32.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
 import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
-import { type NormParams, applyNorm } from "../norm.js";
+import { type NormParams, applyNorm, assertNormParams } from "../norm.js";
 import { assertFinite } from "../validate.js";
 import type { GqaLayerAttention, PretrainedWeights } from "./build.js";
 import { type JoinedGlu, type ProjectionPrecision, columnSlice } from "./fused.js";
@@ -96,13 +96,16 @@ function pack(w: Matrix, transposed: boolean, precision: ProjectionPrecision): F
 export class ResidentPrefill {
   private readonly layers: LayerPlan[];
   private readonly weights: PretrainedWeights;
+  /** Model width. */
+  private readonly d: number;
   private arena: KernelArena | undefined;
-  private readonly placed = new Map<ProjectionPrecision, { layers: PlacedLayer[]; lmHead?: Placed }>();
+  private readonly placed = new Map<ProjectionPrecision, { layers: PlacedLayer[]; lmHead?: Placed; finalGain?: number }>();
   /** Steps run here so far (tests check that the resident path really ran). */
   steps = 0;
 
   private constructor(weights: PretrainedWeights, layers: LayerPlan[]) {
     this.weights = weights;
+    this.d = weights.embed.cols;
     this.layers = layers;
   }
 
@@ -161,7 +164,7 @@ export class ResidentPrefill {
   }
 
   /** The weights of one precision in the arena (placed at its first use). */
-  private weightsIn(precision: ProjectionPrecision): { arena: KernelArena; layers: PlacedLayer[]; lmHead?: Placed } {
+  private weightsIn(precision: ProjectionPrecision): { arena: KernelArena; layers: PlacedLayer[]; lmHead?: Placed; finalGain?: number } {
     if (!this.arena) this.arena = new KernelArena();
     const arena = this.arena;
     let p = this.placed.get(precision);
@@ -179,7 +182,8 @@ export class ResidentPrefill {
         gateUp: place(l.ffn.gateUp, false) as Placed,
         down: place(l.ffn.weights.w2, false) as Placed,
       }));
-      p = { layers, lmHead: place(this.weights.lmHead, true) };
+      const fin = this.weights.finalNorm;
+      p = { layers, lmHead: place(this.weights.lmHead, true), finalGain: finalNormOk(fin, this.d) ? arena.place(fin.gain) : undefined };
       this.placed.set(precision, p);
     }
     return { arena, ...p };
@@ -203,7 +207,7 @@ export class ResidentPrefill {
     const f32 = prec === "float32";
     this.steps++;
     const es = f32 ? 4 : 8;
-    const { arena, layers, lmHead } = this.weightsIn(prec);
+    const { arena, layers, lmHead, finalGain } = this.weightsIn(prec);
     const t = x.rows;
     const d = x.cols;
     const t4 = roundUp(t, TILE_ROWS);
@@ -298,10 +302,14 @@ export class ResidentPrefill {
         for (let h = 0; h < H; h++) rope.rotateColumnsInPlace(all, t, ld, h * dQ, positions);
         for (let g = 0; g < G; g++) rope.rotateColumnsInPlace(all, t, ld, kOff + g * dK, positions);
       }
-      cache.append(
-        Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, kOff + g * dK, dK)),
-        Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, vOff + g * dV, dV)),
-      );
+      // K and V straight from the block when it is finite (one pass); else append's own checks and errors.
+      if (k.all_finite(QKV, t * ld, 0)) cache.appendColumns(all, ld, kOff, vOff, t);
+      else {
+        cache.append(
+          Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, kOff + g * dK, dK)),
+          Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, vOff + g * dV, dV)),
+        );
+      }
       const width = H * dV;
       const y = v64(HEADS, t * width);
       if (!attendInArena(k, attn, all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y)) {
@@ -345,9 +353,17 @@ export class ResidentPrefill {
         xs[i] = f + ao[i];
       }
     }
-    const hidden = applyNorm(new Matrix(t, d, xs.slice()), this.weights.finalNorm);
+    // The final norm (RMSNorm: in the arena, into W_O's free region, float64 as returned); a
+    // non-finite stream or LayerNorm takes applyNorm (its checks, its errors).
+    const fin = this.weights.finalNorm;
+    let hidden: Matrix;
+    if (fin.kind === "rms" && finalGain !== undefined && k.all_finite(X, t * d, 0)) {
+      k.rms_rows_f64(X, AO, t, d, finalGain, fin.epsilon, 0);
+      hidden = new Matrix(t, d, ao.slice());
+    } else hidden = applyNorm(new Matrix(t, d, xs.slice()), fin);
     if (!lmHead) return { logits: projectLmHead(hidden), hidden };
-    xn.set(hidden.data);
+    if (f32) xn.set(hidden.data);
+    else xn.set(ao);
     gemm(XN, lmHead, LOGITS);
     const logits = new Matrix(t, lmHead.n, f32 ? new Float64Array(v32(LOGITS, t * lmHead.n)) : v64(LOGITS, t * lmHead.n).slice());
     return { logits, hidden };
@@ -535,6 +551,17 @@ function packPanelsInto(
     for (let p = 0, t = base, s = c; p < rows; p++, t += NR, s += cols) {
       for (let jj = 0; jj < NR; jj++) mem[t + jj] = jj < n ? X[s + jj] : 0;
     }
+  }
+}
+
+/** A valid RMSNorm of width d (applyNorm's checks; the arena norm then needs none per call). */
+function finalNormOk(n: NormParams, d: number): n is NormParams & { kind: "rms" } {
+  if (n.kind !== "rms") return false;
+  try {
+    assertNormParams(n, "finalNorm", d);
+    return true;
+  } catch {
+    return false;
   }
 }
 
