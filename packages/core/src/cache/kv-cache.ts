@@ -105,6 +105,21 @@ export class KVCache implements DecodeCache {
     this.record = record;
   }
 
+  /**
+   * `append` for keys and values read in place from a joined row-major block (row stride `ld`):
+   * head g's t new keys in columns kOff + g·keyDim …, its values in vOff + g·valueDim … — the
+   * pretrained models' resident prefill, which has checked the block finite (one WebAssembly pass
+   * over it) and built its shape, so only the fill is checked here. Internal to core's decoders.
+   */
+  appendColumns(src: Float64Array, ld: number, kOff: number, vOff: number, t: number): void {
+    const record = checkFill(this.record, this.continuation(t), t);
+    for (let g = 0; g < this.numKvHeads; g++) {
+      this.keyBlocks[g].appendColumns(src, ld, kOff + g * this.keyDim, t);
+      this.valueBlocks[g].appendColumns(src, ld, vOff + g * this.valueDim, t);
+    }
+    this.record = record;
+  }
+
   private rollback(length: number, record: FillRecord | undefined): void {
     for (let g = 0; g < this.numKvHeads; g++) {
       this.keyBlocks[g].truncate(length);

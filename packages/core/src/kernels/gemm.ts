@@ -104,6 +104,12 @@ export interface Kernels {
     ldy: number,
     dv: number,
   ) => void;
+  /** Model-step passes of `watModel.ts` (pretrained/resident.ts). */
+  rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => void;
+  rope_half_f64: (p: number, ld: number, rows: number, blocks: number, dh: number, tab: number) => void;
+  swiglu_f64: (gp: number, hp: number, ep: number, rows: number, n: number, in32: number) => void;
+  add_rows_f64: (a: number, b: number, dst: number, n: number, a32: number) => void;
+  all_finite: (p: number, n: number, is32: number) => number;
   f64: Float64Array;
   f32: Float32Array;
 }
@@ -158,12 +164,20 @@ export function wasmKernelModule(): WasmModule {
  * that may grow the memory (`ensureKernelMemory`).
  */
 export function getKernels(): Kernels {
-  if (!kernels) {
-    const inst = new (wasmApi()!.Instance)(wasmKernelModule(), {});
-    const ex = inst.exports as unknown as Omit<Kernels, "f64" | "f32">;
-    kernels = { ...ex, f64: new Float64Array(ex.memory.buffer), f32: new Float32Array(ex.memory.buffer) };
-  }
+  if (!kernels) kernels = newKernelInstance();
   return kernels;
+}
+
+/**
+ * A fresh instance of the kernel module with a memory of its own (`kernels/arena.ts`: data that
+ * must outlive other drivers' calls, which all lay out the shared instance's memory from
+ * `KERNEL_RESERVED_BYTES` on). The module is compiled once; each instance costs one 64 KiB page
+ * plus its exp table.
+ */
+export function newKernelInstance(): Kernels {
+  const inst = new (wasmApi()!.Instance)(wasmKernelModule(), {});
+  const ex = inst.exports as unknown as Omit<Kernels, "f64" | "f32">;
+  return { ...ex, f64: new Float64Array(ex.memory.buffer), f32: new Float32Array(ex.memory.buffer) };
 }
 
 /** Grows the memory to at least `bytes` and refreshes the views (growth detaches the old buffer). */

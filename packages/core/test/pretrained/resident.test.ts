@@ -1,0 +1,144 @@
+/**
+ * The resident prefill (pretrained/resident.ts, kernels/watModel.ts): the same logits bit for bit
+ * as the per-sublayer path it replaces (forced here by a declining attentionOverride, which takes
+ * model.ts' path), in float64 and under the float32 option, for prefills of odd length, a second
+ * multi-token step on a filled cache and a decoded token; and each new WebAssembly pass against the
+ * JavaScript loop it replaces, bit for bit, with its finiteness test failing on every ±∞/NaN position.
+ */
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { Rope } from "@randattn/core";
+import { KernelArena, rmsNormRowsInto, simdExp } from "@randattn/core/internal";
+import { loadPretrained } from "@randattn/core/node";
+import seedrandom from "seedrandom";
+import { fixtureDir } from "./helpers.js";
+
+const shipped = fileURLToPath(new URL("../../../../models/llama-gqa-fortunes", import.meta.url));
+const declined = { attentionOverride: () => undefined };
+
+describe.each([
+  ["llama-gqa-fortunes (shipped)", shipped],
+  ["qwen2-bias-f16", fixtureDir("qwen2-bias-f16")],
+  ["llama-untied-bf16", fixtureDir("llama-untied-bf16")],
+])("resident prefill of %s", (_, dir) => {
+  const model = loadPretrained(dir);
+  const V = model.vocabSize;
+  const ids = Array.from({ length: 45 }, (_, i) => (i * 37 + 11) % V);
+  it.each(["float64", "float32"] as const)(
+    "equals the per-sublayer path bit for bit (%s): prefill, a 6-token step, a decoded token",
+    (precision) => {
+      const resident = (model as unknown as { resident?: { steps: number } }).resident;
+      const before = resident?.steps ?? Number.NaN;
+      const a = model.createState();
+      const b = model.createState();
+      for (const chunk of [ids.slice(0, 37), ids.slice(37, 43), ids.slice(43, 44)]) {
+        const fast = model.step(a, chunk, { precision });
+        const ref = model.step(b, chunk, { precision, ...declined });
+        expect(Array.from(fast.logits.data)).toEqual(Array.from(ref.logits.data));
+        expect(Array.from(fast.hidden.data)).toEqual(Array.from(ref.hidden.data));
+      }
+      expect(a.position).toBe(44);
+      // The two multi-token steps ran resident; the decoded token (1 row) took model.ts' path.
+      expect(resident?.steps).toBe(before + 2);
+    },
+  );
+});
+
+describe("watModel kernels equal the JavaScript loops they replace", () => {
+  const rng = seedrandom("watModel");
+  const gauss = (n: number, s = 1) => Float64Array.from({ length: n }, () => s * (rng() + rng() + rng() - 1.5));
+  const arena = new KernelArena();
+  const k = arena.k;
+  const rows = 7;
+
+  it("rms_rows_f64 (float64 and float32 out) is rmsNormRowsInto", () => {
+    for (const cols of [64, 15]) {
+      const x = gauss(rows * cols, 3);
+      const gain = gauss(cols);
+      const ref = new Float64Array(rows * cols);
+      rmsNormRowsInto(x, ref, rows, cols, gain, 1e-6);
+      const [X, Gn, O] = arena.frame([x.byteLength, gain.byteLength, x.byteLength]);
+      k.f64.set(x, X / 8);
+      k.f64.set(gain, Gn / 8);
+      k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 0);
+      expect(Array.from(k.f64.subarray(O / 8, O / 8 + rows * cols))).toEqual(Array.from(ref));
+      k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 1);
+      expect(Array.from(k.f32.subarray(O / 4, O / 4 + rows * cols))).toEqual(Array.from(ref, Math.fround));
+    }
+  });
+
+  it("rope_half_f64 is Rope.rotateColumnsInPlace (half pairing) on every block", () => {
+    const dh = 16;
+    const blocks = 3;
+    const ld = blocks * dh + 5;
+    const rope = new Rope(dh, { pairing: "half" });
+    const positions = Float64Array.from({ length: rows }, (_, i) => 3 + 2 * i);
+    const x = gauss(rows * ld, 2);
+    const ref = x.slice();
+    for (let b = 0; b < blocks; b++) rope.rotateColumnsInPlace(ref, rows, ld, b * dh, positions);
+    const tab = new Float64Array(rows * dh);
+    for (let i = 0; i < rows; i++) tab.fill(1, i * dh, i * dh + dh / 2);
+    rope.rotateColumnsInPlace(tab, rows, dh, 0, positions);
+    const [X, T] = arena.frame([x.byteLength, tab.byteLength]);
+    k.f64.set(x, X / 8);
+    k.f64.set(tab, T / 8);
+    k.rope_half_f64(X, ld, rows, blocks, dh, T);
+    expect(Array.from(k.f64.subarray(X / 8, X / 8 + rows * ld))).toEqual(Array.from(ref));
+  });
+
+  it("swiglu_f64 is gluForward's silu(g)·u with the SIMD exp (float64, and float32 in/out)", () => {
+    for (const n of [192, 7]) {
+      const both = gauss(rows * 2 * n, 8);
+      both[3] = 800; // e^{−g} underflows: g/1
+      both[4] = -800; // e^{−g} = ∞: −0
+      const e = simdExp(Float64Array.from({ length: rows * n }, (_, i) => -both[Math.floor(i / n) * 2 * n + (i % n)]));
+      const ref = e.map((v, i) => {
+        const r = Math.floor(i / n) * 2 * n + (i % n);
+        return (both[r] / (1 + v)) * both[r + n];
+      });
+      const [G, H, E] = arena.frame([both.byteLength, rows * n * 8, n * 8]);
+      k.f64.set(both, G / 8);
+      k.swiglu_f64(G, H, H, rows, n, 0);
+      expect(Array.from(k.f64.subarray(H / 8, H / 8 + rows * n))).toEqual(Array.from(ref));
+      const both32 = Float32Array.from(both);
+      const e32 = simdExp(Float64Array.from({ length: rows * n }, (_, i) => -both32[Math.floor(i / n) * 2 * n + (i % n)]));
+      const ref32 = e32.map((v, i) => {
+        const r = Math.floor(i / n) * 2 * n + (i % n);
+        return Math.fround((both32[r] / (1 + v)) * both32[r + n]);
+      });
+      k.f32.set(both32, G / 4);
+      k.swiglu_f64(G, H, E, rows, n, 1);
+      expect(Array.from(k.f32.subarray(H / 4, H / 4 + rows * n))).toEqual(Array.from(ref32));
+    }
+  });
+
+  it("add_rows_f64 adds float64 or widened float32 rows; all_finite finds every ±∞ and NaN", () => {
+    for (const n of [64, 9]) {
+      const a = gauss(n);
+      const b = gauss(n);
+      const [A, B, C] = arena.frame([n * 8, n * 8, n * 8]);
+      k.f64.set(a, A / 8);
+      k.f64.set(b, B / 8);
+      k.add_rows_f64(A, B, C, n, 0);
+      expect(Array.from(k.f64.subarray(C / 8, C / 8 + n))).toEqual(Array.from(a, (v, i) => v + b[i]));
+      const a32 = Float32Array.from(a);
+      k.f32.set(a32, A / 4);
+      k.add_rows_f64(A, B, C, n, 1);
+      expect(Array.from(k.f64.subarray(C / 8, C / 8 + n))).toEqual(Array.from(a32, (v, i) => v + b[i]));
+      k.f64.set(a, A / 8);
+      expect(k.all_finite(A, n, 0)).toBe(1);
+      k.f32.set(a32, B / 4);
+      expect(k.all_finite(B, n, 1)).toBe(1);
+      for (const bad of [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN]) {
+        for (const i of [0, 1, n - 2, n - 1]) {
+          k.f64.set(a, A / 8);
+          k.f64[A / 8 + i] = bad;
+          expect(k.all_finite(A, n, 0)).toBe(0);
+          k.f32.set(a32, B / 4);
+          k.f32[B / 4 + i] = bad;
+          expect(k.all_finite(B, n, 1)).toBe(0);
+        }
+      }
+    }
+  });
+});
