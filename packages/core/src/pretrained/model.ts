@@ -49,6 +49,7 @@ import {
 } from "./fused.js";
 import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, PretrainedWeights } from "./build.js";
 import { ResidentPrefill, attendAllHeads, columnsFinite, rowsFinite } from "./resident.js";
+import { ResidentMlaPrefill } from "./residentMla.js";
 
 export { moeForward };
 
@@ -287,7 +288,7 @@ export class PretrainedModel {
   /** Per layer, the joined projections of the prefill fast path (built once here). */
   private readonly joined: JoinedLayer[];
   /** The resident prefill (pretrained/resident.ts), when every layer is of its kind. */
-  private readonly resident: ResidentPrefill | undefined;
+  private readonly resident: ResidentPrefill | ResidentMlaPrefill | undefined;
 
   constructor(config: PretrainedConfig, weights: PretrainedWeights, tokenizer?: Tokenizer) {
     this.config = config;
@@ -329,7 +330,7 @@ export class PretrainedModel {
       if (f.kind === "dense") return { qkv, mla, ffn: joinGlu(f.weights) };
       return { qkv, mla, experts: f.experts.map(joinGlu), shared: f.shared ? joinGlu(f.shared) : undefined };
     });
-    this.resident = ResidentPrefill.plan(weights, this.joined);
+    this.resident = ResidentPrefill.plan(weights, this.joined) ?? ResidentMlaPrefill.plan(weights, this.joined);
   }
 
   /**
@@ -407,6 +408,8 @@ export class PretrainedModel {
       this.resident &&
       capture.layers.size === 0 &&
       !options.attentionOverride &&
+      // MLA runs resident in its unmerged form only (an invalid form: mlaStep's error).
+      (this.resident instanceof ResidentPrefill || (options.mlaForm ?? "unmerged") === "unmerged") &&
       this.resident.applies(t, p0, state.caches, options.precision)
     ) {
       // A prefill-sized step with activations resident in the model's kernel arena (same bits).

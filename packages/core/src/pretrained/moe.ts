@@ -53,7 +53,7 @@ function topKInto(s: Float64Array, n: number, k: number, out: Int32Array, o: num
 }
 
 /** Per token, the k chosen experts (in rank order) and their weights: t × k each. */
-interface Routing {
+export interface Routing {
   readonly experts: Int32Array;
   readonly weights: Float64Array;
 }
@@ -64,7 +64,7 @@ interface Routing {
  * `topk_group` groups with the largest maximum score), weights renormalized (`norm_topk_prob`,
  * k > 1; summed in rank order + 1e-20) or scaled by `routed_scaling_factor`.
  */
-function route(ffn: MoeFfn, x: Matrix): Routing {
+export function route(ffn: MoeFfn, x: Matrix): Routing {
   const E = ffn.experts.length;
   const k = ffn.topK;
   const t = x.rows;
