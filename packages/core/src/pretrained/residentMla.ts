@@ -344,6 +344,8 @@ export class ResidentMlaPrefill {
     xs.set(x.data);
     const xn = vp(XN, t * d);
     const ao = v64(AO, t * d);
+    const ropeTab = new Float64Array(t * dR);
+    let ropeOf: unknown;
     for (const [l, p] of this.layers.entries()) {
       const w = layers[l];
       const a = p.a;
@@ -360,7 +362,15 @@ export class ResidentMlaPrefill {
         gemm(XN, w.queryUp, Q32, t);
         q.set(v32(Q32, t * ldQ));
       } else gemm(XN, w.queryUp, Q, t);
-      for (let h = 0; h < H; h++) a.rope.rotateColumnsInPlace(q, t, ldQ, h * dQh + nope, positions);
+      if (ropeOf !== a.rope) {
+        // Per row the (cos, sin) of every pair, from the rope itself: rotating (1, 0) gives
+        // (1·c − 0·s, 1·s + 0·c) = (c, s) exactly; then every head's rope columns in one pass.
+        for (let i = 0; i < t; i++) for (let c = 0; c < p.dR; c++) ropeTab[i * p.dR + c] = c % 2 === 0 ? 1 : 0;
+        a.rope.rotateColumnsInPlace(ropeTab, t, p.dR, 0, positions);
+        ropeOf = a.rope;
+      }
+      if (a.rope.pairing === "interleaved" && a.rope.dim === p.dR) rotateInterleaved(q, t, ldQ, H, dQh, nope, p.dR, ropeTab);
+      else for (let h = 0; h < H; h++) a.rope.rotateColumnsInPlace(q, t, ldQ, h * dQh + nope, positions);
       // L = Norm(X W_L), k_R = RoPE(X W_KR), both float64 (the latent cache's rows).
       gemm(XN, w.latentDown, LAT, t);
       gemm(XN, w.keyRope, KR, t);
@@ -370,7 +380,8 @@ export class ResidentMlaPrefill {
       k.rms_rows_f64(f32 ? LAT64 : LAT, LATN, t, p.dL, w.latentGain, p.latentNorm.epsilon, 0);
       const kr = f32 ? v64(KR64, t * p.dR) : v64(KR, t * p.dR);
       if (f32) kr.set(v32(KR, t * p.dR));
-      a.rope.rotateColumnsInPlace(kr, t, p.dR, 0, positions);
+      if (a.rope.pairing === "interleaved" && a.rope.dim === p.dR) rotateInterleaved(kr, t, p.dR, 1, p.dR, 0, p.dR, ropeTab);
+      else a.rope.rotateColumnsInPlace(kr, t, p.dR, 0, positions);
       // The cache copies the rows it keeps (and checks them, naming latent / rotaryKeys).
       cache.append(new Matrix(t, p.dL, v64(LATN, t * p.dL)), new Matrix(t, p.dR, kr));
       // [L W_LK^h]_h | [L W_LV^h]_h over every cached row (float32: L rounded, as the copy in rounded it).
@@ -419,11 +430,11 @@ export class ResidentMlaPrefill {
         const pe = (w.experts as PlacedGlu[])[e];
         let yd: Float64Array | Float32Array;
         if (kernelBackendFor(te, pe.gateUp.k, pe.gateUp.n) === "wasm" && kernelBackendFor(te, pe.down.k, pe.down.n) === "wasm") {
-          const g = vp(GATH, te * d);
-          for (let r = 0; r < te; r++) {
-            const s = rows[r0 + r] * d;
-            for (let j = 0; j < d; j++) g[r * d + j] = xn[s + j];
-          }
+          // The expert's rows of the normalized block gathered next to it (memmoves within the arena).
+          const mem = f32 ? m32 : m64;
+          const g0 = GATH / es;
+          const x0 = XN / es;
+          for (let r = 0; r < te; r++) mem.copyWithin(g0 + r * d, x0 + rows[r0 + r] * d, x0 + (rows[r0 + r] + 1) * d);
           glu(k, pe, GATH, GU, E, HID, EOUT, te, f32, gemm);
           yd = vp(EOUT, te * d);
         } else {
@@ -440,8 +451,8 @@ export class ResidentMlaPrefill {
       }
       if (w.shared) {
         glu(k, w.shared, XN, GU, E, HID, EOUT, t, f32, gemm);
-        const sd = vp(EOUT, t * d);
-        for (let i = 0; i < t * d; i++) fo[i] += sd[i];
+        // routed + shared (moeForward: out[i] += shared[i]; IEEE addition commutes exactly).
+        k.add_rows_f64(EOUT, FOUT, FOUT, t * d, is32);
       }
       k.add_rows_f64(FOUT, AO, X, t * d, 0);
     }
@@ -458,6 +469,38 @@ export class ResidentMlaPrefill {
     gemm(XN, lmHead, LOGITS, t);
     const logits = new Matrix(t, lmHead.n, f32 ? new Float64Array(v32(LOGITS, t * lmHead.n)) : v64(LOGITS, t * lmHead.n).slice());
     return { logits, hidden };
+  }
+}
+
+/**
+ * `Rope.rotateColumnsInPlace` (interleaved pairs (2p, 2p + 1)) on the d_R rope columns nope … of
+ * each of the H heads (dQ wide) of a row-major block, with row i's (cos, sin) of pair p at
+ * tab[i·d_R + 2p], tab[i·d_R + 2p + 1]: the same products and sums per entry, so the same bits,
+ * with the angles looked up once per row instead of once per head.
+ */
+function rotateInterleaved(
+  x: Float64Array,
+  rows: number,
+  ld: number,
+  H: number,
+  dQ: number,
+  nope: number,
+  dR: number,
+  tab: Float64Array,
+): void {
+  for (let i = 0; i < rows; i++) {
+    const tr = i * dR;
+    for (let h = 0; h < H; h++) {
+      const o = i * ld + h * dQ + nope;
+      for (let c = 0; c < dR; c += 2) {
+        const cos = tab[tr + c];
+        const sin = tab[tr + c + 1];
+        const a = x[o + c];
+        const b = x[o + c + 1];
+        x[o + c] = a * cos - b * sin;
+        x[o + c + 1] = a * sin + b * cos;
+      }
+    }
   }
 }
 
@@ -554,6 +597,31 @@ function attendMlaInArena(
   const sc = r.kernel.scale;
   const width = H * dV;
   const src = f32Products ? k.f32 : k.f64;
+  // The rotary part of K_h's panels is every head's (k_R is shared): packed once per precision.
+  let ropePacked = 0;
+  const packHead = (h: number, f32: boolean, withMaxima: boolean) => {
+    const es = f32 ? 4 : 8;
+    const m = packMlaHead(
+      src,
+      kvOff,
+      ldKV,
+      h * nope,
+      H * nope + h * dV,
+      nope,
+      dR,
+      dV,
+      rotary,
+      n,
+      f32 ? k.f32 : k.f64,
+      R,
+      f32 ? F32_NR : F64_NR,
+      es,
+      ropePacked !== es,
+      withMaxima,
+    );
+    ropePacked = es;
+    return m;
+  };
   for (let h = 0; h < H; h++) {
     const qh = q.subarray(h * dQ);
     let f32 = false;
@@ -561,11 +629,11 @@ function attendMlaInArena(
       let qm = 0;
       for (let i = 0; i < t; i++) for (let c = 0, o = i * ldQ; c < dQ; c++) qm = Math.max(qm, Math.abs(qh[o + c]));
       // Pack in float32 first: the maxima decide whether the panels are used or repacked in float64.
-      const { kMax, vMax } = packMlaHead(src, kvOff, ldKV, h * nope, H * nope + h * dV, nope, dR, dV, rotary, n, k.f32, R, F32_NR, 4);
+      const { kMax, vMax } = packHead(h, true, true);
       f32 = attentionMaximaInFloat32Range(qm, kMax, vMax, n, dQ, sc);
     }
     for (;;) {
-      if (!f32) packMlaHead(src, kvOff, ldKV, h * nope, H * nope + h * dV, nope, dR, dV, rotary, n, k.f64, R, F64_NR, 8);
+      if (!f32) packHead(h, false, false);
       if (attendHead(k, R, f32, qh, ldQ, t, n, dQ, dV, sc, limits, out.subarray(h * dV), width)) break;
       if (!f32) return false;
       f32 = false;
@@ -577,7 +645,8 @@ function attendMlaInArena(
 /**
  * K_h's panels (NR keys × d_QK per panel: [nope columns of the block | the rotary key]) and V_h's
  * (NR value columns × N per panel), zero-padded as softmaxWasm.ts packPanels lays them out, into the
- * attention regions of `mem`; returns max |K_h| and max |V_h| (NaN when one is NaN).
+ * attention regions of `mem`; the rotary columns (the same for every head) only `withRope`; returns
+ * max |K_h| and max |V_h| (NaN when one is NaN) when `withMaxima`, else 0s.
  */
 function packMlaHead(
   src: Float64Array | Float32Array,
@@ -594,6 +663,8 @@ function packMlaHead(
   R: AttentionRegions,
   NR: number,
   es: number,
+  withRope: boolean,
+  withMaxima: boolean,
 ): { kMax: number; vMax: number } {
   const d = nope + dR;
   const kp = R.kp / es;
@@ -601,21 +672,20 @@ function packMlaHead(
   for (let j = 0; j < n; j += NR) {
     const base = kp + j * d;
     const cnt = Math.min(NR, n - j);
-    if (cnt < NR) mem.fill(0, base, base + NR * d);
+    if (cnt < NR && withRope) mem.fill(0, base, base + NR * d);
     for (let jj = 0; jj < cnt; jj++) {
       const s = off + (j + jj) * ld + kCol;
       let t = base + jj;
-      for (let c = 0; c < nope; c++, t += NR) {
-        const x = src[s + c];
-        mem[t] = x;
-        km = Math.max(km, Math.abs(x));
-      }
+      if (withMaxima) {
+        for (let c = 0; c < nope; c++, t += NR) {
+          const x = src[s + c];
+          mem[t] = x;
+          km = Math.max(km, Math.abs(x));
+        }
+      } else for (let c = 0; c < nope; c++, t += NR) mem[t] = src[s + c];
       const rs = (j + jj) * dR;
-      for (let c = 0; c < dR; c++, t += NR) {
-        const x = rotary[rs + c];
-        mem[t] = x;
-        km = Math.max(km, Math.abs(x));
-      }
+      if (withRope) for (let c = 0; c < dR; c++, t += NR) mem[t] = rotary[rs + c];
+      if (withMaxima) for (let c = 0; c < dR; c++) km = Math.max(km, Math.abs(rotary[rs + c]));
     }
   }
   const vp = R.vp / es;
@@ -624,6 +694,10 @@ function packMlaHead(
     const base = vp + c * n;
     const cnt = Math.min(NR, dV - c);
     for (let i = 0, t = base, s = off + vCol + c; i < n; i++, t += NR, s += ld) {
+      if (cnt === NR && !withMaxima) {
+        for (let jj = 0; jj < NR; jj++) mem[t + jj] = src[s + jj];
+        continue;
+      }
       for (let jj = 0; jj < NR; jj++) {
         if (jj < cnt) {
           const x = src[s + jj];
