@@ -227,7 +227,7 @@ export class ResidentPrefill {
     const nKV = p0 + t;
     let dVmax = 0;
     for (const p of this.layers) dVmax = Math.max(dVmax, p.dV);
-    const [X, XN, QKV, QKV32, HEADS, HEADS32, AO, AO32, GU, E, HID, F32, LOGITS, ROPE, KP, VP, QB, SB, YB, MB, LB] = arena.frame([
+    const [X, XN, QKV, QKV32, HEADS, HEADS32, AO, AO32, GU, E, HID, F32, LOGITS, ROPE, KP, VP, QB, SB, YB, MB, LB, KVT] = arena.frame([
       t4 * d * 8,
       t4 * d * es,
       t4 * nQKV * 8,
@@ -250,6 +250,8 @@ export class ResidentPrefill {
       QUERY_BLOCK * dVmax * 8,
       QUERY_BLOCK * 8,
       QUERY_BLOCK * 8,
+      // The new keys and values, contiguous per KV head, for the cache's append.
+      t * nQKV * 8,
     ]);
     const attn: AttentionRegions = { kp: KP, vp: VP, q: QB, s: SB, y: YB, m: MB, l: LB };
     const k = arena.k;
@@ -303,8 +305,19 @@ export class ResidentPrefill {
         for (let g = 0; g < G; g++) rope.rotateColumnsInPlace(all, t, ld, kOff + g * dK, positions);
       }
       // K and V straight from the block when it is finite (one pass); else append's own checks and errors.
-      if (k.all_finite(QKV, t * ld, 0)) cache.appendColumns(all, ld, kOff, vOff, t);
-      else {
+      if (dK % 2 === 0 && dV % 2 === 0 && k.all_finite(QKV, t * ld, 0)) {
+        const keys: Matrix[] = [];
+        const values: Matrix[] = [];
+        for (let g = 0; g < G; g++) {
+          const kt = KVT + g * t * (dK + dV) * 8;
+          const vt = kt + t * dK * 8;
+          k.copy_cols_f64(QKV + (kOff + g * dK) * 8, ld, kt, t, dK);
+          k.copy_cols_f64(QKV + (vOff + g * dV) * 8, ld, vt, t, dV);
+          keys.push(new Matrix(t, dK, v64(kt, t * dK)));
+          values.push(new Matrix(t, dV, v64(vt, t * dV)));
+        }
+        cache.appendFinite(keys, values);
+      } else {
         cache.append(
           Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, kOff + g * dK, dK)),
           Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, vOff + g * dV, dV)),
@@ -312,7 +325,7 @@ export class ResidentPrefill {
       }
       const width = H * dV;
       const y = v64(HEADS, t * width);
-      if (!attendInArena(k, attn, all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y)) {
+      if (!attendInArena(k, attn, QKV, all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, HEADS)) {
         attendAllHeadsInto(all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y);
       }
       // W_O, its bias, then h = attn + x (model.ts: addInPlace(attn, x)).
@@ -403,6 +416,7 @@ interface AttentionRegions {
 function attendInArena(
   k: Kernels,
   R: AttentionRegions,
+  qkvAddr: number,
   all: Float64Array,
   ld: number,
   t: number,
@@ -414,10 +428,10 @@ function attendInArena(
   scale: number,
   p0: number,
   precision: AttentionPrecisionOption | undefined,
-  out: Float64Array,
+  outAddr: number,
 ): boolean {
   const nKV = cache.length;
-  if (nKV !== p0 + t || !useFusedSoftmax(t, nKV, dQ)) return false;
+  if (nKV !== p0 + t || dQ % 2 !== 0 || !useFusedSoftmax(t, nKV, dQ)) return false;
   const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, nKV, dQ);
   const limits = r.mask?.prefixLimits?.();
   if (r.kernel.kind !== "softmax" || !limits) return false;
@@ -442,7 +456,7 @@ function attendInArena(
         packPanelsInto(V, mem, R.vp / es, nKV, dV, NR, false);
         packedAs = `${g}:${es}`;
       }
-      if (attendHead(k, R, f32, q, ld, t, nKV, dQ, dV, sc, limits, out.subarray(h * dV), width)) break;
+      if (attendHead(k, R, f32, qkvAddr + h * dQ * 8, ld, t, nKV, dQ, dV, sc, limits, outAddr + h * dV * 8, width)) break;
       // float32's fallback (rows.ts float32Attention): the head again in float64; float64 failing → error path.
       if (!f32) return false;
       f32 = false;
@@ -459,7 +473,7 @@ function attendHead(
   k: Kernels,
   R: AttentionRegions,
   f32: boolean,
-  Q: Float64Array,
+  qAddr: number,
   ldQ: number,
   nQ: number,
   nKV: number,
@@ -467,7 +481,7 @@ function attendHead(
   dV: number,
   scale: number,
   limits: Int32Array,
-  out: Float64Array,
+  outAddr: number,
   ldOut: number,
 ): boolean {
   const es = f32 ? 4 : 8;
@@ -477,18 +491,13 @@ function attendHead(
   const gemm = f32 ? k.gemm_f32_ra : k.gemm_f64_ra;
   const softmax = f32 ? k.softmax_rows_f32 : k.softmax_rows_f64;
   const ldS = nKV;
-  const qOff = R.q / es;
   const sOff = R.s / es;
   const yOff = R.y / es;
   const mOff = R.m / 8;
   const lOff = R.l / 8;
   for (let i0 = 0; i0 < nQ; i0 += QUERY_BLOCK) {
     const rows = Math.min(QUERY_BLOCK, nQ - i0);
-    for (let r = 0; r < rows; r++) {
-      const src = (i0 + r) * ldQ;
-      const dst = qOff + r * d;
-      for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * scale;
-    }
+    k.scale_rows_f64(qAddr + i0 * ldQ * 8, ldQ, R.q, rows, d, scale, f32 ? 1 : 0);
     m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
     m64.fill(0, lOff, lOff + rows);
     mem.fill(0, yOff, yOff + rows * dV);
@@ -507,18 +516,7 @@ function attendHead(
         gemm(R.s + p0 * es, ldS, R.vp + p0 * NR * es, nKV, R.y, dV, rows, dV, kc, 1);
       }
     }
-    for (let r = 0; r < rows; r++) {
-      const l = m64[lOff + r];
-      if (!(l > 0 && l < Number.POSITIVE_INFINITY)) return false;
-      const o = (i0 + r) * ldOut;
-      const yo = yOff + r * dV;
-      const inv = 1 / l;
-      for (let c = 0; c < dV; c++) {
-        const v = mem[yo + c] * inv;
-        if (f32 && !Number.isFinite(v)) return false;
-        out[o + c] = v;
-      }
-    }
+    if (!k.rows_normalize_out(R.y, R.l, outAddr + i0 * ldOut * 8, ldOut, rows, dV, f32 ? 1 : 0)) return false;
   }
   return true;
 }
