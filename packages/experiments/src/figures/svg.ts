@@ -124,6 +124,9 @@ export function lineChartSvg(series: readonly Series[], options: ChartOptions, v
   return panelsSvg([{ title: "", series: [...series], verticals: [...verticals] }], options);
 }
 
+/** Width reserved per legend character (px at font-size 12; Arial's widest lowercase average ≈ 6.7). */
+const LEGEND_CHAR_PX = 7;
+
 /**
  * Renders panels as one SVG document (string), sharing axis ranges (so panels compare) and one
  * legend. Points with non-finite values, or non-positive values on a log axis, are dropped (and
@@ -138,7 +141,6 @@ export function panelsSvg(panels: readonly Panel[], options: ChartOptions): stri
   const cols = Math.max(1, Math.min(options.columns ?? 3, panels.length));
   const rows = Math.ceil(panels.length / cols);
   const m = { left: 70, right: 14, top: many ? 30 : 14, bottom: 46 };
-  const legendW = 210;
   const headH = 34;
   let dropped = 0;
   const ok = (v: number, log: boolean) => Number.isFinite(v) && (!log || v > 0);
@@ -178,6 +180,11 @@ export function panelsSvg(panels: readonly Panel[], options: ChartOptions): stri
         legend.push({ label: v.label, style: v.colorIndex, vertical: true });
       }
   }
+  // The legend column is as wide as its longest label (a fixed 210 px clipped labels past ≈ 24
+  // characters, e.g. "latent-exact: y = 0 at this bits fraction"): 36 px of swatch and gap, then
+  // LEGEND_CHAR_PX per character, an upper bound of Helvetica/Arial's mean advance at 12 px.
+  const longest = Math.max(0, ...legend.map((e) => e.label.length), ...(options.styles ?? []).map((st) => st.label.length));
+  const legendW = Math.max(210, 44 + Math.ceil(longest * LEGEND_CHAR_PX));
   const W = cols * PW + legendW;
   const legendH = 20 + (legend.length + (options.styles?.length ?? 0)) * 18;
   const H = headH + Math.max(rows * PH, legendH) + 22;

@@ -29,6 +29,17 @@ describe("hand-written SVG charts", () => {
     expect(svg.trim().endsWith("</svg>")).toBe(true);
   });
 
+  it("the legend column is wide enough for its longest label (no label clipped at the SVG edge)", () => {
+    const width = (svg: string) => Number(/^<svg [^>]*width="(\d+)"/.exec(svg)?.[1]);
+    const short = lineChartSvg(series, { title: "t", xLabel: "flops", yLabel: "err" });
+    const long = "latent-exact: y = 0 at this bits fraction"; // 41 characters, clipped by the former 210 px
+    const named = lineChartSvg([series[0], { ...series[1], name: long }], { title: "t", xLabel: "flops", yLabel: "err" });
+    // Label starts 36 px into the column; at ≥ 6.7 px per character (Arial's mean advance, 12 px) it needs ≥ 36 + 6.7·41.
+    const legendX = Number(/<text x="([\d.]+)" y="[\d.]+">latent-exact/.exec(named)?.[1]);
+    expect(legendX + 6.7 * long.length).toBeLessThanOrEqual(width(named));
+    expect(width(named)).toBeGreaterThan(width(short)); // short labels keep the former width
+  });
+
   it("log ticks are powers of ten spanning the data", () => {
     const svg = lineChartSvg(series.slice(1), { title: "t", xLabel: "x", yLabel: "y" });
     for (const t of [">10<", ">100<", ">1000<"]) expect(svg).toContain(t);
