@@ -403,7 +403,8 @@ export class PretrainedModel {
         for (let j = 0; j < d; j++) x.data[i * d + j] += pos[j];
       }
     }
-    const positions = Float64Array.from({ length: t }, (_, i) => p0 + i);
+    const positions = new Float64Array(t);
+    for (let i = 0; i < t; i++) positions[i] = p0 + i;
     if (
       this.resident &&
       capture.layers.size === 0 &&

@@ -36,7 +36,7 @@ import { KVCache } from "../cache/kv-cache.js";
 import { NumericalError } from "../errors.js";
 import { KernelArena } from "../kernels/arena.js";
 import { type Kernels, getKernelBackend, kernelBackendFor, packOperandF32, packOperandF64, wasmSimdAvailable } from "../kernels/gemm.js";
-import { attentionInFloat32Range } from "../kernels/range32.js";
+import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
 import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
@@ -440,12 +440,25 @@ function attendInArena(
   const group = H / G;
   // Which group's panels, in which precision, the K/V regions hold (heads of a group are adjacent).
   let packedAs = "";
+  // float32: attentionInFloat32Range's decision per head, from max|Q_h| (rows_max_f64 over the
+  // head's columns) and max|K_g|, max|V_g| scanned once per group (the same maxima, so the same decision).
+  let maxG = -1;
+  let maxK = 0;
+  let maxV = 0;
   for (let h = 0; h < H; h++) {
     const g = Math.floor(h / group);
     const K = cache.keys(g).data;
     const V = cache.values(g).data;
-    const q = all.subarray(h * dQ);
-    let f32 = r.precision === "float32" && attentionInFloat32Range(q, K, V, t, nKV, dQ, dV, sc, ld);
+    let f32 = false;
+    if (r.precision === "float32") {
+      if (maxG !== g) {
+        maxK = maxAbsOf(K, nKV * dQ);
+        maxV = maxAbsOf(V, nKV * dV);
+        maxG = g;
+      }
+      k.rows_max_f64(qkvAddr + h * dQ * 8, ld, t, dQ, R.s, 1);
+      f32 = attentionMaximaInFloat32Range(maxAbsOf(k.f64.subarray(R.s / 8, R.s / 8 + t), t), maxK, maxV, nKV, dQ, sc);
+    }
     for (;;) {
       const NR = f32 ? F32_NR : F64_NR;
       const mem = f32 ? k.f32 : k.f64;
