@@ -325,7 +325,7 @@ export class ResidentPrefill {
       }
       const width = H * dV;
       const y = v64(HEADS, t * width);
-      if (!attendInArena(k, attn, QKV, all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, HEADS)) {
+      if (!attendInArena(k, attn, QKV, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, HEADS)) {
         attendAllHeadsInto(all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y);
       }
       // W_O, its bias, then h = attn + x (model.ts: addInPlace(attn, x)).
@@ -417,7 +417,6 @@ function attendInArena(
   k: Kernels,
   R: AttentionRegions,
   qkvAddr: number,
-  all: Float64Array,
   ld: number,
   t: number,
   H: number,
