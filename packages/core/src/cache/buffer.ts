@@ -37,29 +37,6 @@ export class RowBuffer {
     this.rows += m.rows;
   }
 
-  /**
-   * Appends `rows` rows of `width` columns read from a row-major block (row stride `ld`, first
-   * column `c0`) — e.g. one KV head's columns of a joined Q/K/V block — without an intermediate
-   * matrix (checked by the caller).
-   */
-  appendColumns(src: Float64Array, ld: number, c0: number, rows: number): void {
-    const w = this.width;
-    const need = (this.rows + rows) * w;
-    if (need > this.data.length) {
-      let cap = Math.max(1, this.data.length / w);
-      while (cap * w < need) cap *= 2;
-      const grown = new Float64Array(cap * w);
-      grown.set(this.data.subarray(0, this.rows * w));
-      this.data = grown;
-    }
-    const d = this.data;
-    for (let i = 0, o = this.rows * w; i < rows; i++, o += w) {
-      const s = i * ld + c0;
-      for (let j = 0; j < w; j++) d[o + j] = src[s + j];
-    }
-    this.rows += rows;
-  }
-
   /** Drops the rows after the first `rows` (the rollback of a rejected step; rows ≤ length). */
   truncate(rows: number): void {
     if (rows < this.rows) this.rows = rows;

@@ -110,6 +110,9 @@ export interface Kernels {
   swiglu_f64: (gp: number, hp: number, ep: number, rows: number, n: number, in32: number) => void;
   add_rows_f64: (a: number, b: number, dst: number, n: number, a32: number) => void;
   all_finite: (p: number, n: number, is32: number) => number;
+  copy_cols_f64: (src: number, ld: number, dst: number, rows: number, cols: number) => void;
+  scale_rows_f64: (src: number, ld: number, dst: number, rows: number, cols: number, s: number, out32: number) => void;
+  rows_normalize_out: (yp: number, lp: number, out: number, ldo: number, rows: number, cols: number, in32: number) => number;
   f64: Float64Array;
   f32: Float32Array;
 }

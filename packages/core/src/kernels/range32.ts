@@ -82,8 +82,9 @@ export function attentionInFloat32Range(
 }
 
 /**
- * `attentionInFloat32Range` from the operands' largest magnitudes max|Q|, max|K|, max|V| (NaN when
- * an operand holds a NaN, as `maxAbsOf`), for a caller that found them while writing the operands.
+ * {@link attentionInFloat32Range} from the operands' largest magnitudes q = max|Q|, k = max|K|,
+ * v = max|V| (NaN when one holds a NaN, +∞ when one holds ±∞), for callers that have them already
+ * (e.g. K and V shared by several query heads, scanned once).
  */
 export function attentionMaximaInFloat32Range(q: number, k: number, v: number, nKV: number, d: number, scale: number): boolean {
   if (!inRange(q) || !inRange(k) || !inRange(v)) return false;

@@ -238,7 +238,118 @@ function allFiniteFunction(): string {
   return L.join("\n");
 }
 
+/**
+ * `copy_cols_f64(src, ld, dst, rows, cols)`: columns 0 … cols − 1 of `rows` rows (row stride ld,
+ * from src) into a contiguous rows × cols block at dst — one KV head's keys or values out of the
+ * joined Q/K/V block. cols even.
+ */
+function copyColsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $copy_cols_f64 (export "copy_cols_f64") (param $src i32) (param $ld i32) (param $dst i32) (param $rows i32) (param $cols i32)',
+  );
+  L.push("(local $r i32) (local $j i32) (local $p i32) (local $w i32)");
+  L.push("(local.set $w (i32.shl (local.get $cols) (i32.const 3)))");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $p (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $jdone (loop $jloop (br_if $jdone (i32.ge_s (local.get $j) (local.get $w)))");
+  L.push("(v128.store (i32.add (local.get $dst) (local.get $j)) (v128.load (i32.add (local.get $p) (local.get $j))))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 16))) (br $jloop)))");
+  L.push("(local.set $dst (i32.add (local.get $dst) (local.get $w)))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `scale_rows_f64(src, ld, dst, rows, cols, s, out32)`: dst[r·cols + p] = src[r·ld + p]·s, float64
+ * or rounded to float32 when out32 ≠ 0 — the fused driver's scaled query block (scale·Q).
+ */
+function scaleRowsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $scale_rows_f64 (export "scale_rows_f64") (param $src i32) (param $ld i32) (param $dst i32) (param $rows i32) (param $cols i32) (param $s f64) (param $out32 i32)',
+  );
+  L.push("(local $r i32) (local $j i32) (local $p i32) (local $q i32) (local $vs v128) (local $y v128) (local $x f64)");
+  L.push("(local.set $vs (f64x2.splat (local.get $s)))");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $p (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $q (i32.mul (local.get $r) (local.get $cols)))");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $cols)))");
+  L.push("(local.set $y (f64x2.mul (v128.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))) (local.get $vs)))");
+  L.push(
+    "(if (local.get $out32) (then (v128.store64_lane 0 (i32.add (local.get $dst) (i32.shl (i32.add (local.get $q) (local.get $j)) (i32.const 2))) (f32x4.demote_f64x2_zero (local.get $y))))",
+  );
+  L.push("(else (v128.store (i32.add (local.get $dst) (i32.shl (i32.add (local.get $q) (local.get $j)) (i32.const 3))) (local.get $y))))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $vloop)))");
+  L.push("(if (i32.lt_s (local.get $j) (local.get $cols)) (then");
+  L.push("(local.set $x (f64.mul (f64.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))) (local.get $s)))");
+  L.push(
+    "(if (local.get $out32) (then (f32.store (i32.add (local.get $dst) (i32.shl (i32.add (local.get $q) (local.get $j)) (i32.const 2))) (f32.demote_f64 (local.get $x))))",
+  );
+  L.push("(else (f64.store (i32.add (local.get $dst) (i32.shl (i32.add (local.get $q) (local.get $j)) (i32.const 3))) (local.get $x))))))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `rows_normalize_out(yp, lp, out, ldo, rows, cols, in32)` → 1 when every normalizer l[r] (float64
+ * at lp) is in (0, ∞) and, when in32 ≠ 0, every output finite; else 0 (the caller's fallback):
+ * out[r·ldo + c] = y[r·cols + c]·(1/l[r]) (y float64, or float32 widened) — the fused driver's Y out.
+ */
+function rowsNormalizeOutFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $rows_normalize_out (export "rows_normalize_out") (param $yp i32) (param $lp i32) (param $out i32) (param $ldo i32) (param $rows i32) (param $cols i32) (param $in32 i32) (result i32)',
+  );
+  L.push("(local $r i32) (local $j i32) (local $o i32) (local $l f64) (local $vi v128) (local $y v128) (local $acc v128)");
+  L.push("(local.set $acc (v128.const f64x2 0 0))");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $l (f64.load (i32.add (local.get $lp) (i32.shl (local.get $r) (i32.const 3)))))");
+  L.push(
+    "(if (i32.eqz (i32.and (f64.gt (local.get $l) (f64.const 0)) (f64.lt (local.get $l) (f64.const inf)))) (then (return (i32.const 0))))",
+  );
+  L.push("(local.set $vi (f64x2.splat (f64.div (f64.const 1) (local.get $l))))");
+  L.push("(local.set $o (i32.add (local.get $out) (i32.mul (i32.mul (local.get $r) (local.get $ldo)) (i32.const 8))))");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $cols)))");
+  L.push(
+    "(local.set $y (if (result v128) (local.get $in32) (then (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $yp) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 2)))))) (else (v128.load (i32.add (local.get $yp) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 3)))))))",
+  );
+  L.push("(local.set $y (f64x2.mul (local.get $y) (local.get $vi)))");
+  L.push("(local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (local.get $y) (v128.const f64x2 0 0))))");
+  L.push("(v128.store (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3))) (local.get $y))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $vloop)))");
+  L.push("(if (i32.lt_s (local.get $j) (local.get $cols)) (then");
+  L.push(
+    "(local.set $y (f64x2.splat (f64.mul (if (result f64) (local.get $in32) (then (f64.promote_f32 (f32.load (i32.add (local.get $yp) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 2)))))) (else (f64.load (i32.add (local.get $yp) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 3)))))) (f64x2.extract_lane 0 (local.get $vi)))))",
+  );
+  L.push("(local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (local.get $y) (v128.const f64x2 0 0))))");
+  L.push("(f64.store (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3))) (f64x2.extract_lane 0 (local.get $y)))))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push("(if (local.get $in32) (then");
+  L.push("(return (f64.eq (f64.add (f64x2.extract_lane 0 (local.get $acc)) (f64x2.extract_lane 1 (local.get $acc))) (f64.const 0)))))");
+  L.push("(i32.const 1)");
+  L.push(")");
+  return L.join("\n");
+}
+
 /** The functions above, in module order (appended at the end of `kernelWat()`). */
 export function modelKernelFunctions(): string[] {
-  return [rmsRowsFunction(), ropeHalfFunction(), swigluFunction(), addFunction(), allFiniteFunction()];
+  return [
+    rmsRowsFunction(),
+    ropeHalfFunction(),
+    swigluFunction(),
+    addFunction(),
+    allFiniteFunction(),
+    copyColsFunction(),
+    scaleRowsFunction(),
+    rowsNormalizeOutFunction(),
+  ];
 }

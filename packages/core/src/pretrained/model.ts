@@ -351,6 +351,11 @@ export class PretrainedModel {
 
   /** Empty caches: a KVCache (G heads) per GQA layer, a LatentCache (d_L + d_R) per MLA layer. */
   createState(options: StateOptions = {}): DecodeState {
+    return this.emptyState(options, undefined);
+  }
+
+  /** `createState`, the exact KV caches sized for `capacity` tokens when given (a forward knows its length). */
+  private emptyState(options: StateOptions, capacity: number | undefined): DecodeState {
     const caches = this.weights.layers.map((layer, l) => {
       const a = layer.attention;
       if (a.kind === "mla") {
@@ -361,14 +366,16 @@ export class PretrainedModel {
       }
       const spec = { layer: l, numKvHeads: a.weights.keys.length, keyDim: a.weights.keys[0].cols, valueDim: a.weights.values[0].cols };
       if (options.cacheFactory) return options.cacheFactory(spec);
-      return new KVCache({ numKvHeads: spec.numKvHeads, keyDim: spec.keyDim, valueDim: spec.valueDim });
+      return new KVCache({ numKvHeads: spec.numKvHeads, keyDim: spec.keyDim, valueDim: spec.valueDim, initialCapacity: capacity });
     });
     return { position: 0, caches };
   }
 
   /** The whole sequence `ids` from an empty cache. */
   forward(ids: ArrayLike<number>, options: RunOptions = {}): ForwardResult {
-    return this.step(this.createState(), ids, options);
+    // Caches sized for the whole sequence up front (no doubling copies); a bad `ids` is step's error.
+    const n = ids !== null && typeof ids === "object" && Number.isInteger(ids.length) && ids.length > 0 ? ids.length : undefined;
+    return this.step(this.emptyState({}, n), ids, options);
   }
 
   /**
@@ -403,7 +410,8 @@ export class PretrainedModel {
         for (let j = 0; j < d; j++) x.data[i * d + j] += pos[j];
       }
     }
-    const positions = Float64Array.from({ length: t }, (_, i) => p0 + i);
+    const positions = new Float64Array(t);
+    for (let i = 0; i < t; i++) positions[i] = p0 + i;
     if (
       this.resident &&
       capture.layers.size === 0 &&

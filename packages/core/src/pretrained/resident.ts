@@ -36,7 +36,7 @@ import { KVCache } from "../cache/kv-cache.js";
 import { NumericalError } from "../errors.js";
 import { KernelArena } from "../kernels/arena.js";
 import { type Kernels, getKernelBackend, kernelBackendFor, packOperandF32, packOperandF64, wasmSimdAvailable } from "../kernels/gemm.js";
-import { attentionInFloat32Range } from "../kernels/range32.js";
+import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
 import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
@@ -227,7 +227,7 @@ export class ResidentPrefill {
     const nKV = p0 + t;
     let dVmax = 0;
     for (const p of this.layers) dVmax = Math.max(dVmax, p.dV);
-    const [X, XN, QKV, QKV32, HEADS, HEADS32, AO, AO32, GU, E, HID, F32, LOGITS, ROPE, KP, VP, QB, SB, YB, MB, LB] = arena.frame([
+    const [X, XN, QKV, QKV32, HEADS, HEADS32, AO, AO32, GU, E, HID, F32, LOGITS, ROPE, KP, VP, QB, SB, YB, MB, LB, KVT] = arena.frame([
       t4 * d * 8,
       t4 * d * es,
       t4 * nQKV * 8,
@@ -250,6 +250,8 @@ export class ResidentPrefill {
       QUERY_BLOCK * dVmax * 8,
       QUERY_BLOCK * 8,
       QUERY_BLOCK * 8,
+      // The new keys and values, contiguous per KV head, for the cache's append.
+      t * nQKV * 8,
     ]);
     const attn: AttentionRegions = { kp: KP, vp: VP, q: QB, s: SB, y: YB, m: MB, l: LB };
     const k = arena.k;
@@ -303,8 +305,19 @@ export class ResidentPrefill {
         for (let g = 0; g < G; g++) rope.rotateColumnsInPlace(all, t, ld, kOff + g * dK, positions);
       }
       // K and V straight from the block when it is finite (one pass); else append's own checks and errors.
-      if (k.all_finite(QKV, t * ld, 0)) cache.appendColumns(all, ld, kOff, vOff, t);
-      else {
+      if (dK % 2 === 0 && dV % 2 === 0 && k.all_finite(QKV, t * ld, 0)) {
+        const keys: Matrix[] = [];
+        const values: Matrix[] = [];
+        for (let g = 0; g < G; g++) {
+          const kt = KVT + g * t * (dK + dV) * 8;
+          const vt = kt + t * dK * 8;
+          k.copy_cols_f64(QKV + (kOff + g * dK) * 8, ld, kt, t, dK);
+          k.copy_cols_f64(QKV + (vOff + g * dV) * 8, ld, vt, t, dV);
+          keys.push(new Matrix(t, dK, v64(kt, t * dK)));
+          values.push(new Matrix(t, dV, v64(vt, t * dV)));
+        }
+        cache.appendFinite(keys, values);
+      } else {
         cache.append(
           Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, kOff + g * dK, dK)),
           Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, vOff + g * dV, dV)),
@@ -312,7 +325,7 @@ export class ResidentPrefill {
       }
       const width = H * dV;
       const y = v64(HEADS, t * width);
-      if (!attendInArena(k, attn, all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y)) {
+      if (!attendInArena(k, attn, QKV, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, HEADS)) {
         attendAllHeadsInto(all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y);
       }
       // W_O, its bias, then h = attn + x (model.ts: addInPlace(attn, x)).
@@ -403,7 +416,7 @@ export interface AttentionRegions {
 function attendInArena(
   k: Kernels,
   R: AttentionRegions,
-  all: Float64Array,
+  qkvAddr: number,
   ld: number,
   t: number,
   H: number,
@@ -414,10 +427,10 @@ function attendInArena(
   scale: number,
   p0: number,
   precision: AttentionPrecisionOption | undefined,
-  out: Float64Array,
+  outAddr: number,
 ): boolean {
   const nKV = cache.length;
-  if (nKV !== p0 + t || !useFusedSoftmax(t, nKV, dQ)) return false;
+  if (nKV !== p0 + t || dQ % 2 !== 0 || !useFusedSoftmax(t, nKV, dQ)) return false;
   const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, nKV, dQ);
   const limits = r.mask?.prefixLimits?.();
   if (r.kernel.kind !== "softmax" || !limits) return false;
@@ -426,12 +439,25 @@ function attendInArena(
   const group = H / G;
   // Which group's panels, in which precision, the K/V regions hold (heads of a group are adjacent).
   let packedAs = "";
+  // float32: attentionInFloat32Range's decision per head, from max|Q_h| (rows_max_f64 over the
+  // head's columns) and max|K_g|, max|V_g| scanned once per group (the same maxima, so the same decision).
+  let maxG = -1;
+  let maxK = 0;
+  let maxV = 0;
   for (let h = 0; h < H; h++) {
     const g = Math.floor(h / group);
     const K = cache.keys(g).data;
     const V = cache.values(g).data;
-    const q = all.subarray(h * dQ);
-    let f32 = r.precision === "float32" && attentionInFloat32Range(q, K, V, t, nKV, dQ, dV, sc, ld);
+    let f32 = false;
+    if (r.precision === "float32") {
+      if (maxG !== g) {
+        maxK = maxAbsOf(K, nKV * dQ);
+        maxV = maxAbsOf(V, nKV * dV);
+        maxG = g;
+      }
+      k.rows_max_f64(qkvAddr + h * dQ * 8, ld, t, dQ, R.s, 1);
+      f32 = attentionMaximaInFloat32Range(maxAbsOf(k.f64.subarray(R.s / 8, R.s / 8 + t), t), maxK, maxV, nKV, dQ, sc);
+    }
     for (;;) {
       const NR = f32 ? F32_NR : F64_NR;
       const mem = f32 ? k.f32 : k.f64;
@@ -442,7 +468,7 @@ function attendInArena(
         packPanelsInto(V, mem, R.vp / es, nKV, dV, NR, false);
         packedAs = `${g}:${es}`;
       }
-      if (attendHead(k, R, f32, q, ld, t, nKV, dQ, dV, sc, limits, out.subarray(h * dV), width)) break;
+      if (attendHead(k, R, f32, qkvAddr + h * dQ * 8, ld, t, nKV, dQ, dV, sc, limits, outAddr + h * dV * 8, width)) break;
       // float32's fallback (rows.ts float32Attention): the head again in float64; float64 failing → error path.
       if (!f32) return false;
       f32 = false;
@@ -459,7 +485,7 @@ export function attendHead(
   k: Kernels,
   R: AttentionRegions,
   f32: boolean,
-  Q: Float64Array,
+  qAddr: number,
   ldQ: number,
   nQ: number,
   nKV: number,
@@ -467,7 +493,7 @@ export function attendHead(
   dV: number,
   scale: number,
   limits: Int32Array,
-  out: Float64Array,
+  outAddr: number,
   ldOut: number,
 ): boolean {
   const es = f32 ? 4 : 8;
@@ -477,18 +503,13 @@ export function attendHead(
   const gemm = f32 ? k.gemm_f32_ra : k.gemm_f64_ra;
   const softmax = f32 ? k.softmax_rows_f32 : k.softmax_rows_f64;
   const ldS = nKV;
-  const qOff = R.q / es;
   const sOff = R.s / es;
   const yOff = R.y / es;
   const mOff = R.m / 8;
   const lOff = R.l / 8;
   for (let i0 = 0; i0 < nQ; i0 += QUERY_BLOCK) {
     const rows = Math.min(QUERY_BLOCK, nQ - i0);
-    for (let r = 0; r < rows; r++) {
-      const src = (i0 + r) * ldQ;
-      const dst = qOff + r * d;
-      for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * scale;
-    }
+    k.scale_rows_f64(qAddr + i0 * ldQ * 8, ldQ, R.q, rows, d, scale, f32 ? 1 : 0);
     m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
     m64.fill(0, lOff, lOff + rows);
     mem.fill(0, yOff, yOff + rows * dV);
@@ -507,18 +528,7 @@ export function attendHead(
         gemm(R.s + p0 * es, ldS, R.vp + p0 * NR * es, nKV, R.y, dV, rows, dV, kc, 1);
       }
     }
-    for (let r = 0; r < rows; r++) {
-      const l = m64[lOff + r];
-      if (!(l > 0 && l < Number.POSITIVE_INFINITY)) return false;
-      const o = (i0 + r) * ldOut;
-      const yo = yOff + r * dV;
-      const inv = 1 / l;
-      for (let c = 0; c < dV; c++) {
-        const v = mem[yo + c] * inv;
-        if (f32 && !Number.isFinite(v)) return false;
-        out[o + c] = v;
-      }
-    }
+    if (!k.rows_normalize_out(R.y, R.l, outAddr + i0 * ldOut * 8, ldOut, rows, dV, f32 ? 1 : 0)) return false;
   }
   return true;
 }

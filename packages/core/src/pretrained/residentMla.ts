@@ -34,7 +34,7 @@ import { LatentCache } from "../cache/latent-cache.js";
 import { NumericalError } from "../errors.js";
 import { KernelArena } from "../kernels/arena.js";
 import { type Kernels, getKernelBackend, kernelBackendFor, packOperandF32, packOperandF64, wasmSimdAvailable } from "../kernels/gemm.js";
-import { attentionMaximaInFloat32Range } from "../kernels/range32.js";
+import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
 import { useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
 import { Matrix } from "../matrix.js";
@@ -395,7 +395,7 @@ export class ResidentMlaPrefill {
       }
       const width = H * p.dV;
       const y = v64(HEADS, t * width);
-      if (!attendMlaInArena(k, R, f32, q, ldQ, t, n, p, KV / es, ldKV, rotary, a.scale, p0, precision, y)) {
+      if (!attendMlaInArena(k, R, f32, Q, ldQ, t, n, p, KV / es, ldKV, rotary, a.scale, p0, precision, HEADS)) {
         attendMlaHeadsJs(q, ldQ, t, n, p, vp(KV, n * ldKV), ldKV, rotary, a.scale, p0, precision, y);
       }
       // W_O, then h = attn + x (model.ts: addInPlace(attn, x)).
@@ -576,7 +576,7 @@ function attendMlaInArena(
   k: Kernels,
   R: AttentionRegions,
   f32Products: boolean,
-  q: Float64Array,
+  qAddr: number,
   ldQ: number,
   t: number,
   n: number,
@@ -587,10 +587,11 @@ function attendMlaInArena(
   scale: number,
   p0: number,
   precision: AttentionPrecisionOption | undefined,
-  out: Float64Array,
+  outAddr: number,
 ): boolean {
   const { H, nope, dR, dV } = p;
   const dQ = nope + dR;
+  if (dQ % 2 !== 0) return false; // the arena's query scaling runs on pairs
   const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, n, dQ);
   const limits = r.mask?.prefixLimits?.();
   if (r.kernel.kind !== "softmax" || !limits) return false;
@@ -623,18 +624,19 @@ function attendMlaInArena(
     return m;
   };
   for (let h = 0; h < H; h++) {
-    const qh = q.subarray(h * dQ);
+    const qh = qAddr + h * dQ * 8;
     let f32 = false;
     if (r.precision === "float32") {
-      let qm = 0;
-      for (let i = 0; i < t; i++) for (let c = 0, o = i * ldQ; c < dQ; c++) qm = Math.max(qm, Math.abs(qh[o + c]));
+      // max|Q_h| from its rows' maxima (rows_max_f64 into the free score region, as resident.ts).
+      k.rows_max_f64(qh, ldQ, t, dQ, R.s, 1);
+      const qm = maxAbsOf(k.f64.subarray(R.s / 8, R.s / 8 + t), t);
       // Pack in float32 first: the maxima decide whether the panels are used or repacked in float64.
       const { kMax, vMax } = packHead(h, true, true);
       f32 = attentionMaximaInFloat32Range(qm, kMax, vMax, n, dQ, sc);
     }
     for (;;) {
       if (!f32) packHead(h, false, false);
-      if (attendHead(k, R, f32, qh, ldQ, t, n, dQ, dV, sc, limits, out.subarray(h * dV), width)) break;
+      if (attendHead(k, R, f32, qh, ldQ, t, n, dQ, dV, sc, limits, outAddr + h * dV * 8, width)) break;
       if (!f32) return false;
       f32 = false;
     }

@@ -141,4 +141,43 @@ describe("watModel kernels equal the JavaScript loops they replace", () => {
       }
     }
   });
+  it("copy_cols_f64, scale_rows_f64 and rows_normalize_out are the copies and loops of the fused driver", () => {
+    const ld = 21;
+    const cols = 6;
+    const x = gauss(rows * ld, 4);
+    const [X, D, Y, Lp, O] = arena.frame([x.byteLength, rows * cols * 8, rows * cols * 8, rows * 8, rows * ld * 8]);
+    k.f64.set(x, X / 8);
+    const block = (c0: number) => Array.from({ length: rows * cols }, (_, i) => x[Math.floor(i / cols) * ld + c0 + (i % cols)]);
+    k.copy_cols_f64(X + 3 * 8, ld, D, rows, cols);
+    expect(Array.from(k.f64.subarray(D / 8, D / 8 + rows * cols))).toEqual(block(3));
+    for (const c of [cols, cols - 1]) {
+      const scaled = Array.from({ length: rows * c }, (_, i) => x[Math.floor(i / c) * ld + 2 + (i % c)] * 0.37);
+      k.scale_rows_f64(X + 2 * 8, ld, D, rows, c, 0.37, 0);
+      expect(Array.from(k.f64.subarray(D / 8, D / 8 + rows * c))).toEqual(scaled);
+      k.scale_rows_f64(X + 2 * 8, ld, D, rows, c, 0.37, 1);
+      expect(Array.from(k.f32.subarray(D / 4, D / 4 + rows * c))).toEqual(scaled.map(Math.fround));
+      // Y·(1/l) into rows of stride ld; a normalizer outside (0, ∞), or a float32 output overflowing, fails.
+      const y = gauss(rows * c, 5);
+      const l = Float64Array.from({ length: rows }, () => 0.5 + rng());
+      k.f64.set(y, Y / 8);
+      k.f64.set(l, Lp / 8);
+      expect(k.rows_normalize_out(Y, Lp, O, ld, rows, c, 0)).toBe(1);
+      for (let r = 0; r < rows; r++) {
+        const inv = 1 / l[r];
+        expect(Array.from(k.f64.subarray(O / 8 + r * ld, O / 8 + r * ld + c))).toEqual(
+          Array.from(y.subarray(r * c, (r + 1) * c), (v) => v * inv),
+        );
+      }
+      const y32 = Float32Array.from(y);
+      k.f32.set(y32, Y / 4);
+      expect(k.rows_normalize_out(Y, Lp, O, ld, rows, c, 1)).toBe(1);
+      expect(k.f64[O / 8 + ld + 1]).toBe(y32[c + 1] * (1 / l[1]));
+      k.f64[Lp / 8 + 2] = 1e-320; // 1/l overflows: y·∞ — a float32 output check fails, float64 does not
+      expect(k.rows_normalize_out(Y, Lp, O, ld, rows, c, 1)).toBe(0);
+      for (const bad of [0, Number.POSITIVE_INFINITY, Number.NaN]) {
+        k.f64[Lp / 8 + rows - 1] = bad;
+        expect(k.rows_normalize_out(Y, Lp, O, ld, rows, c, 0)).toBe(0);
+      }
+    }
+  });
 });
