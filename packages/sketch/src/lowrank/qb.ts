@@ -25,6 +25,7 @@ import {
   TEST_KINDS,
   type TestMatrixKind,
   checkInputMatrix,
+  checkInputScale,
   powerIterate,
   qrFlops,
   rangeFinderResolved,
@@ -61,12 +62,12 @@ export interface QbOptions extends RangeFinderOptions {
  * @throws as {@link rangeFinder}.
  */
 export function qb(input: Matrix, options: QbOptions, seed: SeedKey): QbResult {
-  checkInputMatrix(input, "a");
+  const mx = checkInputScale(input, "a");
   const r = resolveRangeFinder(options, input.rows, input.cols);
   const driver = options.rangeFinder ?? rangeFinderResolved;
   if (typeof driver !== "function") throw new ValueError("options.rangeFinder", "a range-finder driver function", describe(driver));
   // extreme scales run on an exactly rescaled copy (see safeScaled); B is scaled back
-  const { scaled: a, factor } = safeScaled(input);
+  const { scaled: a, factor } = safeScaled(input, mx);
   const found = driver(a, r, derive(seed, "rangeFinder"));
   const Q = found?.Q;
   if (!(Q instanceof Matrix) || Q.rows !== a.rows || Q.cols < 1 || Q.cols > Math.min(a.rows, a.cols)) {
