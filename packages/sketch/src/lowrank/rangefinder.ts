@@ -37,6 +37,7 @@ import {
 } from "../operators/index.js";
 import { choleskyQr2, powerStepFactor } from "./cholqr.js";
 import { householderQr, luLowerFactor, powerOfTwoScale } from "./householder.js";
+import { PackedTallOperand } from "./tallproducts.js";
 
 /** Entries of magnitude outside [2^-400, 2^400] are rescaled before the low-rank algorithms run. */
 const SAFE_EXPONENT = 400;
@@ -276,8 +277,11 @@ export interface PowerOperator {
   stepFlops(c: number): number;
 }
 
-/** The dense operator of A (core's kernels, same products as before the refactor, so bit-identical). */
-export function denseOperator(a: Matrix): PowerOperator {
+/**
+ * The dense operator of A (core's kernels, same products as before the refactor, so bit-identical).
+ * With `packed` (A's panels kept for the call, tallproducts.ts) Aᵀ·Y skips repacking A.
+ */
+export function denseOperator(a: Matrix, packed: PackedTallOperand | null = null): PowerOperator {
   const m = a.rows;
   const n = a.cols;
   return {
@@ -288,7 +292,8 @@ export function denseOperator(a: Matrix): PowerOperator {
     },
     transposeTimes(y) {
       const out = new Matrix(n, y.cols);
-      transposeTimesInto(a.data, y.data, out.data, m, n, y.cols);
+      if (packed !== null && m * n * y.cols >= 1 << 20) transposeInto(packed.transposedProduct(y.data, y.cols), out.data, y.cols, n);
+      else transposeTimesInto(a.data, y.data, out.data, m, n, y.cols);
       return out;
     },
     stepFlops: (c) => 4 * m * n * c,
@@ -391,6 +396,24 @@ function sampleRange(a: Matrix, omega: SketchOperator, dist: SketchDistribution)
 
 /** The default range-finder driver: the range finder on validated arguments (shared with qb / randomizedSvd). */
 export function rangeFinderResolved(a: Matrix, r: ResolvedRangeFinder, seed: SeedKey): RangeFinderResult {
+  const packed = packForPowerSteps(a, r);
+  try {
+    return rangeFinderPacked(a, r, seed, packed);
+  } finally {
+    packed?.release();
+  }
+}
+
+/**
+ * A's panels kept for the call when the power steps multiply by Aᵀ at least once (q ≥ 1: each
+ * Aᵀ·Y after the first, and QB's B = QᵀA, then skip repacking A — see `PackedTallOperand`), else null.
+ */
+export function packForPowerSteps(a: Matrix, r: ResolvedRangeFinder): PackedTallOperand | null {
+  return r.powerIterations >= 1 ? PackedTallOperand.create(a.data, a.rows, a.cols, r.samples) : null;
+}
+
+/** {@link rangeFinderResolved} with A's panels (or null) supplied by the caller, who releases them. */
+export function rangeFinderPacked(a: Matrix, r: ResolvedRangeFinder, seed: SeedKey, packed: PackedTallOperand | null): RangeFinderResult {
   const m = a.rows;
   const n = a.cols;
   const l = r.samples;
@@ -398,7 +421,7 @@ export function rangeFinderResolved(a: Matrix, r: ResolvedRangeFinder, seed: See
   const omega = createSketch(dist, derive(seed, "testMatrix"));
   const sketchCost = omega.cost(m, "right");
   const cost: Cost = { flops: sketchCost.flops, floatsStored: sketchCost.floatsStored + m * l + n * l };
-  const y = powerIterate(denseOperator(a), sampleRange(a, omega, dist), r.powerIterations, r.orthonormalization, cost);
+  const y = powerIterate(denseOperator(a, packed), sampleRange(a, omega, dist), r.powerIterations, r.orthonormalization, cost);
   cost.flops += qrFlops(m, l);
   return { Q: orthonormalBasis(y), cost };
 }

@@ -24,6 +24,14 @@ const TRMM_CHUNK_ROWS = 256;
 
 const roundUp = (x: number, r: number) => Math.ceil(x / r) * r;
 
+/** Floats at the start of the resident scratch held by a live {@link PackedTallOperand} (0 when none). */
+let reservedFloats = 0;
+
+/** First float of the scratch the Gram and triangular products may use (above a packed operand). */
+function scratchBase(): number {
+  return RESIDENT_BASE_BYTES / 8 + reservedFloats;
+}
+
 /**
  * G = YᵀY (ℓ × ℓ, exactly symmetric) for Y (m × ℓ, row-major): the upper block triangle on the SIMD
  * kernel, mirrored into the lower one. Same bits as `matmulTransAInto(y, y, g, m, ℓ, ℓ)` followed by
@@ -44,10 +52,10 @@ export function gramMatrix(y: Float64Array, m: number, l: number): Float64Array 
   }
   const lp = roundUp(l, P);
   const kc = Math.min(RESIDENT_KC, m);
-  const base = RESIDENT_BASE_BYTES / 8;
+  const base = scratchBase();
   const panels = base; // lp × kc floats: Y's depth slice in 4-column panels
   const cOff = base + roundUp(lp * kc, 2); // ℓ × ℓ, 16-byte aligned
-  const K = residentKernels(cOff - base + l * l);
+  const K = residentKernels(cOff - RESIDENT_BASE_BYTES / 8 + l * l);
   const f = K.f64;
   f.fill(0, cOff, cOff + l * l);
   const full = l - (l % P);
@@ -94,12 +102,12 @@ export function upperTriangularRightProduct(y: Float64Array, u: Float64Array, ou
     return;
   }
   const lp = roundUp(l, P);
-  const base = RESIDENT_BASE_BYTES / 8;
+  const base = scratchBase();
   const bOff = base; // U in 4-column panels of depth ℓ
   const aOff = base + roundUp(lp * l, 2);
   const rows = Math.min(m, TRMM_CHUNK_ROWS);
   const cOff = aOff + roundUp(rows * l, 2);
-  const K = residentKernels(cOff - base + roundUp(rows, P) * l);
+  const K = residentKernels(cOff - RESIDENT_BASE_BYTES / 8 + roundUp(rows, P) * l);
   const f = K.f64;
   for (let p = 0; p < l; p++)
     for (let j = 0; j < lp; j++) f[bOff + (j >> 2) * l * P + p * P + (j & 3)] = j < l && p <= j ? u[p * l + j] : 0;
@@ -116,5 +124,119 @@ export function upperTriangularRightProduct(y: Float64Array, u: Float64Array, ou
       }
     }
     out.set(f.subarray(cOff, cOff + mc * l), r0 * l);
+  }
+}
+
+/** Largest m · roundUp(n, 4) kept packed by {@link PackedTallOperand} (128 MiB of kernel memory). */
+export const PACKED_OPERAND_MAX_FLOATS = 1 << 24;
+
+/**
+ * A tall A (m × n, row-major) as the B operand of Yᵀ·A, packed ONCE into 4-column panels in the
+ * kernels' resident scratch (slice by depth-256 slice, `gemmWasm`'s own panel layout) and reused by
+ * every later product of the same call — the range finder's Aᵀ·Y per power step and QB's B = QᵀA
+ * all multiply the same A, and `gemmWasm` repacks it for each (a scatter of all m·n entries, ≈ a
+ * fifth of such a product; issue 14). The first product packs while it multiplies, so it costs what
+ * `transposedProduct` costs; each later one skips the packing. Bit for bit `transposedProduct`'s
+ * result (same panels, same kernel, same slice order).
+ *
+ * Lifetime: one call of the driver that owns it. While live it holds the bottom of the resident
+ * scratch (the Gram and triangular products above move up); {@link PackedTallOperand.release} frees
+ * it. Nothing else may use the resident scratch meanwhile (core's random-feature driver does, so it
+ * must not run inside). The kernel memory grows to hold the panels and, WebAssembly memory being
+ * unable to shrink, keeps that size for the thread's life — hence the cap of
+ * {@link PACKED_OPERAND_MAX_FLOATS}; `create` returns null past it, on the scalar backend, or when
+ * another operand is live (then the plain product runs).
+ */
+export class PackedTallOperand {
+  private packedSlices = 0;
+  private released = false;
+
+  private constructor(
+    private readonly a: Float64Array,
+    private readonly m: number,
+    private readonly n: number,
+  ) {}
+
+  /** A packed operand for products Yᵀ·A with Y of up to `maxCols` columns, or null (see the class doc). */
+  static create(a: Float64Array, m: number, n: number, maxCols: number): PackedTallOperand | null {
+    const np = roundUp(n, P);
+    if (reservedFloats !== 0 || m * np > PACKED_OPERAND_MAX_FLOATS || kernelBackendFor(maxCols, m, n) !== "wasm") return null;
+    reservedFloats = roundUp(m * np, 2);
+    return new PackedTallOperand(a, m, n);
+  }
+
+  /** Frees the scratch (idempotent); later products fall back to the plain one. */
+  release(): void {
+    if (!this.released) {
+      this.released = true;
+      reservedFloats = 0;
+    }
+  }
+
+  /**
+   * Yᵀ A (c × n, row-major) for Y (m × c, row-major) — `transposedProduct(a, y, m, n, c)`'s bits.
+   * Falls back to the plain product once released or when this shape would not take the SIMD kernel.
+   */
+  transposedProduct(y: Float64Array, c: number): Float64Array {
+    const { a, m, n } = this;
+    const out = new Float64Array(c * n);
+    if (this.released || kernelBackendFor(c, m, n) !== "wasm") {
+      matmulTransAInto(y, a, out, m, c, n, false);
+      return out;
+    }
+    const np = roundUp(n, P);
+    const cp = roundUp(c, P);
+    const base = RESIDENT_BASE_BYTES / 8;
+    const yOff = base + reservedFloats; // Yᵀ's depth slice in 4-row panels
+    const cOff = yOff + roundUp(cp * RESIDENT_KC, 2);
+    const K = residentKernels(cOff - base + c * n);
+    const f = K.f64;
+    f.fill(0, cOff, cOff + c * n);
+    const fullY = c - (c % P);
+    for (let p0 = 0; p0 < m; p0 += RESIDENT_KC) {
+      const kcur = Math.min(RESIDENT_KC, m - p0);
+      const aPanels = base + p0 * np; // this slice's panels: panel j at j·kcur·4, entry (p, jj) at p·4 + jj
+      if (p0 >= this.packedSlices) {
+        packRowsAsPanels(a, n, f, aPanels, p0, kcur);
+        this.packedSlices = p0 + kcur;
+      }
+      // Yᵀ's slice as MR-row panels = Y's rows p0… as 4-column panels (MR = NR = 4)
+      for (let p = 0; p < kcur; p++) {
+        const src = (p0 + p) * c;
+        let d = yOff + p * P;
+        for (let j = 0; j < fullY; j += P, d += kcur * P) {
+          f[d] = y[src + j];
+          f[d + 1] = y[src + j + 1];
+          f[d + 2] = y[src + j + 2];
+          f[d + 3] = y[src + j + 3];
+        }
+        if (fullY < c) for (let jj = 0; jj < P; jj++) f[d + jj] = fullY + jj < c ? y[src + fullY + jj] : 0;
+      }
+      K.gemm_f64(yOff * 8, aPanels * 8, cOff * 8, n, c, n, kcur);
+    }
+    out.set(f.subarray(cOff, cOff + c * n));
+    return out;
+  }
+}
+
+/** Rows p0…p0+kcur−1 of A (· × n) into 4-column panels of depth kcur at `off` (zero past column n), 8 rows at a time (L1). */
+function packRowsAsPanels(a: Float64Array, n: number, f: Float64Array, off: number, p0: number, kcur: number): void {
+  const full = n - (n % P);
+  for (let pb = 0; pb < kcur; pb += 8) {
+    const pe = Math.min(kcur, pb + 8);
+    for (let j = 0; j < full; j += P) {
+      let src = (p0 + pb) * n + j;
+      let d = off + j * kcur + pb * P;
+      for (let p = pb; p < pe; p++, src += n, d += P) {
+        f[d] = a[src];
+        f[d + 1] = a[src + 1];
+        f[d + 2] = a[src + 2];
+        f[d + 3] = a[src + 3];
+      }
+    }
+  }
+  if (full < n) {
+    const d0 = off + full * kcur;
+    for (let p = 0; p < kcur; p++) for (let jj = 0; jj < P; jj++) f[d0 + p * P + jj] = full + jj < n ? a[(p0 + p) * n + full + jj] : 0;
   }
 }

@@ -8,7 +8,9 @@
 import { randomMatrix, withKernelBackend } from "@randattn/core";
 import { matmulInto, matmulTransAInto } from "@randattn/core/internal";
 import { describe, expect, it } from "vitest";
-import { gramMatrix, upperTriangularRightProduct } from "../../src/lowrank/tallproducts.js";
+import { qb } from "../../src/lowrank/qb.js";
+import { rangeFinderResolved, transposedProduct } from "../../src/lowrank/rangefinder.js";
+import { PackedTallOperand, gramMatrix, upperTriangularRightProduct } from "../../src/lowrank/tallproducts.js";
 
 const SHAPES: [number, number][] = [
   [2048, 74],
@@ -66,5 +68,46 @@ describe("tall-sample products (SYRK Gram, triangular product)", () => {
     upperTriangularRightProduct(y, u, a, m, l);
     upperTriangularRightProduct(y, noisy, b, m, l);
     expect(Array.from(b)).toEqual(Array.from(a));
+  });
+
+  it("a packed A serves every Yᵀ·A of a call with transposedProduct's bits, beside the Gram and triangle", () => {
+    const [m, n] = [1300, 203]; // a partial depth slice and a partial last panel
+    const a = randomMatrix(m, n, {}, [5]).data;
+    const packed = PackedTallOperand.create(a, m, n, 30);
+    expect(packed).not.toBeNull();
+    // one operand at a time: a second create while the first is live gets null (the plain product)
+    expect(PackedTallOperand.create(a, m, n, 30)).toBeNull();
+    try {
+      for (const [c, seed] of [
+        [30, 1],
+        [7, 2],
+        [30, 3],
+      ]) {
+        const y = randomMatrix(m, c, {}, [seed]).data;
+        expect(Array.from(packed?.transposedProduct(y, c) ?? [])).toEqual(Array.from(transposedProduct(a, y, m, n, c)));
+        // the scratch above the panels is the Gram's and the triangle's: the panels must survive them
+        upperTriangularRightProduct(y, upperTriangle(c, seed), new Float64Array(m * c), m, c);
+        gramMatrix(y, m, c);
+      }
+    } finally {
+      packed?.release();
+    }
+    const again = PackedTallOperand.create(a, m, n, 30);
+    expect(again).not.toBeNull();
+    again?.release();
+  });
+
+  it("QB with the default driver (A packed once) equals the same driver run unshared, bit for bit", () => {
+    const a = randomMatrix(900, 140, {}, [6]);
+    const options = { rank: 12, oversampling: 6, powerIterations: 2 };
+    const shared = qb(a, options, [7]);
+    const plain = qb(a, { ...options, rangeFinder: (x, r, seed) => rangeFinderResolved(x, r, seed) }, [7]);
+    expect(Array.from(shared.Q.data)).toEqual(Array.from(plain.Q.data));
+    expect(Array.from(shared.B.data)).toEqual(Array.from(plain.B.data));
+    const scalar = withKernelBackend("scalar", () => qb(a, options, [7]));
+    let d = 0;
+    for (let i = 0; i < scalar.B.data.length; i++) d = Math.max(d, Math.abs(scalar.B.data[i] - shared.B.data[i]));
+    // another summation order throughout (Q too): B agrees to rounding, ≈ m·u·max|A|·√m ≈ 1e-11 here
+    expect(d).toBeLessThan(1e-11);
   });
 });
