@@ -6,8 +6,9 @@
  *   G₁ = YᵀY = R₁ᵀR₁ (Cholesky),  Q₁ = Y R₁⁻¹,
  *   G₂ = Q₁ᵀQ₁ = R₂ᵀR₂,           Q  = Q₁ R₂⁻¹     (R = R₂R₁, not formed).
  *
- * All m-long work is two Gram products and two products by the ℓ × ℓ inverse triangle on core's
- * GEMM — no column-by-column pass — so on the 16384 × 74 range-finder samples it costs less than the
+ * All m-long work is two Gram products (SYRK: the upper block triangle only) and two products by the
+ * ℓ × ℓ inverse triangle (TRMM: the triangle's zeros skipped) on core's SIMD kernels (tallproducts.ts)
+ * — no column-by-column pass — so on the 16384 × 74 range-finder samples it costs less than the
  * blocked Householder QR (issue 14, measured in docs/lowrank.md). One pass leaves ‖Q₁ᵀQ₁ − I‖ ≈ κ(Y)²u;
  * the second pass brings it to O(u) as long as Q₁ is well conditioned (Yamamoto et al. 2015:
  * κ(Y) ≲ u^{-1/2}, about 10⁸).
