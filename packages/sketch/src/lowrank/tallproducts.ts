@@ -11,8 +11,10 @@
  * Both are bit-identical to the plain products `matmulTransAInto(Y, Y, …)` and `matmulInto(Y, R⁻¹, …)`
  * they replace: every entry is the same sum of depth-256 slices in the same order (the skipped terms
  * are products with exact zeros of the triangle — only the sign of an all-zero sum could differ).
- * They run on the kernels' resident scratch (core kernels/resident.ts) and fall back to the plain
- * products wherever `kernelBackendFor` would not take the SIMD kernels (scalar backend, tiny shapes).
+ * They run on the kernels' resident scratch (core kernels/resident.ts) — so, like every user of it,
+ * never inside another driver's call that keeps data there (the random-feature drivers do not call
+ * the low-rank code) — and fall back to the plain products wherever `kernelBackendFor` would not take
+ * the SIMD kernels (scalar backend, tiny shapes).
  */
 import { RESIDENT_BASE_BYTES, RESIDENT_KC, kernelBackendFor, matmulInto, matmulTransAInto, residentKernels } from "@randattn/core/internal";
 
