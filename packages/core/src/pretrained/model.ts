@@ -34,7 +34,7 @@ import { assertFinite, assertInteger, assertShape, describe } from "../validate.
 import type { TensorStore } from "../checkpoint/store.js";
 import type { Tokenizer } from "../tokens/tokenizer.js";
 import { buildPretrainedWeights } from "./build.js";
-import { moeForward } from "./moe.js";
+import { type RouterCapture, moeForward } from "./moe.js";
 import {
   type JoinedGlu,
   type ProjectionPrecision,
@@ -51,7 +51,7 @@ import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, Pretrai
 import { ResidentPrefill, attendAllHeads, columnsFinite, rowsFinite } from "./resident.js";
 import { ResidentMlaPrefill } from "./residentMla.js";
 
-export { moeForward };
+export { moeForward, type RouterCapture };
 
 /** Tensors a forward pass can capture per layer. */
 export type CaptureTensor = "hidden" | "qPre" | "q" | "kPre" | "k" | "v" | "weights" | "latent" | "rotaryKey" | "router";
@@ -75,12 +75,6 @@ export interface CaptureRequest {
   layers?: readonly number[];
   /** Tensors. @default every tensor the architecture has */
   tensors?: readonly CaptureTensor[];
-}
-
-/** Expert choices of a MoE layer: per new token, the k experts and their weights. */
-export interface RouterCapture {
-  readonly experts: number[][];
-  readonly weights: number[][];
 }
 
 /**

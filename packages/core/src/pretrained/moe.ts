@@ -16,7 +16,12 @@ import { selectRows } from "../linalg/ops.js";
 import { Matrix } from "../matrix.js";
 import type { MoeFfn } from "./build.js";
 import { type JoinedGlu, type ProjectionPrecision, type ScratchSlot, gluForward, scratch } from "./fused.js";
-import type { CaptureTensor, LayerCapture } from "./model.js";
+
+/** Expert choices of a MoE layer: per new token, the k experts and their weights. */
+export interface RouterCapture {
+  readonly experts: number[][];
+  readonly weights: number[][];
+}
 
 /** Indices of the k largest entries of `s` (descending; lower index first on ties), by a full sort. */
 function topKSorted(s: ArrayLike<number>, k: number): number[] {
@@ -119,8 +124,8 @@ export function route(ffn: MoeFfn, x: Matrix): Routing {
 export function moeForward(
   ffn: MoeFfn,
   x: Matrix,
-  cap?: LayerCapture,
-  tensors?: ReadonlySet<CaptureTensor>,
+  cap?: { router?: RouterCapture },
+  tensors?: ReadonlySet<string>,
   joined?: { readonly experts?: readonly (JoinedGlu | undefined)[]; readonly shared?: JoinedGlu },
   precision: ProjectionPrecision = "float64",
   outSlot?: ScratchSlot,
