@@ -115,9 +115,11 @@ function pack(w: Matrix, transposed: boolean, precision: ProjectionPrecision): F
   return p?.panels;
 }
 
-/** A SwiGLU FFN this path runs (gluForward's fast branch: silu, no inner biases). */
+/** A SwiGLU FFN this path runs (gluForward's fast branch: silu, no biases — DeepSeek has none). */
 function swigluOk(f: JoinedGlu | undefined): f is JoinedGlu {
-  return f !== undefined && f.activation === "silu" && f.weights.b1 === undefined && f.weights.c === undefined;
+  return (
+    f !== undefined && f.activation === "silu" && f.weights.b1 === undefined && f.weights.c === undefined && f.weights.b2 === undefined
+  );
 }
 
 /**
