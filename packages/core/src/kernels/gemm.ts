@@ -476,10 +476,15 @@ export interface PackedOperand {
  * takes more than one KC × NC block (then `gemmWasm` packs per call).
  */
 export function packOperandF64(B: Float64Array, transB: boolean, k: number, n: number): PackedOperand | undefined {
-  if (k === 0 || n === 0 || k > KC || n > NC) return undefined;
+  if (!packableOperand(k, n)) return undefined;
   const panels = new Float64Array(roundUp(n, F64_NR) * k);
   packB(B, transB, k, n, panels, 0, 0, k, 0, n, F64_NR);
   return { k, n, panels };
+}
+
+/** Whether `packOperandF64` / `packOperandF32` pack a k × n op(B) (one KC × NC block). */
+export function packableOperand(k: number, n: number): boolean {
+  return k > 0 && n > 0 && k <= KC && n <= NC;
 }
 
 /**
@@ -527,7 +532,7 @@ export interface PackedOperand32 {
 
 /** {@link packOperandF64} in float32 (B rounded to float32 once, while packing). */
 export function packOperandF32(B: Float64Array, transB: boolean, k: number, n: number): PackedOperand32 | undefined {
-  if (k === 0 || n === 0 || k > KC || n > NC) return undefined;
+  if (!packableOperand(k, n)) return undefined;
   const panels = new Float32Array(roundUp(n, F32_NR) * k);
   packB(B, transB, k, n, panels, 0, 0, k, 0, n, F32_NR);
   return { k, n, panels };

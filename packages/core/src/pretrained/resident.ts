@@ -35,7 +35,15 @@ import type { AttentionPrecisionOption } from "../attention/options.js";
 import { KVCache } from "../cache/kv-cache.js";
 import { NumericalError } from "../errors.js";
 import { KernelArena } from "../kernels/arena.js";
-import { type Kernels, getKernelBackend, kernelBackendFor, packOperandF32, packOperandF64, wasmSimdAvailable } from "../kernels/gemm.js";
+import {
+  type Kernels,
+  getKernelBackend,
+  kernelBackendFor,
+  packOperandF32,
+  packOperandF64,
+  packableOperand,
+  wasmSimdAvailable,
+} from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
 import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
@@ -140,7 +148,7 @@ export class ResidentPrefill {
         dV: values[0].cols,
       };
       // One GEMM block per product (packOperandF64's k ≤ KC, n ≤ NC), else the per-call blocking path.
-      for (const w of [plan.qkv, a.weights.output, f.gateUp, f.weights.w2]) if (!pack(w, false, "float64")) return undefined;
+      for (const w of [plan.qkv, a.weights.output, f.gateUp, f.weights.w2]) if (!packableOperand(w.rows, w.cols)) return undefined;
       layers.push(plan);
     }
     return layers.length > 0 ? new ResidentPrefill(weights, layers) : undefined;

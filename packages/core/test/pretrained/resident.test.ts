@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { Rope } from "@randattn/core";
+import { Matrix, PretrainedModel, Rope } from "@randattn/core";
 import { KernelArena, rmsNormRowsInto, simdExp } from "@randattn/core/internal";
 import { loadPretrained } from "@randattn/core/node";
 import seedrandom from "seedrandom";
@@ -42,6 +42,37 @@ describe.each([
       expect(resident?.steps).toBe(before + 2);
     },
   );
+});
+
+describe("resident prefill outside float32's safe range", () => {
+  it("takes float32 attention's float64 fallback per head, as the fused driver does (same bits)", () => {
+    const base = loadPretrained(shipped);
+    // W_Q of layer 1, head 2 scaled by 2⁶⁴: that head's max|Q| leaves [2⁻⁶⁰, 2⁶⁰], so float32 attention
+    // computes it in float64 (attentionInFloat32Range), the other heads stay float32.
+    const layers = base.weights.layers.map((l, i) => {
+      if (i !== 1 || l.attention.kind !== "gqa") return l;
+      const w = l.attention.weights;
+      const queries = w.queries.map((q, h) =>
+        h === 2
+          ? new Matrix(
+              q.rows,
+              q.cols,
+              q.data.map((v) => v * 2 ** 64),
+            )
+          : q,
+      );
+      return { ...l, attention: { ...l.attention, weights: { ...w, queries } } };
+    });
+    const model = new PretrainedModel(base.config, { ...base.weights, layers });
+    const ids = Array.from({ length: 40 }, (_, i) => (i * 53 + 5) % model.vocabSize);
+    const resident = (model as unknown as { resident?: { steps: number } }).resident;
+    const fast = model.forward(ids, { precision: "float32" });
+    const ref = model.forward(ids, { precision: "float32", ...declined });
+    expect(resident?.steps).toBe(1);
+    expect(Array.from(fast.logits.data)).toEqual(Array.from(ref.logits.data));
+    // …and differs from the unscaled model's (the scaled head changed the computation).
+    expect(Array.from(fast.logits.data)).not.toEqual(Array.from(base.forward(ids, { precision: "float32" }).logits.data));
+  });
 });
 
 describe("watModel kernels equal the JavaScript loops they replace", () => {
