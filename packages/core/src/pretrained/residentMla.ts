@@ -33,7 +33,15 @@ import type { AttentionPrecisionOption } from "../attention/options.js";
 import { LatentCache } from "../cache/latent-cache.js";
 import { NumericalError } from "../errors.js";
 import { KernelArena } from "../kernels/arena.js";
-import { type Kernels, getKernelBackend, kernelBackendFor, packOperandF32, packOperandF64, wasmSimdAvailable } from "../kernels/gemm.js";
+import {
+  type Kernels,
+  getKernelBackend,
+  kernelBackendFor,
+  packOperandF32,
+  packOperandF64,
+  packableOperand,
+  wasmSimdAvailable,
+} from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
 import { useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
@@ -185,7 +193,7 @@ export class ResidentMlaPrefill {
         w.output,
         ...glus.flatMap((g) => [g.gateUp, g.weights.w2]),
       ]) {
-        if (!pack(m, false, "float64")) return undefined;
+        if (!packableOperand(m.rows, m.cols)) return undefined;
       }
       layers.push(plan);
     }
