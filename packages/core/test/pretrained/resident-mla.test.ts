@@ -9,7 +9,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { Matrix, feedForward, moeForward, selectRows, withKernelBackend } from "@randattn/core";
+import { Matrix, PretrainedModel, feedForward, moeForward, selectRows, withKernelBackend } from "@randattn/core";
 import type { MoeFfn } from "@randattn/core";
 import { loadPretrained } from "@randattn/core/node";
 import seedrandom from "seedrandom";
@@ -61,6 +61,42 @@ describe.each([
         expect(resident?.steps ?? 0).toBe(before + (isResident ? (backend === "wasm" ? 4 : 3) : 0));
       }),
   );
+});
+
+describe("resident MLA prefill outside float32's safe range", () => {
+  it("takes float32 attention's float64 fallback per head, as the fused driver does (same bits)", () => {
+    const base = loadPretrained(shipped);
+    // Layer 1, head 2: W_UQ and W_QR scaled by 2⁶⁴ (max|Q_h| leaves [2⁻⁶⁰, 2⁶⁰]); layer 2, head 0:
+    // W_UV scaled (max|V_h| does): float32 attention computes those heads in float64, the others in float32.
+    const scaled = (m: Matrix) =>
+      new Matrix(
+        m.rows,
+        m.cols,
+        m.data.map((v) => v * 2 ** 64),
+      );
+    const layers = base.weights.layers.map((l, i) => {
+      if (l.attention.kind !== "mla" || (i !== 1 && i !== 2)) return l;
+      const w = l.attention.weights;
+      const weights =
+        i === 1
+          ? {
+              ...w,
+              queryUp: w.queryUp.map((q, h) => (h === 2 ? scaled(q) : q)),
+              queryRope: w.queryRope?.map((q, h) => (h === 2 ? scaled(q) : q)),
+            }
+          : { ...w, valueUp: w.valueUp.map((v, h) => (h === 0 ? scaled(v) : v)) };
+      return { ...l, attention: { ...l.attention, weights } };
+    });
+    const model = new PretrainedModel(base.config, { ...base.weights, layers });
+    const ids = Array.from({ length: 40 }, (_, i) => (i * 53 + 5) % model.vocabSize);
+    const resident = (model as unknown as WithResident).resident;
+    const fast = model.forward(ids, { precision: "float32" });
+    const ref = model.forward(ids, { precision: "float32", ...declined });
+    expect(resident?.steps).toBe(1);
+    expect(firstDifference(fast.logits.data, ref.logits.data)).toBe(-1);
+    // …and differs from the unscaled model's (the scaled heads changed the computation).
+    expect(firstDifference(fast.logits.data, base.forward(ids, { precision: "float32" }).logits.data)).toBeGreaterThanOrEqual(0);
+  });
 });
 
 /** The MoE block as it was before issue 14's pass: a full sort per token and a gather per expert. */
