@@ -352,7 +352,7 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
  * X[p, NR·cp + jj] at cp·NR·rows + NR·p + jj — NR value columns, `rows` = N_KV deep. Zero-padded
  * to whole panels; float32 memory rounds while storing.
  */
-function packPanels(
+export function packPanels(
   X: Float64Array,
   mem: Float64Array | Float32Array,
   off: number,

@@ -115,6 +115,50 @@ export function route(ffn: MoeFfn, x: Matrix): Routing {
 }
 
 /**
+ * The routed tokens grouped per expert (t tokens, k experts each, E experts): expert e's tokens at
+ * rows[count[e] … count[e + 1]) ascending, with their routing weights (each token names an expert
+ * at most once among its k).
+ */
+export function groupByExpert(
+  r: { readonly experts: Int32Array; readonly weights: Float64Array },
+  E: number,
+  k: number,
+  t: number,
+): { rows: Int32Array; rowWeights: Float64Array; count: Int32Array } {
+  const count = new Int32Array(E + 1);
+  for (let q = 0; q < t * k; q++) count[r.experts[q] + 1]++;
+  for (let e = 0; e < E; e++) count[e + 1] += count[e];
+  const rows = new Int32Array(t * k);
+  const rowWeights = new Float64Array(t * k);
+  const fill = count.slice(0, E);
+  for (let i = 0; i < t; i++) {
+    for (let q = 0; q < k; q++) {
+      const e = r.experts[i * k + q];
+      rows[fill[e]] = i;
+      rowWeights[fill[e]++] = r.weights[i * k + q];
+    }
+  }
+  return { rows, rowWeights, count };
+}
+
+/** out[rows[r0 + r], :] += rowWeights[r0 + r] · y[r, :] for the te rows of one expert's output y (te×d). */
+export function scatterAddWeighted(
+  out: Float64Array,
+  y: Float64Array | Float32Array,
+  rows: Int32Array,
+  rowWeights: Float64Array,
+  r0: number,
+  te: number,
+  d: number,
+): void {
+  for (let r = 0; r < te; r++) {
+    const w = rowWeights[r0 + r];
+    const ob = rows[r0 + r] * d;
+    for (let j = 0; j < d; j++) out[ob + j] += w * y[r * d + j];
+  }
+}
+
+/**
  * DeepSeekMoE: router probabilities softmax(x W_gᵀ), top-k experts per token (greedy, or
  * group-limited: only experts of the `topk_group` groups with the largest maximum score), weights
  * renormalized (`norm_topk_prob`, k > 1) or scaled by `routed_scaling_factor`; the routed outputs
@@ -135,21 +179,9 @@ export function moeForward(
   const t = x.rows;
   const d = x.cols;
   const k = ffn.topK;
-  const { experts, weights } = route(ffn, x);
-  // Tokens per expert, ascending (each token names an expert at most once among its k).
-  const count = new Int32Array(E + 1);
-  for (let q = 0; q < t * k; q++) count[experts[q] + 1]++;
-  for (let e = 0; e < E; e++) count[e + 1] += count[e];
-  const rows = new Int32Array(t * k);
-  const rowWeights = new Float64Array(t * k);
-  const fill = count.slice(0, E);
-  for (let i = 0; i < t; i++) {
-    for (let q = 0; q < k; q++) {
-      const e = experts[i * k + q];
-      rows[fill[e]] = i;
-      rowWeights[fill[e]++] = weights[i * k + q];
-    }
-  }
+  const r = route(ffn, x);
+  const { experts, weights } = r;
+  const { rows, rowWeights, count } = groupByExpert(r, E, k, t);
   const out = outSlot === undefined ? new Matrix(t, d) : new Matrix(t, d, scratch(outSlot, t * d).fill(0));
   const o = out.data;
   const xd = x.data;
@@ -165,12 +197,7 @@ export function moeForward(
       for (let r = 0; r < te; r++) g.data.set(xd.subarray(rows[r0 + r] * d, (rows[r0 + r] + 1) * d), r * d);
       y = gluForward(g, je, precision, "moeExpert");
     } else y = feedForward(selectRows(x, rows.subarray(r0, r0 + te)), ffn.experts[e]);
-    const yd = y.data;
-    for (let r = 0; r < te; r++) {
-      const w = rowWeights[r0 + r];
-      const ob = rows[r0 + r] * d;
-      for (let j = 0; j < d; j++) o[ob + j] += w * yd[r * d + j];
-    }
+    scatterAddWeighted(o, y.data, rows, rowWeights, r0, te, d);
   }
   if (cap && tensors?.has("router")) {
     cap.router = {

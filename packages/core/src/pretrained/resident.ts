@@ -33,36 +33,27 @@ import { attentionCachedKeys } from "../attention/attend.js";
 import { resolveAttention } from "../attention/options.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
 import { KVCache } from "../cache/kv-cache.js";
-import { NumericalError } from "../errors.js";
-import { KernelArena } from "../kernels/arena.js";
-import {
-  type Kernels,
-  getKernelBackend,
-  kernelBackendFor,
-  packOperandF32,
-  packOperandF64,
-  packableOperand,
-  wasmSimdAvailable,
-} from "../kernels/gemm.js";
+import { type Kernels, kernelBackendFor, packableOperand } from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
-import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
+import { fusedSoftmaxAttention, packPanels, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
-import { type NormParams, applyNorm, assertNormParams } from "../norm.js";
-import { assertFinite } from "../validate.js";
+import type { NormParams } from "../norm.js";
 import type { GqaLayerAttention, PretrainedWeights } from "./build.js";
 import { type JoinedGlu, type ProjectionPrecision, columnSlice } from "./fused.js";
-
-const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
-/** Row granularity of the frame: the kernels' register tile (the edge tile reads and writes whole tiles). */
-const TILE_ROWS = 4;
-
-/** One weight's byte address in the arena and its product shape (C = A · W, A t×k, W k×n). */
-interface Placed {
-  readonly addr: number;
-  readonly k: number;
-  readonly n: number;
-}
+import {
+  type Placed,
+  type PlacedGlu,
+  ResidentWeights,
+  TILE_ROWS,
+  arenaGemm,
+  ffnOutputError,
+  finalNormAndHead,
+  gluInArena,
+  normChecked,
+  residentBackendOk,
+  roundUp,
+} from "./residentCommon.js";
 
 /** A layer's products in one precision. */
 interface PlacedLayer {
@@ -71,8 +62,7 @@ interface PlacedLayer {
   readonly postGain: number;
   readonly qkv: Placed;
   readonly output: Placed;
-  readonly gateUp: Placed;
-  readonly down: Placed;
+  readonly ffn: PlacedGlu;
 }
 
 /** The static shape of an eligible layer. */
@@ -89,13 +79,6 @@ interface LayerPlan {
   readonly dV: number;
 }
 
-/** A weight W (k×n) as the packed operand of C = A·W, or of C = A·Wᵀ (W stored n×k) when `transposed`. */
-function pack(w: Matrix, transposed: boolean, precision: ProjectionPrecision): Float64Array | Float32Array | undefined {
-  const [k, n] = transposed ? [w.cols, w.rows] : [w.rows, w.cols];
-  const p = precision === "float32" ? packOperandF32(w.data, transposed, k, n) : packOperandF64(w.data, transposed, k, n);
-  return p?.panels;
-}
-
 /**
  * The resident prefill of one model (see the module doc); `ResidentPrefill.plan` returns undefined
  * for a model it does not apply to. Weights are placed into the arena at the first step of each
@@ -104,17 +87,23 @@ function pack(w: Matrix, transposed: boolean, precision: ProjectionPrecision): F
 export class ResidentPrefill {
   private readonly layers: LayerPlan[];
   private readonly weights: PretrainedWeights;
-  /** Model width. */
-  private readonly d: number;
-  private arena: KernelArena | undefined;
-  private readonly placed = new Map<ProjectionPrecision, { layers: PlacedLayer[]; lmHead?: Placed; finalGain?: number }>();
+  /** The weights in the model's arena, per precision. */
+  private readonly placed: ResidentWeights<PlacedLayer>;
   /** Steps run here so far (tests check that the resident path really ran). */
   steps = 0;
 
   private constructor(weights: PretrainedWeights, layers: LayerPlan[]) {
     this.weights = weights;
-    this.d = weights.embed.cols;
     this.layers = layers;
+    this.placed = new ResidentWeights(weights, (arena, place, glu) =>
+      layers.map((l) => ({
+        inputGain: arena.place(l.inputNorm.gain),
+        postGain: arena.place(l.postNorm.gain),
+        qkv: place(l.qkv, false) as Placed,
+        output: place(l.a.weights.output, false) as Placed,
+        ffn: glu(l.ffn),
+      })),
+    );
   }
 
   /** The plan for a model, or undefined when some layer is not of the eligible kind (module doc). */
@@ -156,8 +145,7 @@ export class ResidentPrefill {
 
   /** Whether a step of t tokens runs here (the products on the WebAssembly kernels, exact caches). */
   applies(t: number, p0: number, caches: readonly unknown[], precision: AttentionPrecisionOption | undefined): boolean {
-    if (precision !== undefined && precision !== "float64" && precision !== "float32") return false;
-    if (!wasmSimdAvailable() || getKernelBackend() === "scalar") return false;
+    if (!residentBackendOk(precision)) return false;
     for (const [l, p] of this.layers.entries()) {
       if (!(caches[l] instanceof KVCache)) return false;
       // A sliding window past its length: model.ts' path raises the error.
@@ -169,32 +157,6 @@ export class ResidentPrefill {
       if (kernelBackendFor(t, p.ffn.weights.w2.rows, p.ffn.weights.w2.cols) !== "wasm") return false;
     }
     return true;
-  }
-
-  /** The weights of one precision in the arena (placed at its first use). */
-  private weightsIn(precision: ProjectionPrecision): { arena: KernelArena; layers: PlacedLayer[]; lmHead?: Placed; finalGain?: number } {
-    if (!this.arena) this.arena = new KernelArena();
-    const arena = this.arena;
-    let p = this.placed.get(precision);
-    if (!p) {
-      const place = (w: Matrix, transposed: boolean): Placed | undefined => {
-        const panels = pack(w, transposed, precision);
-        if (!panels) return undefined;
-        return { addr: arena.place(panels), k: transposed ? w.cols : w.rows, n: transposed ? w.rows : w.cols };
-      };
-      const layers = this.layers.map((l) => ({
-        inputGain: arena.place(l.inputNorm.gain),
-        postGain: arena.place(l.postNorm.gain),
-        qkv: place(l.qkv, false) as Placed,
-        output: place(l.a.weights.output, false) as Placed,
-        gateUp: place(l.ffn.gateUp, false) as Placed,
-        down: place(l.ffn.weights.w2, false) as Placed,
-      }));
-      const fin = this.weights.finalNorm;
-      p = { layers, lmHead: place(this.weights.lmHead, true), finalGain: finalNormOk(fin, this.d) ? arena.place(fin.gain) : undefined };
-      this.placed.set(precision, p);
-    }
-    return { arena, ...p };
   }
 
   /**
@@ -215,7 +177,8 @@ export class ResidentPrefill {
     const f32 = prec === "float32";
     this.steps++;
     const es = f32 ? 4 : 8;
-    const { arena, layers, lmHead, finalGain } = this.weightsIn(prec);
+    const placed = this.placed.get(prec);
+    const { arena, layers, lmHead } = placed;
     const t = x.rows;
     const d = x.cols;
     const t4 = roundUp(t, TILE_ROWS);
@@ -267,11 +230,9 @@ export class ResidentPrefill {
     const m32 = k.f32;
     const v64 = (addr: number, n: number) => m64.subarray(addr / 8, addr / 8 + n);
     const v32 = (addr: number, n: number) => m32.subarray(addr / 4, addr / 4 + n);
-    const gemm = (a: number, w: Placed, c: number) =>
-      f32 ? k.gemm_f32_ra(a, w.k, w.addr, w.k, c, w.n, t, w.n, w.k, 0) : k.gemm_f64_ra(a, w.k, w.addr, w.k, c, w.n, t, w.n, w.k, 0);
+    const gemm = arenaGemm(k, f32);
     const xs = v64(X, t * d);
     xs.set(x.data);
-    const xn = f32 ? v32(XN, t * d) : v64(XN, t * d);
     const ao = v64(AO, t * d);
     const is32 = f32 ? 1 : 0;
     let ropeOf: unknown;
@@ -281,15 +242,14 @@ export class ResidentPrefill {
       const cache = caches[l] as KVCache;
       const { H, G, dQ, dK, dV } = p;
       // Input norm (model.ts: normRows, then gqaStep checks the normalized rows).
-      k.rms_rows_f64(X, XN, t, d, w.inputGain, p.inputNorm.epsilon, is32);
-      if (!k.all_finite(XN, t * d, is32)) checkFinite(xn, t, d);
+      normChecked(k, X, XN, t, d, w.inputGain, p.inputNorm.epsilon, f32);
       // Joined Q/K/V (float64 in the arena: biases and RoPE run in float64 as before).
       const ld = p.qkv.cols;
       const all = v64(QKV, t * ld);
       if (f32) {
-        gemm(XN, w.qkv, QKV32);
+        gemm(XN, w.qkv, QKV32, t);
         all.set(v32(QKV32, t * ld));
-      } else gemm(XN, w.qkv, QKV);
+      } else gemm(XN, w.qkv, QKV, t);
       const kOff = H * dQ;
       const vOff = kOff + G * dK;
       for (let h = 0; h < H; h++) addBlockBias(all, t, ld, h * dQ, a.queryBias?.[h]);
@@ -339,55 +299,33 @@ export class ResidentPrefill {
       // W_O, its bias, then h = attn + x (model.ts: addInPlace(attn, x)).
       if (f32) {
         v32(HEADS32, t * width).set(y);
-        gemm(HEADS32, w.output, AO32);
-      } else gemm(HEADS, w.output, AO);
+        gemm(HEADS32, w.output, AO32, t);
+      } else gemm(HEADS, w.output, AO, t);
       if (a.outputBias) {
         if (f32) ao.set(v32(AO32, t * d));
         addBlockBias(ao, t, d, 0, a.outputBias);
         k.add_rows_f64(AO, X, AO, t * d, 0);
       } else k.add_rows_f64(f32 ? AO32 : AO, X, AO, t * d, is32);
-      // Post norm, checked; gate/up; SwiGLU (fused.ts gluForward's operations, same order per entry).
-      k.rms_rows_f64(AO, XN, t, d, w.postGain, p.postNorm.epsilon, is32);
-      if (!k.all_finite(XN, t * d, is32)) checkFinite(xn, t, d);
-      gemm(XN, w.gateUp, GU);
-      const n = p.ffn.dHidden;
-      k.swiglu_f64(GU, HID, f32 ? E : HID, t, n, is32);
-      // W₂ (+ b₂), the output checked as gluForward does, then x = FFN + h (addInPlace(f, h)).
+      // Post norm, checked; gate/up, SwiGLU, W₂ (fused.ts gluForward's operations, same order per
+      // entry), its output checked as gluForward does (after b₂ when there is one), then x = FFN + h
+      // (addInPlace(f, h)).
+      normChecked(k, AO, XN, t, d, w.postGain, p.postNorm.epsilon, f32);
       const outAddr = f32 ? F32 : X;
-      gemm(HID, w.down, outAddr);
-      const out = f32 ? v32(F32, t * d) : xs;
       const b2 = p.ffn.weights.b2;
-      if (b2 === undefined && k.all_finite(outAddr, t * d, is32)) {
+      gluInArena(k, w.ffn, XN, GU, E, HID, outAddr, t, f32, gemm, b2 === undefined);
+      if (b2 === undefined) {
         k.add_rows_f64(outAddr, AO, X, t * d, is32);
         continue;
       }
+      const out = f32 ? v32(F32, t * d) : xs;
       for (let i = 0; i < t * d; i++) {
-        let f = out[i];
-        if (b2 !== undefined) f += b2[i % d];
-        if (!Number.isFinite(f)) {
-          throw new NumericalError(
-            "weights",
-            "finite FFN weights and outputs (x was finite)",
-            `output ${f} at [${Math.floor(i / d)}, ${i % d}]`,
-          );
-        }
+        const f = out[i] + b2[i % d];
+        if (!Number.isFinite(f)) throw ffnOutputError(f, i, d);
         xs[i] = f + ao[i];
       }
     }
-    // The final norm (RMSNorm: in the arena, into W_O's free region, float64 as returned); a
-    // non-finite stream or LayerNorm takes applyNorm (its checks, its errors).
-    const fin = this.weights.finalNorm;
-    let hidden: Matrix;
-    if (fin.kind === "rms" && finalGain !== undefined && k.all_finite(X, t * d, 0)) {
-      k.rms_rows_f64(X, AO, t, d, finalGain, fin.epsilon, 0);
-      hidden = new Matrix(t, d, ao.slice());
-    } else hidden = applyNorm(new Matrix(t, d, xs.slice()), fin);
-    if (!lmHead) return { logits: projectLmHead(hidden), hidden };
-    if (f32) xn.set(hidden.data);
-    else xn.set(ao);
-    gemm(XN, lmHead, LOGITS);
-    const logits = new Matrix(t, lmHead.n, f32 ? new Float64Array(v32(LOGITS, t * lmHead.n)) : v64(LOGITS, t * lmHead.n).slice());
-    return { logits, hidden };
+    // The final norm (RMSNorm: in the arena, into W_O's free region) and the LM head.
+    return finalNormAndHead(k, this.weights.finalNorm, placed, X, AO, XN, LOGITS, t, d, f32, gemm, projectLmHead);
   }
 }
 
@@ -472,8 +410,8 @@ function attendInArena(
       const es = f32 ? 4 : 8;
       if (packedAs !== `${g}:${es}`) {
         // K_g by rows (NR keys × d per panel) and V_g by columns (NR value columns × N_KV), zero-padded.
-        packPanelsInto(K, mem, R.kp / es, nKV, dQ, NR, true);
-        packPanelsInto(V, mem, R.vp / es, nKV, dV, NR, false);
+        packPanels(K, mem, R.kp / es, nKV, dQ, NR, true);
+        packPanels(V, mem, R.vp / es, nKV, dV, NR, false);
         packedAs = `${g}:${es}`;
       }
       if (attendHead(k, R, f32, qkvAddr + h * dQ * 8, ld, t, nKV, dQ, dV, sc, limits, outAddr + h * dV * 8, width)) break;
@@ -541,59 +479,10 @@ export function attendHead(
   return true;
 }
 
-/** softmaxWasm.ts' `packPanels` layouts (K by rows: NR keys × cols; V by columns: NR columns × rows), zero-padded. */
-function packPanelsInto(
-  X: Float64Array,
-  mem: Float64Array | Float32Array,
-  off: number,
-  rows: number,
-  cols: number,
-  NR: number,
-  byRows: boolean,
-): void {
-  if (byRows) {
-    for (let j = 0; j < rows; j += NR) {
-      const base = off + j * cols;
-      const n = Math.min(NR, rows - j);
-      if (n < NR) mem.fill(0, base, base + NR * cols);
-      for (let jj = 0; jj < n; jj++) {
-        const src = (j + jj) * cols;
-        for (let p = 0, t = base + jj; p < cols; p++, t += NR) mem[t] = X[src + p];
-      }
-    }
-    return;
-  }
-  for (let c = 0; c < cols; c += NR) {
-    const base = off + c * rows;
-    const n = Math.min(NR, cols - c);
-    for (let p = 0, t = base, s = c; p < rows; p++, t += NR, s += cols) {
-      for (let jj = 0; jj < NR; jj++) mem[t + jj] = jj < n ? X[s + jj] : 0;
-    }
-  }
-}
-
-/** A valid RMSNorm of width d (applyNorm's checks; the arena norm then needs none per call). */
-export function finalNormOk(n: NormParams, d: number): n is NormParams & { kind: "rms" } {
-  if (n.kind !== "rms") return false;
-  try {
-    assertNormParams(n, "finalNorm", d);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** b added to columns c0 … c0 + b.length − 1 of every row of a row-major block with `ld` columns. */
 function addBlockBias(data: Float64Array, rows: number, ld: number, c0: number, b: Float64Array | undefined): void {
   if (!b) return;
   for (let i = 0; i < rows; i++) for (let j = 0; j < b.length; j++) data[i * ld + c0 + j] += b[j];
-}
-
-/** model.ts' `assertFinite(xn, "x")` on a normalized block (float64 or float32 view): the same error. */
-export function checkFinite(v: Float64Array | Float32Array, rows: number, cols: number): void {
-  for (let i = 0; i < v.length; i++) {
-    if (!Number.isFinite(v[i])) assertFinite(new Matrix(rows, cols, Float64Array.from(v)), "x");
-  }
 }
 
 /**

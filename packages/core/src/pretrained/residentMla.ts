@@ -31,38 +31,29 @@ import { attentionCachedKeys } from "../attention/attend.js";
 import { resolveAttention } from "../attention/options.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
 import { LatentCache } from "../cache/latent-cache.js";
-import { NumericalError } from "../errors.js";
-import { KernelArena } from "../kernels/arena.js";
-import {
-  type Kernels,
-  getKernelBackend,
-  kernelBackendFor,
-  packOperandF32,
-  packOperandF64,
-  packableOperand,
-  wasmSimdAvailable,
-} from "../kernels/gemm.js";
+import { type Kernels, kernelBackendFor, packableOperand } from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
 import { useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
 import { Matrix } from "../matrix.js";
-import { type NormParams, applyNorm, rmsNorm } from "../norm.js";
+import { type NormParams, rmsNorm } from "../norm.js";
 import { assertFinite } from "../validate.js";
 import type { MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
 import { type JoinedGlu, type ProjectionPrecision, columnSlice, gluForward } from "./fused.js";
-import { route } from "./moe.js";
-import { type AttentionRegions, QUERY_BLOCK, attendHead, checkFinite, finalNormOk } from "./resident.js";
-
-const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
-/** Row granularity of the frame: the kernels' register tile (the edge tile reads and writes whole tiles). */
-const TILE_ROWS = 4;
-
-/** One weight's byte address in the arena and its product shape (C = A · W, A rows×k, W k×n). */
-interface Placed {
-  readonly addr: number;
-  readonly k: number;
-  readonly n: number;
-}
+import { groupByExpert, route, scatterAddWeighted } from "./moe.js";
+import { type AttentionRegions, QUERY_BLOCK, attendHead } from "./resident.js";
+import {
+  type Placed,
+  type PlacedGlu,
+  ResidentWeights,
+  TILE_ROWS,
+  arenaGemm,
+  finalNormAndHead,
+  gluInArena,
+  normChecked,
+  residentBackendOk,
+  roundUp,
+} from "./residentCommon.js";
 
 /** The joined MLA projections of model.ts (`JoinedMla`), as far as this path reads them. */
 interface JoinedMlaLike {
@@ -77,13 +68,6 @@ export interface JoinedMlaLayer {
   readonly ffn?: JoinedGlu;
   readonly experts?: readonly (JoinedGlu | undefined)[];
   readonly shared?: JoinedGlu;
-}
-
-/** A GLU FFN in the arena. */
-interface PlacedGlu {
-  readonly gateUp: Placed;
-  readonly down: Placed;
-  readonly glu: JoinedGlu;
 }
 
 interface PlacedLayer {
@@ -117,12 +101,6 @@ interface LayerPlan {
   readonly dV: number;
 }
 
-function pack(w: Matrix, transposed: boolean, precision: ProjectionPrecision): Float64Array | Float32Array | undefined {
-  const [k, n] = transposed ? [w.cols, w.rows] : [w.rows, w.cols];
-  const p = precision === "float32" ? packOperandF32(w.data, transposed, k, n) : packOperandF64(w.data, transposed, k, n);
-  return p?.panels;
-}
-
 /** A SwiGLU FFN this path runs (gluForward's fast branch: silu, no biases — DeepSeek has none). */
 function swigluOk(f: JoinedGlu | undefined): f is JoinedGlu {
   return (
@@ -137,16 +115,32 @@ function swigluOk(f: JoinedGlu | undefined): f is JoinedGlu {
 export class ResidentMlaPrefill {
   private readonly layers: LayerPlan[];
   private readonly weights: PretrainedWeights;
-  private readonly d: number;
-  private arena: KernelArena | undefined;
-  private readonly placed = new Map<ProjectionPrecision, { layers: PlacedLayer[]; lmHead?: Placed; finalGain?: number }>();
+  /** The weights in the model's arena, per precision. */
+  private readonly placed: ResidentWeights<PlacedLayer>;
   /** Steps run here so far (tests check that the resident path really ran). */
   steps = 0;
 
   private constructor(weights: PretrainedWeights, layers: LayerPlan[]) {
     this.weights = weights;
-    this.d = weights.embed.cols;
     this.layers = layers;
+    this.placed = new ResidentWeights(weights, (arena, place, glu) =>
+      layers.map((l) => {
+        const w = l.a.weights;
+        return {
+          inputGain: arena.place(l.inputNorm.gain),
+          postGain: arena.place(l.postNorm.gain),
+          latentGain: arena.place(l.latentNorm.gain),
+          queryUp: place(l.j.queryUp, false) as Placed,
+          latentDown: place(w.latentDown, false) as Placed,
+          keyRope: place(w.keyRope as Matrix, false) as Placed,
+          keyValueUp: place(l.j.keyValueUp, false) as Placed,
+          output: place(w.output, false) as Placed,
+          ffn: l.ffn ? glu(l.ffn) : undefined,
+          experts: l.moe?.experts.map(glu),
+          shared: l.moe?.shared ? glu(l.moe.shared) : undefined,
+        };
+      }),
+    );
   }
 
   /** The plan for a model, or undefined when some layer is not of the eligible kind (module doc). */
@@ -202,8 +196,7 @@ export class ResidentMlaPrefill {
 
   /** Whether a step of t tokens runs here (the products on the WebAssembly kernels, exact latent caches). */
   applies(t: number, p0: number, caches: readonly unknown[], precision: AttentionPrecisionOption | undefined): boolean {
-    if (precision !== undefined && precision !== "float64" && precision !== "float32") return false;
-    if (!wasmSimdAvailable() || getKernelBackend() === "scalar") return false;
+    if (!residentBackendOk(precision)) return false;
     const n = p0 + t;
     for (const [l, p] of this.layers.entries()) {
       if (!(caches[l] instanceof LatentCache) || (caches[l] as LatentCache).length !== p0) return false;
@@ -224,44 +217,6 @@ export class ResidentMlaPrefill {
     return true;
   }
 
-  private weightsIn(precision: ProjectionPrecision): { arena: KernelArena; layers: PlacedLayer[]; lmHead?: Placed; finalGain?: number } {
-    if (!this.arena) this.arena = new KernelArena();
-    const arena = this.arena;
-    let p = this.placed.get(precision);
-    if (!p) {
-      const place = (w: Matrix, transposed: boolean): Placed | undefined => {
-        const panels = pack(w, transposed, precision);
-        if (!panels) return undefined;
-        return { addr: arena.place(panels), k: transposed ? w.cols : w.rows, n: transposed ? w.rows : w.cols };
-      };
-      const glu = (g: JoinedGlu): PlacedGlu => ({
-        gateUp: place(g.gateUp, false) as Placed,
-        down: place(g.weights.w2, false) as Placed,
-        glu: g,
-      });
-      const layers = this.layers.map((l) => {
-        const w = l.a.weights;
-        return {
-          inputGain: arena.place(l.inputNorm.gain),
-          postGain: arena.place(l.postNorm.gain),
-          latentGain: arena.place(l.latentNorm.gain),
-          queryUp: place(l.j.queryUp, false) as Placed,
-          latentDown: place(w.latentDown, false) as Placed,
-          keyRope: place(w.keyRope as Matrix, false) as Placed,
-          keyValueUp: place(l.j.keyValueUp, false) as Placed,
-          output: place(w.output, false) as Placed,
-          ffn: l.ffn ? glu(l.ffn) : undefined,
-          experts: l.moe?.experts.map(glu),
-          shared: l.moe?.shared ? glu(l.moe.shared) : undefined,
-        };
-      });
-      const fin = this.weights.finalNorm;
-      p = { layers, lmHead: place(this.weights.lmHead, true), finalGain: finalNormOk(fin, this.d) ? arena.place(fin.gain) : undefined };
-      this.placed.set(precision, p);
-    }
-    return { arena, ...p };
-  }
-
   /**
    * One step of t tokens from the embeddings `x` (t×d): every layer, the final norm and the LM head
    * (`projectLmHead` when the head does not fit one GEMM block). Appends to the latent caches.
@@ -280,7 +235,8 @@ export class ResidentMlaPrefill {
     const f32 = prec === "float32";
     this.steps++;
     const es = f32 ? 4 : 8;
-    const { arena, layers, lmHead, finalGain } = this.weightsIn(prec);
+    const placed = this.placed.get(prec);
+    const { arena, layers, lmHead } = placed;
     const t = x.rows;
     const d = x.cols;
     const n = p0 + t;
@@ -347,13 +303,11 @@ export class ResidentMlaPrefill {
     const v64 = (addr: number, len: number) => m64.subarray(addr / 8, addr / 8 + len);
     const v32 = (addr: number, len: number) => m32.subarray(addr / 4, addr / 4 + len);
     const vp = (addr: number, len: number) => (f32 ? v32(addr, len) : v64(addr, len));
-    const gemm = (a: number, w: Placed, c: number, rows: number) =>
-      f32 ? k.gemm_f32_ra(a, w.k, w.addr, w.k, c, w.n, rows, w.n, w.k, 0) : k.gemm_f64_ra(a, w.k, w.addr, w.k, c, w.n, rows, w.n, w.k, 0);
+    const gemm = arenaGemm(k, f32);
     const is32 = f32 ? 1 : 0;
     const xs = v64(X, t * d);
     xs.set(x.data);
     const xn = vp(XN, t * d);
-    const ao = v64(AO, t * d);
     const ropeTab = new Float64Array(t * dR);
     let ropeOf: unknown;
     for (const [l, p] of this.layers.entries()) {
@@ -363,8 +317,7 @@ export class ResidentMlaPrefill {
       const { H, nope } = p;
       const dQh = nope + p.dR;
       // Input norm; mlaStep checks the normalized rows (assertFinite(xn, "x")).
-      k.rms_rows_f64(X, XN, t, d, w.inputGain, p.inputNorm.epsilon, is32);
-      if (!k.all_finite(XN, t * d, is32)) checkFinite(xn, t, d);
+      normChecked(k, X, XN, t, d, w.inputGain, p.inputNorm.epsilon, f32);
       // Every head's [q_nope | q_rope] (float64 in the arena: RoPE runs in float64 as before).
       const ldQ = p.j.queryUp.cols;
       const q = v64(Q, t * ldQ);
@@ -416,13 +369,12 @@ export class ResidentMlaPrefill {
       k.add_rows_f64(f32 ? AO32 : AO, X, AO, t * d, is32);
       // Post norm (float64 for the router, rounded for the products), checked as layerStep does.
       if (p.moe && f32) {
-        k.rms_rows_f64(AO, XN64, t, d, w.postGain, p.postNorm.epsilon, 0);
+        normChecked(k, AO, XN64, t, d, w.postGain, p.postNorm.epsilon, false);
         xn.set(v64(XN64, t * d));
-      } else k.rms_rows_f64(AO, XN, t, d, w.postGain, p.postNorm.epsilon, is32);
-      if (!k.all_finite(p.moe && f32 ? XN64 : XN, t * d, p.moe && f32 ? 0 : is32)) checkFinite(p.moe && f32 ? v64(XN64, t * d) : xn, t, d);
+      } else normChecked(k, AO, XN, t, d, w.postGain, p.postNorm.epsilon, f32);
       if (w.ffn) {
         // Dense SwiGLU FFN (gluForward's operations), then x = FFN + h (addInPlace(f, h)).
-        glu(k, w.ffn, XN, GU, E, HID, EOUT, t, f32, gemm);
+        gluInArena(k, w.ffn, XN, GU, E, HID, EOUT, t, f32, gemm);
         k.add_rows_f64(EOUT, AO, X, t * d, is32);
         continue;
       }
@@ -445,7 +397,7 @@ export class ResidentMlaPrefill {
           const g0 = GATH / es;
           const x0 = XN / es;
           for (let r = 0; r < te; r++) mem.copyWithin(g0 + r * d, x0 + rows[r0 + r] * d, x0 + (rows[r0 + r] + 1) * d);
-          glu(k, pe, GATH, GU, E, HID, EOUT, te, f32, gemm);
+          gluInArena(k, pe, GATH, GU, E, HID, EOUT, te, f32, gemm);
           yd = vp(EOUT, te * d);
         } else {
           // Too few rows for the WebAssembly kernels: gluForward's own products (as moeForward).
@@ -453,32 +405,17 @@ export class ResidentMlaPrefill {
           for (let r = 0; r < te; r++) g.data.set(hn.data.subarray(rows[r0 + r] * d, (rows[r0 + r] + 1) * d), r * d);
           yd = gluForward(g, moe.experts[e], prec).data;
         }
-        for (let r = 0; r < te; r++) {
-          const wt = rowWeights[r0 + r];
-          const ob = rows[r0 + r] * d;
-          for (let j = 0; j < d; j++) fo[ob + j] += wt * yd[r * d + j];
-        }
+        scatterAddWeighted(fo, yd, rows, rowWeights, r0, te, d);
       }
       if (w.shared) {
-        glu(k, w.shared, XN, GU, E, HID, EOUT, t, f32, gemm);
+        gluInArena(k, w.shared, XN, GU, E, HID, EOUT, t, f32, gemm);
         // routed + shared (moeForward: out[i] += shared[i]; IEEE addition commutes exactly).
         k.add_rows_f64(EOUT, FOUT, FOUT, t * d, is32);
       }
       k.add_rows_f64(FOUT, AO, X, t * d, 0);
     }
-    // The final norm (RMSNorm in the arena, float64 as returned); else applyNorm.
-    const fin = this.weights.finalNorm;
-    let hidden: Matrix;
-    if (fin.kind === "rms" && finalGain !== undefined && k.all_finite(X, t * d, 0)) {
-      k.rms_rows_f64(X, AO, t, d, finalGain, fin.epsilon, 0);
-      hidden = new Matrix(t, d, ao.slice());
-    } else hidden = applyNorm(new Matrix(t, d, xs.slice()), fin);
-    if (!lmHead) return { logits: projectLmHead(hidden), hidden };
-    if (f32) xn.set(hidden.data);
-    else xn.set(ao);
-    gemm(XN, lmHead, LOGITS, t);
-    const logits = new Matrix(t, lmHead.n, f32 ? new Float64Array(v32(LOGITS, t * lmHead.n)) : v64(LOGITS, t * lmHead.n).slice());
-    return { logits, hidden };
+    // The final norm (RMSNorm in the arena, into W_O's free region) and the LM head.
+    return finalNormAndHead(k, this.weights.finalNorm, placed, X, AO, XN, LOGITS, t, d, f32, gemm, projectLmHead);
   }
 }
 
@@ -512,64 +449,6 @@ function rotateInterleaved(
       }
     }
   }
-}
-
-/**
- * A SwiGLU FFN on `rows` rows at byte `xAddr` into `outAddr` (gluForward's operations: gate/up
- * product, silu(g)·u with the module's exp, down product), the output checked finite as gluForward
- * does (its NumericalError).
- */
-function glu(
-  k: Kernels,
-  g: PlacedGlu,
-  xAddr: number,
-  GU: number,
-  E: number,
-  HID: number,
-  outAddr: number,
-  rows: number,
-  f32: boolean,
-  gemm: (a: number, w: Placed, c: number, rows: number) => void,
-): void {
-  const is32 = f32 ? 1 : 0;
-  gemm(xAddr, g.gateUp, GU, rows);
-  k.swiglu_f64(GU, HID, f32 ? E : HID, rows, g.glu.dHidden, is32);
-  gemm(HID, g.down, outAddr, rows);
-  const d = g.down.n;
-  if (k.all_finite(outAddr, rows * d, is32)) return;
-  const o = f32 ? k.f32.subarray(outAddr / 4, outAddr / 4 + rows * d) : k.f64.subarray(outAddr / 8, outAddr / 8 + rows * d);
-  for (let i = 0; i < o.length; i++) {
-    if (!Number.isFinite(o[i])) {
-      throw new NumericalError(
-        "weights",
-        "finite FFN weights and outputs (x was finite)",
-        `output ${o[i]} at [${Math.floor(i / d)}, ${i % d}]`,
-      );
-    }
-  }
-}
-
-/** moe.ts' per-expert index lists: tokens of expert e at rows[count[e] … count[e + 1]) ascending, with their weights. */
-function groupByExpert(
-  r: { readonly experts: Int32Array; readonly weights: Float64Array },
-  E: number,
-  k: number,
-  t: number,
-): { rows: Int32Array; rowWeights: Float64Array; count: Int32Array } {
-  const count = new Int32Array(E + 1);
-  for (let q = 0; q < t * k; q++) count[r.experts[q] + 1]++;
-  for (let e = 0; e < E; e++) count[e + 1] += count[e];
-  const rows = new Int32Array(t * k);
-  const rowWeights = new Float64Array(t * k);
-  const fill = count.slice(0, E);
-  for (let i = 0; i < t; i++) {
-    for (let q = 0; q < k; q++) {
-      const e = r.experts[i * k + q];
-      rows[fill[e]] = i;
-      rowWeights[fill[e]++] = r.weights[i * k + q];
-    }
-  }
-  return { rows, rowWeights, count };
 }
 
 /**

@@ -1,0 +1,212 @@
+/**
+ * What the two resident prefills (pretrained/resident.ts: GQA/Llama; pretrained/residentMla.ts:
+ * DeepSeek MLA + MoE) share, written once (issue 14 review): the placement of a model's weights
+ * into its kernel arena (once per precision), the products on arena addresses, the SwiGLU FFN
+ * block, the final norm + LM head tail, and the normalized-rows check. The layers' attention parts
+ * and the frames differ (joined Q/K/V vs latent products; different regions) and stay in each file.
+ *
+ * Bits: each piece is the code both files ran before, moved here unchanged (the same kernels on
+ * the same addresses in the same order), so the logits are unchanged bit for bit.
+ */
+import type { AttentionPrecisionOption } from "../attention/options.js";
+import { NumericalError } from "../errors.js";
+import { KernelArena } from "../kernels/arena.js";
+import { type Kernels, getKernelBackend, packOperandF32, packOperandF64, wasmSimdAvailable } from "../kernels/gemm.js";
+import { Matrix } from "../matrix.js";
+import { type NormParams, applyNorm, assertNormParams } from "../norm.js";
+import { assertFinite } from "../validate.js";
+import type { PretrainedWeights } from "./build.js";
+import type { JoinedGlu, ProjectionPrecision } from "./fused.js";
+
+export const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
+/** Row granularity of the frame: the kernels' register tile (the edge tile reads and writes whole tiles). */
+export const TILE_ROWS = 4;
+
+/** One weight's byte address in the arena and its product shape (C = A · W, A rows×k, W k×n). */
+export interface Placed {
+  readonly addr: number;
+  readonly k: number;
+  readonly n: number;
+}
+
+/** A SwiGLU FFN's two products in the arena. */
+export interface PlacedGlu {
+  readonly gateUp: Placed;
+  readonly down: Placed;
+  readonly glu: JoinedGlu;
+}
+
+/** A model's weights of one precision in its arena: per-layer placements `L`, the LM head, the final gain. */
+export interface PlacedModel<L> {
+  readonly layers: L[];
+  /** The LM head (C = hidden · W_headᵀ), undefined when it does not fit one GEMM block. */
+  readonly lmHead?: Placed;
+  /** Byte address of the final RMSNorm's gain, undefined when the final norm is not a valid RMSNorm. */
+  readonly finalGain?: number;
+}
+
+/** Places a weight W (k×n) as the packed operand of C = A·W, or of C = A·Wᵀ (W stored n×k) when `transposed`. */
+export type Place = (w: Matrix, transposed: boolean) => Placed | undefined;
+
+/**
+ * A model's weights in its own kernel arena, placed at the first step of each precision (weights
+ * are immutable after the model's construction); `placeLayers` lays out the per-layer weights.
+ */
+export class ResidentWeights<L> {
+  private arena: KernelArena | undefined;
+  private readonly placed = new Map<ProjectionPrecision, PlacedModel<L>>();
+  private readonly weights: PretrainedWeights;
+  private readonly placeLayers: (arena: KernelArena, place: Place, glu: (g: JoinedGlu) => PlacedGlu) => L[];
+
+  constructor(weights: PretrainedWeights, placeLayers: (arena: KernelArena, place: Place, glu: (g: JoinedGlu) => PlacedGlu) => L[]) {
+    this.weights = weights;
+    this.placeLayers = placeLayers;
+  }
+
+  /** The weights of one precision in the arena (placed at its first use). */
+  get(precision: ProjectionPrecision): PlacedModel<L> & { arena: KernelArena } {
+    if (!this.arena) this.arena = new KernelArena();
+    const arena = this.arena;
+    let p = this.placed.get(precision);
+    if (!p) {
+      const place: Place = (w, transposed) => {
+        const [k, n] = transposed ? [w.cols, w.rows] : [w.rows, w.cols];
+        const panels = (precision === "float32" ? packOperandF32(w.data, transposed, k, n) : packOperandF64(w.data, transposed, k, n))
+          ?.panels;
+        if (!panels) return undefined;
+        return { addr: arena.place(panels), k, n };
+      };
+      const glu = (g: JoinedGlu): PlacedGlu => ({
+        gateUp: place(g.gateUp, false) as Placed,
+        down: place(g.weights.w2, false) as Placed,
+        glu: g,
+      });
+      const layers = this.placeLayers(arena, place, glu);
+      const fin = this.weights.finalNorm;
+      const d = this.weights.embed.cols;
+      p = { layers, lmHead: place(this.weights.lmHead, true), finalGain: finalNormOk(fin, d) ? arena.place(fin.gain) : undefined };
+      this.placed.set(precision, p);
+    }
+    return { arena, ...p };
+  }
+}
+
+/** The precisions and backends a resident step needs (float64/float32 on the WebAssembly kernels). */
+export function residentBackendOk(precision: AttentionPrecisionOption | undefined): boolean {
+  if (precision !== undefined && precision !== "float64" && precision !== "float32") return false;
+  return wasmSimdAvailable() && getKernelBackend() !== "scalar";
+}
+
+/** C = A · W on arena addresses (A rows×k at `a`, C rows×n at `c`), float32 or float64 as the step runs. */
+export type ArenaGemm = (a: number, w: Placed, c: number, rows: number) => void;
+
+export function arenaGemm(k: Kernels, f32: boolean): ArenaGemm {
+  return (a, w, c, rows) =>
+    f32 ? k.gemm_f32_ra(a, w.k, w.addr, w.k, c, w.n, rows, w.n, w.k, 0) : k.gemm_f64_ra(a, w.k, w.addr, w.k, c, w.n, rows, w.n, w.k, 0);
+}
+
+/**
+ * A SwiGLU FFN on `rows` rows at byte `xAddr` into `outAddr` (fused.ts gluForward's operations:
+ * gate/up product into GU, silu(g)·u with the module's exp into HID — float32 via the float64
+ * scratch E —, down product); when `check`, the output is checked finite as gluForward does (its
+ * NumericalError). The caller checks instead when it adds an output bias first.
+ */
+export function gluInArena(
+  k: Kernels,
+  g: PlacedGlu,
+  xAddr: number,
+  GU: number,
+  E: number,
+  HID: number,
+  outAddr: number,
+  rows: number,
+  f32: boolean,
+  gemm: ArenaGemm,
+  check = true,
+): void {
+  const is32 = f32 ? 1 : 0;
+  gemm(xAddr, g.gateUp, GU, rows);
+  k.swiglu_f64(GU, HID, f32 ? E : HID, rows, g.glu.dHidden, is32);
+  gemm(HID, g.down, outAddr, rows);
+  if (!check) return;
+  const d = g.down.n;
+  if (k.all_finite(outAddr, rows * d, is32)) return;
+  const o = f32 ? k.f32.subarray(outAddr / 4, outAddr / 4 + rows * d) : k.f64.subarray(outAddr / 8, outAddr / 8 + rows * d);
+  for (let i = 0; i < o.length; i++) if (!Number.isFinite(o[i])) throw ffnOutputError(o[i], i, d);
+}
+
+/** gluForward's error for a non-finite FFN output at flat index i of a d-wide block. */
+export function ffnOutputError(f: number, i: number, d: number): NumericalError {
+  return new NumericalError("weights", "finite FFN weights and outputs (x was finite)", `output ${f} at [${Math.floor(i / d)}, ${i % d}]`);
+}
+
+/**
+ * The final norm and the LM head of a resident step: the residual stream X (t×d float64) → RMSNorm
+ * in the arena into the free float64 region `NORM` (float64, as returned) — a non-finite stream or
+ * another norm takes applyNorm (its checks, its errors) — then the head from `XN` (the product
+ * precision's A region) into `LOGITS`, or `projectLmHead` when the head is not placed.
+ */
+export function finalNormAndHead(
+  k: Kernels,
+  fin: NormParams,
+  placed: PlacedModel<unknown>,
+  X: number,
+  NORM: number,
+  XN: number,
+  LOGITS: number,
+  t: number,
+  d: number,
+  f32: boolean,
+  gemm: ArenaGemm,
+  projectLmHead: (hidden: Matrix) => Matrix,
+): { logits: Matrix; hidden: Matrix } {
+  const { finalGain, lmHead } = placed;
+  const m64 = k.f64;
+  const ao = m64.subarray(NORM / 8, NORM / 8 + t * d);
+  let hidden: Matrix;
+  if (fin.kind === "rms" && finalGain !== undefined && k.all_finite(X, t * d, 0)) {
+    k.rms_rows_f64(X, NORM, t, d, finalGain, fin.epsilon, 0);
+    hidden = new Matrix(t, d, ao.slice());
+  } else hidden = applyNorm(new Matrix(t, d, m64.slice(X / 8, X / 8 + t * d)), fin);
+  if (!lmHead) return { logits: projectLmHead(hidden), hidden };
+  if (f32) k.f32.subarray(XN / 4, XN / 4 + t * d).set(hidden.data);
+  else m64.subarray(XN / 8, XN / 8 + t * d).set(ao);
+  gemm(XN, lmHead, LOGITS, t);
+  const nOut = lmHead.n;
+  const logits = new Matrix(
+    t,
+    nOut,
+    f32 ? new Float64Array(k.f32.subarray(LOGITS / 4, LOGITS / 4 + t * nOut)) : m64.slice(LOGITS / 8, LOGITS / 8 + t * nOut),
+  );
+  return { logits, hidden };
+}
+
+/** A valid RMSNorm of width d (applyNorm's checks; the arena norm then needs none per call). */
+export function finalNormOk(n: NormParams, d: number): n is NormParams & { kind: "rms" } {
+  if (n.kind !== "rms") return false;
+  try {
+    assertNormParams(n, "finalNorm", d);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** model.ts' `assertFinite(xn, "x")` on a normalized block (float64 or float32 view): the same error. */
+export function checkFinite(v: Float64Array | Float32Array, rows: number, cols: number): void {
+  for (let i = 0; i < v.length; i++) {
+    if (!Number.isFinite(v[i])) assertFinite(new Matrix(rows, cols, Float64Array.from(v)), "x");
+  }
+}
+
+/**
+ * An RMSNorm of the stream at `src` into `dst` (float32 rounded when `f32`), the normalized rows
+ * then checked finite as the layer steps do (`assertFinite(xn, "x")`).
+ */
+export function normChecked(k: Kernels, src: number, dst: number, t: number, d: number, gain: number, epsilon: number, f32: boolean): void {
+  const is32 = f32 ? 1 : 0;
+  k.rms_rows_f64(src, dst, t, d, gain, epsilon, is32);
+  if (!k.all_finite(dst, t * d, is32)) {
+    checkFinite(f32 ? k.f32.subarray(dst / 4, dst / 4 + t * d) : k.f64.subarray(dst / 8, dst / 8 + t * d), t, d);
+  }
+}
