@@ -32,6 +32,7 @@
 import { attentionCachedKeys } from "../attention/attend.js";
 import { resolveAttention } from "../attention/options.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
+import type { KernelArena } from "../kernels/arena.js";
 import { KVCache } from "../cache/kv-cache.js";
 import { type Kernels, kernelBackendFor, packableOperand } from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
@@ -44,11 +45,12 @@ import { type JoinedGlu, type ProjectionPrecision, columnSlice } from "./fused.j
 import {
   type Placed,
   type PlacedGlu,
-  ResidentWeights,
+  type LayersOut,
+  type PlacedModel,
+  ResidentModel,
   TILE_ROWS,
   arenaGemm,
   ffnOutputError,
-  finalNormAndHead,
   gluInArena,
   normChecked,
   residentBackendOk,
@@ -84,18 +86,11 @@ interface LayerPlan {
  * for a model it does not apply to. Weights are placed into the arena at the first step of each
  * precision (weights are immutable after the model's construction).
  */
-export class ResidentPrefill {
+export class ResidentPrefill extends ResidentModel<PlacedLayer> {
   private readonly layers: LayerPlan[];
-  private readonly weights: PretrainedWeights;
-  /** The weights in the model's arena, per precision. */
-  private readonly placed: ResidentWeights<PlacedLayer>;
-  /** Steps run here so far (tests check that the resident path really ran). */
-  steps = 0;
 
   private constructor(weights: PretrainedWeights, layers: LayerPlan[]) {
-    this.weights = weights;
-    this.layers = layers;
-    this.placed = new ResidentWeights(weights, (arena, place, glu) =>
+    super(weights, (arena, place, glu) =>
       layers.map((l) => ({
         inputGain: arena.place(l.inputNorm.gain),
         postGain: arena.place(l.postNorm.gain),
@@ -104,6 +99,7 @@ export class ResidentPrefill {
         ffn: glu(l.ffn),
       })),
     );
+    this.layers = layers;
   }
 
   /** The plan for a model, or undefined when some layer is not of the eligible kind (module doc). */
@@ -159,25 +155,17 @@ export class ResidentPrefill {
     return true;
   }
 
-  /**
-   * One step of t tokens from the embeddings `x` (t×d): every layer, the final norm and the LM head
-   * (`projectTransposed` when the head does not fit one GEMM block). Appends to the caches.
-   * @throws as model.ts' path: NonFiniteError naming `x`, NumericalError for a non-finite FFN output,
-   *   the caches' append errors.
-   */
-  run(
+  protected layersInArena(
     x: Matrix,
     caches: readonly unknown[],
     positions: Float64Array,
     p0: number,
     precision: AttentionPrecisionOption | undefined,
-    projectLmHead: (hidden: Matrix) => Matrix,
-  ): { logits: Matrix; hidden: Matrix } {
+    placed: PlacedModel<PlacedLayer> & { arena: KernelArena },
+  ): LayersOut {
     const prec: ProjectionPrecision = precision === "float32" ? "float32" : "float64";
     const f32 = prec === "float32";
-    this.steps++;
     const es = f32 ? 4 : 8;
-    const placed = this.placed.get(prec);
     const { arena, layers, lmHead } = placed;
     const t = x.rows;
     const d = x.cols;
@@ -324,8 +312,8 @@ export class ResidentPrefill {
         xs[i] = f + ao[i];
       }
     }
-    // The final norm (RMSNorm: in the arena, into W_O's free region) and the LM head.
-    return finalNormAndHead(k, this.weights.finalNorm, placed, X, AO, XN, LOGITS, t, d, f32, gemm, projectLmHead);
+    // The final norm (RMSNorm in the arena, into W_O's free region) and the LM head: ResidentModel.run.
+    return { X, NORM: AO, XN, LOGITS };
   }
 }
 

@@ -91,6 +91,88 @@ export class ResidentWeights<L> {
   }
 }
 
+/** The frame regions a step's layers leave for the shared tail (byte addresses; see `ResidentModel.run`). */
+export interface LayersOut {
+  /** The residual stream after the last layer (t×d float64). */
+  readonly X: number;
+  /** A free t×d float64 region: the final norm's output. */
+  readonly NORM: number;
+  /** The products' t×d A region (float32 under float32): the LM head's input. */
+  readonly XN: number;
+  /** t × vocabulary in the products' precision: the logits. */
+  readonly LOGITS: number;
+}
+
+/**
+ * A model's resident prefill (the shared skeleton of resident.ts and residentMla.ts): the weights
+ * in the model's arena per precision, a step's layers (the subclass: `layersInArena`), then the
+ * final norm and the LM head (`finalNormAndHead`).
+ */
+export abstract class ResidentModel<L> {
+  protected readonly weights: PretrainedWeights;
+  /** The weights in the model's arena, per precision. */
+  protected readonly placed: ResidentWeights<L>;
+  /** Steps run here so far (tests check that the resident path really ran). */
+  steps = 0;
+
+  protected constructor(
+    weights: PretrainedWeights,
+    placeLayers: (arena: KernelArena, place: Place, glu: (g: JoinedGlu) => PlacedGlu) => L[],
+  ) {
+    this.weights = weights;
+    this.placed = new ResidentWeights(weights, placeLayers);
+  }
+
+  /** Whether a step of t tokens after p0 cached ones runs here. */
+  abstract applies(t: number, p0: number, caches: readonly unknown[], precision: AttentionPrecisionOption | undefined): boolean;
+
+  /** Every layer of a step of t = x.rows tokens in the arena (appending to the caches). */
+  protected abstract layersInArena(
+    x: Matrix,
+    caches: readonly unknown[],
+    positions: Float64Array,
+    p0: number,
+    precision: AttentionPrecisionOption | undefined,
+    placed: PlacedModel<L> & { arena: KernelArena },
+  ): LayersOut;
+
+  /**
+   * One step of t tokens from the embeddings `x` (t×d): every layer, the final norm and the LM head
+   * (`projectLmHead` when the head does not fit one GEMM block). Appends to the caches.
+   * @throws as model.ts' path: NonFiniteError naming `x` (or the latent), NumericalError for a
+   *   non-finite FFN output, the caches' and attention's errors.
+   */
+  run(
+    x: Matrix,
+    caches: readonly unknown[],
+    positions: Float64Array,
+    p0: number,
+    precision: AttentionPrecisionOption | undefined,
+    projectLmHead: (hidden: Matrix) => Matrix,
+  ): { logits: Matrix; hidden: Matrix } {
+    const f32 = precision === "float32";
+    this.steps++;
+    const placed = this.placed.get(f32 ? "float32" : "float64");
+    const r = this.layersInArena(x, caches, positions, p0, precision, placed);
+    // The arena's views as the frame left them (nothing grows the memory after it).
+    const k = placed.arena.k;
+    return finalNormAndHead(
+      k,
+      this.weights.finalNorm,
+      placed,
+      r.X,
+      r.NORM,
+      r.XN,
+      r.LOGITS,
+      x.rows,
+      x.cols,
+      f32,
+      arenaGemm(k, f32),
+      projectLmHead,
+    );
+  }
+}
+
 /** The precisions and backends a resident step needs (float64/float32 on the WebAssembly kernels). */
 export function residentBackendOk(precision: AttentionPrecisionOption | undefined): boolean {
   if (precision !== undefined && precision !== "float64" && precision !== "float32") return false;

@@ -30,6 +30,7 @@
 import { attentionCachedKeys } from "../attention/attend.js";
 import { resolveAttention } from "../attention/options.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
+import type { KernelArena } from "../kernels/arena.js";
 import { LatentCache } from "../cache/latent-cache.js";
 import { type Kernels, kernelBackendFor, packableOperand } from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
@@ -45,10 +46,11 @@ import { type AttentionRegions, QUERY_BLOCK, attendHead } from "./resident.js";
 import {
   type Placed,
   type PlacedGlu,
-  ResidentWeights,
+  type LayersOut,
+  type PlacedModel,
+  ResidentModel,
   TILE_ROWS,
   arenaGemm,
-  finalNormAndHead,
   gluInArena,
   normChecked,
   residentBackendOk,
@@ -112,18 +114,11 @@ function swigluOk(f: JoinedGlu | undefined): f is JoinedGlu {
  * The resident MLA prefill of one model (module doc); `plan` returns undefined for a model it does
  * not apply to. Weights are placed at the first step of each precision.
  */
-export class ResidentMlaPrefill {
+export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
   private readonly layers: LayerPlan[];
-  private readonly weights: PretrainedWeights;
-  /** The weights in the model's arena, per precision. */
-  private readonly placed: ResidentWeights<PlacedLayer>;
-  /** Steps run here so far (tests check that the resident path really ran). */
-  steps = 0;
 
   private constructor(weights: PretrainedWeights, layers: LayerPlan[]) {
-    this.weights = weights;
-    this.layers = layers;
-    this.placed = new ResidentWeights(weights, (arena, place, glu) =>
+    super(weights, (arena, place, glu) =>
       layers.map((l) => {
         const w = l.a.weights;
         return {
@@ -141,6 +136,7 @@ export class ResidentMlaPrefill {
         };
       }),
     );
+    this.layers = layers;
   }
 
   /** The plan for a model, or undefined when some layer is not of the eligible kind (module doc). */
@@ -217,25 +213,17 @@ export class ResidentMlaPrefill {
     return true;
   }
 
-  /**
-   * One step of t tokens from the embeddings `x` (t×d): every layer, the final norm and the LM head
-   * (`projectLmHead` when the head does not fit one GEMM block). Appends to the latent caches.
-   * @throws as model.ts' path (NonFiniteError naming `x` or the latent, NumericalError for a
-   *   non-finite FFN output, attention's errors).
-   */
-  run(
+  protected layersInArena(
     x: Matrix,
     caches: readonly unknown[],
     positions: Float64Array,
     p0: number,
     precision: AttentionPrecisionOption | undefined,
-    projectLmHead: (hidden: Matrix) => Matrix,
-  ): { logits: Matrix; hidden: Matrix } {
+    placed: PlacedModel<PlacedLayer> & { arena: KernelArena },
+  ): LayersOut {
     const prec: ProjectionPrecision = precision === "float32" ? "float32" : "float64";
     const f32 = prec === "float32";
-    this.steps++;
     const es = f32 ? 4 : 8;
-    const placed = this.placed.get(prec);
     const { arena, layers, lmHead } = placed;
     const t = x.rows;
     const d = x.cols;
@@ -414,8 +402,8 @@ export class ResidentMlaPrefill {
       }
       k.add_rows_f64(FOUT, AO, X, t * d, 0);
     }
-    // The final norm (RMSNorm in the arena, into W_O's free region) and the LM head.
-    return finalNormAndHead(k, this.weights.finalNorm, placed, X, AO, XN, LOGITS, t, d, f32, gemm, projectLmHead);
+    // The final norm (RMSNorm in the arena, into W_O's free region) and the LM head: ResidentModel.run.
+    return { X, NORM: AO, XN, LOGITS };
   }
 }
 
