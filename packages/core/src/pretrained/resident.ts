@@ -32,7 +32,6 @@
 import { attentionCachedKeys } from "../attention/attend.js";
 import { resolveAttention } from "../attention/options.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
-import type { KernelArena } from "../kernels/arena.js";
 import { KVCache } from "../cache/kv-cache.js";
 import { type Kernels, kernelBackendFor, packableOperand } from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
@@ -41,15 +40,17 @@ import { fusedSoftmaxAttention, packPanels, useFusedSoftmax } from "../kernels/s
 import { Matrix } from "../matrix.js";
 import type { NormParams } from "../norm.js";
 import type { GqaLayerAttention, PretrainedWeights } from "./build.js";
-import { type JoinedGlu, type ProjectionPrecision, columnSlice } from "./fused.js";
+import { type JoinedGlu, columnSlice } from "./fused.js";
 import {
   type Placed,
   type PlacedGlu,
   type LayersOut,
-  type PlacedModel,
+  type StepArgs,
   ResidentModel,
   TILE_ROWS,
   arenaGemm,
+  gemmFrom64,
+  gemmInto64,
   ffnOutputError,
   gluInArena,
   normChecked,
@@ -155,16 +156,8 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
     return true;
   }
 
-  protected layersInArena(
-    x: Matrix,
-    caches: readonly unknown[],
-    positions: Float64Array,
-    p0: number,
-    precision: AttentionPrecisionOption | undefined,
-    placed: PlacedModel<PlacedLayer> & { arena: KernelArena },
-  ): LayersOut {
-    const prec: ProjectionPrecision = precision === "float32" ? "float32" : "float64";
-    const f32 = prec === "float32";
+  protected layersInArena(step: StepArgs<PlacedLayer>): LayersOut {
+    const { x, caches, positions, p0, precision, f32, placed } = step;
     const es = f32 ? 4 : 8;
     const { arena, layers, lmHead } = placed;
     const t = x.rows;
@@ -234,10 +227,7 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
       // Joined Q/K/V (float64 in the arena: biases and RoPE run in float64 as before).
       const ld = p.qkv.cols;
       const all = v64(QKV, t * ld);
-      if (f32) {
-        gemm(XN, w.qkv, QKV32, t);
-        all.set(v32(QKV32, t * ld));
-      } else gemm(XN, w.qkv, QKV, t);
+      gemmInto64(k, f32, XN, w.qkv, QKV, QKV32, t, gemm);
       const kOff = H * dQ;
       const vOff = kOff + G * dK;
       for (let h = 0; h < H; h++) addBlockBias(all, t, ld, h * dQ, a.queryBias?.[h]);
@@ -285,10 +275,7 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
         attendAllHeadsInto(all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y);
       }
       // W_O, its bias, then h = attn + x (model.ts: addInPlace(attn, x)).
-      if (f32) {
-        v32(HEADS32, t * width).set(y);
-        gemm(HEADS32, w.output, AO32, t);
-      } else gemm(HEADS, w.output, AO, t);
+      gemmFrom64(k, f32, HEADS, HEADS32, w.output, f32 ? AO32 : AO, t, gemm);
       if (a.outputBias) {
         if (f32) ao.set(v32(AO32, t * d));
         addBlockBias(ao, t, d, 0, a.outputBias);

@@ -103,6 +103,24 @@ export interface LayersOut {
   readonly LOGITS: number;
 }
 
+/** One step's arguments as `ResidentModel.run` hands them to the layers. */
+export interface StepArgs<L> {
+  /** The embeddings (t×d). */
+  readonly x: Matrix;
+  readonly caches: readonly unknown[];
+  /** The t tokens' positions. */
+  readonly positions: Float64Array;
+  /** Tokens already cached. */
+  readonly p0: number;
+  /** The attention precision option as given (the heads resolve it). */
+  readonly precision: AttentionPrecisionOption | undefined;
+  /** The products' precision. */
+  readonly prec: ProjectionPrecision;
+  readonly f32: boolean;
+  /** The weights of `prec` in the model's arena. */
+  readonly placed: PlacedModel<L> & { arena: KernelArena };
+}
+
 /**
  * A model's resident prefill (the shared skeleton of resident.ts and residentMla.ts): the weights
  * in the model's arena per precision, a step's layers (the subclass: `layersInArena`), then the
@@ -127,14 +145,7 @@ export abstract class ResidentModel<L> {
   abstract applies(t: number, p0: number, caches: readonly unknown[], precision: AttentionPrecisionOption | undefined): boolean;
 
   /** Every layer of a step of t = x.rows tokens in the arena (appending to the caches). */
-  protected abstract layersInArena(
-    x: Matrix,
-    caches: readonly unknown[],
-    positions: Float64Array,
-    p0: number,
-    precision: AttentionPrecisionOption | undefined,
-    placed: PlacedModel<L> & { arena: KernelArena },
-  ): LayersOut;
+  protected abstract layersInArena(s: StepArgs<L>): LayersOut;
 
   /**
    * One step of t tokens from the embeddings `x` (t×d): every layer, the final norm and the LM head
@@ -150,10 +161,11 @@ export abstract class ResidentModel<L> {
     precision: AttentionPrecisionOption | undefined,
     projectLmHead: (hidden: Matrix) => Matrix,
   ): { logits: Matrix; hidden: Matrix } {
-    const f32 = precision === "float32";
+    const prec: ProjectionPrecision = precision === "float32" ? "float32" : "float64";
+    const f32 = prec === "float32";
     this.steps++;
-    const placed = this.placed.get(f32 ? "float32" : "float64");
-    const r = this.layersInArena(x, caches, positions, p0, precision, placed);
+    const placed = this.placed.get(prec);
+    const r = this.layersInArena({ x, caches, positions, p0, precision, prec, f32, placed });
     // The arena's views as the frame left them (nothing grows the memory after it).
     const k = placed.arena.k;
     return finalNormAndHead(
@@ -185,6 +197,34 @@ export type ArenaGemm = (a: number, w: Placed, c: number, rows: number) => void;
 export function arenaGemm(k: Kernels, f32: boolean): ArenaGemm {
   return (a, w, c, rows) =>
     f32 ? k.gemm_f32_ra(a, w.k, w.addr, w.k, c, w.n, rows, w.n, w.k, 0) : k.gemm_f64_ra(a, w.k, w.addr, w.k, c, w.n, rows, w.n, w.k, 0);
+}
+
+/**
+ * C = A · W into float64 at `c64`: under float32 the product into `c32` (float32), then widened
+ * into `c64` (exact); under float64 straight into `c64`.
+ */
+export function gemmInto64(k: Kernels, f32: boolean, a: number, w: Placed, c64: number, c32: number, rows: number, gemm: ArenaGemm): void {
+  if (!f32) {
+    gemm(a, w, c64, rows);
+    return;
+  }
+  gemm(a, w, c32, rows);
+  const n = rows * w.n;
+  k.f64.subarray(c64 / 8, c64 / 8 + n).set(k.f32.subarray(c32 / 4, c32 / 4 + n));
+}
+
+/**
+ * C = A · W from the float64 A at `a64`: under float32 A rounded into `a32` first (as the copies
+ * into float32 kernel memory rounded), the product then from there; C in the step's precision.
+ */
+export function gemmFrom64(k: Kernels, f32: boolean, a64: number, a32: number, w: Placed, c: number, rows: number, gemm: ArenaGemm): void {
+  if (!f32) {
+    gemm(a64, w, c, rows);
+    return;
+  }
+  const n = rows * w.k;
+  k.f32.subarray(a32 / 4, a32 / 4 + n).set(k.f64.subarray(a64 / 8, a64 / 8 + n));
+  gemm(a32, w, c, rows);
 }
 
 /**

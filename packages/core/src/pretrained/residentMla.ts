@@ -30,7 +30,6 @@
 import { attentionCachedKeys } from "../attention/attend.js";
 import { resolveAttention } from "../attention/options.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
-import type { KernelArena } from "../kernels/arena.js";
 import { LatentCache } from "../cache/latent-cache.js";
 import { type Kernels, kernelBackendFor, packableOperand } from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
@@ -40,17 +39,19 @@ import { Matrix } from "../matrix.js";
 import { type NormParams, rmsNorm } from "../norm.js";
 import { assertFinite } from "../validate.js";
 import type { MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
-import { type JoinedGlu, type ProjectionPrecision, columnSlice, gluForward } from "./fused.js";
+import { type JoinedGlu, columnSlice, gluForward } from "./fused.js";
 import { groupByExpert, route, scatterAddWeighted } from "./moe.js";
 import { type AttentionRegions, QUERY_BLOCK, attendHead } from "./resident.js";
 import {
   type Placed,
   type PlacedGlu,
   type LayersOut,
-  type PlacedModel,
+  type StepArgs,
   ResidentModel,
   TILE_ROWS,
   arenaGemm,
+  gemmFrom64,
+  gemmInto64,
   gluInArena,
   normChecked,
   residentBackendOk,
@@ -213,16 +214,8 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
     return true;
   }
 
-  protected layersInArena(
-    x: Matrix,
-    caches: readonly unknown[],
-    positions: Float64Array,
-    p0: number,
-    precision: AttentionPrecisionOption | undefined,
-    placed: PlacedModel<PlacedLayer> & { arena: KernelArena },
-  ): LayersOut {
-    const prec: ProjectionPrecision = precision === "float32" ? "float32" : "float64";
-    const f32 = prec === "float32";
+  protected layersInArena(step: StepArgs<PlacedLayer>): LayersOut {
+    const { x, caches, positions, p0, precision, prec, f32, placed } = step;
     const es = f32 ? 4 : 8;
     const { arena, layers, lmHead } = placed;
     const t = x.rows;
@@ -309,10 +302,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       // Every head's [q_nope | q_rope] (float64 in the arena: RoPE runs in float64 as before).
       const ldQ = p.j.queryUp.cols;
       const q = v64(Q, t * ldQ);
-      if (f32) {
-        gemm(XN, w.queryUp, Q32, t);
-        q.set(v32(Q32, t * ldQ));
-      } else gemm(XN, w.queryUp, Q, t);
+      gemmInto64(k, f32, XN, w.queryUp, Q, Q32, t, gemm);
       if (ropeOf !== a.rope) {
         // Per row the (cos, sin) of every pair, from the rope itself: rotating (1, 0) gives
         // (1·c − 0·s, 1·s + 0·c) = (c, s) exactly; then every head's rope columns in one pass.
@@ -350,10 +340,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
         attendMlaHeadsJs(q, ldQ, t, n, p, vp(KV, n * ldKV), ldKV, rotary, a.scale, p0, precision, y);
       }
       // W_O, then h = attn + x (model.ts: addInPlace(attn, x)).
-      if (f32) {
-        v32(HEADS32, t * width).set(y);
-        gemm(HEADS32, w.output, AO32, t);
-      } else gemm(HEADS, w.output, AO, t);
+      gemmFrom64(k, f32, HEADS, HEADS32, w.output, f32 ? AO32 : AO, t, gemm);
       k.add_rows_f64(f32 ? AO32 : AO, X, AO, t * d, is32);
       // Post norm (float64 for the router, rounded for the products), checked as layerStep does.
       if (p.moe && f32) {
