@@ -351,11 +351,10 @@ function attendInArena(
   outAddr: number,
 ): boolean {
   const nKV = cache.length;
-  if (nKV !== p0 + t || dQ % 2 !== 0 || !useFusedSoftmax(t, nKV, dQ)) return false;
-  const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, nKV, dQ);
-  const limits = r.mask?.prefixLimits?.();
-  if (r.kernel.kind !== "softmax" || !limits) return false;
-  const sc = r.kernel.scale;
+  if (nKV !== p0 + t || !useFusedSoftmax(t, nKV, dQ)) return false;
+  const plan = arenaSoftmaxPlan(scale, p0, precision, t, nKV, dQ);
+  if (!plan) return false;
+  const { scale: sc, limits } = plan;
   const width = H * dV;
   const group = H / G;
   // Which group's panels, in which precision, the K/V regions hold (heads of a group are adjacent).
@@ -370,7 +369,7 @@ function attendInArena(
     const K = cache.keys(g).data;
     const V = cache.values(g).data;
     let f32 = false;
-    if (r.precision === "float32") {
+    if (plan.float32) {
       if (maxG !== g) {
         maxK = maxAbsOf(K, nKV * dQ);
         maxV = maxAbsOf(V, nKV * dV);
@@ -396,6 +395,27 @@ function attendInArena(
     }
   }
   return true;
+}
+
+/**
+ * The causal softmax attention of t queries after p0 cached tokens on nKV keys of width d, resolved
+ * as attention's options resolve it (`resolveAttention`: the scale, float32 or not), with the prefix
+ * limits `attendHead` masks by; undefined where the arena heads do not apply (no prefix limits, a
+ * kernel other than softmax, an odd d: the arena's query scaling runs on pairs).
+ */
+export function arenaSoftmaxPlan(
+  scale: number,
+  p0: number,
+  precision: AttentionPrecisionOption | undefined,
+  t: number,
+  nKV: number,
+  d: number,
+): { scale: number; limits: Int32Array; float32: boolean } | undefined {
+  if (d % 2 !== 0) return undefined;
+  const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, nKV, d);
+  const limits = r.mask?.prefixLimits?.();
+  if (r.kernel.kind !== "softmax" || !limits) return undefined;
+  return { scale: r.kernel.scale, limits, float32: r.precision === "float32" };
 }
 
 /**

@@ -28,7 +28,6 @@
  * attention override or `mlaForm: "absorbed"`. Everything else keeps model.ts' path.
  */
 import { attentionCachedKeys } from "../attention/attend.js";
-import { resolveAttention } from "../attention/options.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
 import { LatentCache } from "../cache/latent-cache.js";
 import { type Kernels, kernelBackendFor, packableOperand } from "../kernels/gemm.js";
@@ -41,7 +40,7 @@ import { assertFinite } from "../validate.js";
 import type { MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
 import { type JoinedGlu, columnSlice, gluForward } from "./fused.js";
 import { groupByExpert, route, scatterAddWeighted } from "./moe.js";
-import { type AttentionRegions, QUERY_BLOCK, attendHead } from "./resident.js";
+import { type AttentionRegions, QUERY_BLOCK, arenaSoftmaxPlan, attendHead } from "./resident.js";
 import {
   type Placed,
   type PlacedGlu,
@@ -455,11 +454,9 @@ function attendMlaInArena(
 ): boolean {
   const { H, nope, dR, dV } = p;
   const dQ = nope + dR;
-  if (dQ % 2 !== 0) return false; // the arena's query scaling runs on pairs
-  const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, n, dQ);
-  const limits = r.mask?.prefixLimits?.();
-  if (r.kernel.kind !== "softmax" || !limits) return false;
-  const sc = r.kernel.scale;
+  const plan = arenaSoftmaxPlan(scale, p0, precision, t, n, dQ);
+  if (!plan) return false;
+  const { scale: sc, limits } = plan;
   const width = H * dV;
   const src = f32Products ? k.f32 : k.f64;
   // The rotary part of K_h's panels is every head's (k_R is shared): packed once per precision.
@@ -490,7 +487,7 @@ function attendMlaInArena(
   for (let h = 0; h < H; h++) {
     const qh = qAddr + h * dQ * 8;
     let f32 = false;
-    if (r.precision === "float32") {
+    if (plan.float32) {
       // max|Q_h| from its rows' maxima (rows_max_f64 into the free score region, as resident.ts).
       k.rows_max_f64(qh, ldQ, t, dQ, R.s, 1);
       const qm = maxAbsOf(k.f64.subarray(R.s / 8, R.s / 8 + t), t);
