@@ -23,6 +23,9 @@
  * into float32 kernel memory rounded (a float32 view stores the rounded value) — so the logits
  * are unchanged bit for bit (checked against the non-resident path for both precisions in tests).
  *
+ * The skeleton (weights placement, the step's tail: final norm + LM head) and the FFN block are
+ * residentCommon.ts', shared with residentMla.ts (DeepSeek MLA + MoE).
+ *
  * Applies to prefill-sized steps (the products on the WebAssembly kernels: t ≥ 4 rows) of a model
  * whose layers are all GQA with RMSNorm, an in-place RoPE (or none), a joined SiLU-gated FFN
  * without inner biases and weights of one GEMM block each (k ≤ 256, n ≤ 1024 — Llama, Qwen2,

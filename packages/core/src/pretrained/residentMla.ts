@@ -1,7 +1,7 @@
 /**
  * The DeepSeek (MLA + MoE) prefill with every activation resident in a kernel arena of the model's
- * own — pretrained/resident.ts' design (weights packed once into the arena, activations chained
- * product to product in place, RMSNorm/SwiGLU/residual/finiteness as the WASM passes of
+ * own — pretrained/resident.ts' design on the same skeleton (residentCommon.ts `ResidentModel`;
+ * weights packed once into the arena, activations chained product to product in place, RMSNorm/SwiGLU/residual/finiteness as the WASM passes of
  * kernels/watModel.ts) for MLA layers with decoupled RoPE and dense or MoE SwiGLU FFNs (issue 14:
  * the per-sublayer path of model.ts spent more time copying activations into and out of the shared
  * kernel memory, converting float64 ↔ float32 around each float32 product and assembling each
