@@ -4,8 +4,9 @@
  * weights packed once into the arena, activations chained product to product in place,
  * RMSNorm/SwiGLU/residual/finiteness as the WASM passes of kernels/watModel.ts) for MLA layers
  * with decoupled RoPE and dense or MoE SwiGLU FFNs (issue 14: the per-sublayer path of model.ts
- * spent more time copying activations into and out of the shared kernel memory, converting float64 ↔ float32 around each float32 product and assembling each
- * head's K_h = [L W_LK^h | k_R], V_h = L W_LV^h than in the products).
+ * spent more time copying activations into and out of the shared kernel memory, converting
+ * float64 ↔ float32 around each float32 product and assembling each head's K_h = [L W_LK^h | k_R],
+ * V_h = L W_LV^h than in the products).
  *
  * Per MLA layer: norm → the joined query-up product (every head's [q_nope | q_rope]) → RoPE on the
  * rope columns (JavaScript, on the float64 block: interleaved pairing) → the latent and rotary-key
