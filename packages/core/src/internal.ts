@@ -63,6 +63,7 @@ export {
   setFusedSoftmaxProfiling,
   simdExp,
   simdExp32,
+  simdExpScaled,
   useFusedSoftmax,
 } from "./kernels/softmaxWasm.js";
 export { assertNormParams } from "./norm.js";

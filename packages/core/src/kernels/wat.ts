@@ -310,6 +310,12 @@ function expConstants(): Record<string, string> {
     // to the Taylor values 1/2, 1/6.
     c2: f("0x1.000000051ff50p-1"),
     c3: f("0x1.555555596ee62p-3"),
+    // The scaled form (`scaled`: the argument is y = x·2048/ln 2, the result 2^(y/2048)): the clamp
+    // [−746, 710] in y units (−2204161.03, 2097794.01, rounded outwards), and fl(ln2/2048), the one
+    // factor of r = (y − k)·ln2/2048 (y − k is exact, so r has 2 roundings: ≤ 2⁻⁵²·|r|).
+    loY: f("-2204200"),
+    hiY: f("2097800"),
+    c: f("0x1.62e42fefa39efp-12"),
   };
 }
 
@@ -340,7 +346,7 @@ const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
  * ≈ 33 vector operations per two results. The hot loops call `expFast`, which skips the clamp and
  * the two-factor scaling when every lane's result is normal, with identical results.
  */
-function expInline(xs: string[], outs: string[]): string[] {
+function expInline(xs: string[], outs: string[], scaled = false): string[] {
   const C = expConstants();
   const L: string[] = [];
   const U = xs.map((_, u) => u);
@@ -351,10 +357,18 @@ function expInline(xs: string[], outs: string[]): string[] {
   };
   // pmax/pmin (one maxpd/minpd each; V8 needs several instructions for the IEEE min/max) in the
   // operand order that lets a NaN x through: pmax(x, lo) = x < lo ? lo : x.
-  step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) ${C.lo}) ${C.hi})`));
-  step((u) => set("t", u, `(f64x2.add (f64x2.mul ${v("r", u)} ${C.inv}) ${C.magic})`));
-  step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
-  step((u) => set("r", u, `(f64x2.sub (f64x2.sub ${v("r", u)} (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`));
+  if (scaled) {
+    // y = x·2048/ln 2 given: k = round(y) directly, r = (y − k)·ln2/2048 (`expFast`).
+    step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) ${C.loY}) ${C.hiY})`));
+    step((u) => set("t", u, `(f64x2.add ${v("r", u)} ${C.magic})`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
+    step((u) => set("r", u, `(f64x2.mul (f64x2.sub ${v("r", u)} ${v("f", u)}) ${C.c})`));
+  } else {
+    step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) ${C.lo}) ${C.hi})`));
+    step((u) => set("t", u, `(f64x2.add (f64x2.mul ${v("r", u)} ${C.inv}) ${C.magic})`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
+    step((u) => set("r", u, `(f64x2.sub (f64x2.sub ${v("r", u)} (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`));
+  }
   L.push(...expPolyTable(xs.length, C));
   // e·2⁵² = ((bits(t) & ~2047) − bits(magic)) << 41; e₁·2⁵² = (bits(k/4096 + magic) − bits(magic)) << 52
   // (i64x2.shr_s has no SSE instruction and V8 emulates it slowly, so only left shifts are used).
@@ -410,6 +424,9 @@ function expPolyTable(streams: number, C: Record<string, string>): string[] {
  */
 const EXP_FAST_LO = "-707";
 const EXP_FAST_HI = "709";
+/** The same bounds in the scaled form's units (y = x·2048/ln 2), rounded inwards: −706.99, 708.99. */
+const EXP2_FAST_LO = "-2088900";
+const EXP2_FAST_HI = "2094800";
 
 /**
  * f64x2 exp of `xs` into `outs` with a rare-path split (the hot loop of the softmax and `exp_f64`).
@@ -422,7 +439,7 @@ const EXP_FAST_HI = "709";
  * saves the clamp (2 ops) and the two-factor scaling (6 ops) per vector: ≈ 27 vector operations
  * per two results instead of ≈ 35 (masked −∞ logits, e.g. a causal row, take the slow path).
  */
-function expFast(xs: string[], outs: string[], upper: boolean): string[] {
+function expFast(xs: string[], outs: string[], upper: boolean, scaled = false): string[] {
   const C = expConstants();
   const L: string[] = [];
   const U = xs.map((_, u) => u);
@@ -431,8 +448,8 @@ function expFast(xs: string[], outs: string[], upper: boolean): string[] {
   const step = (f: (u: number) => string) => {
     for (const u of U) L.push(f(u));
   };
-  const lo = `(v128.const f64x2 ${EXP_FAST_LO} ${EXP_FAST_LO})`;
-  const hi = `(v128.const f64x2 ${EXP_FAST_HI} ${EXP_FAST_HI})`;
+  const lo = scaled ? `(v128.const f64x2 ${EXP2_FAST_LO} ${EXP2_FAST_LO})` : `(v128.const f64x2 ${EXP_FAST_LO} ${EXP_FAST_LO})`;
+  const hi = scaled ? `(v128.const f64x2 ${EXP2_FAST_HI} ${EXP2_FAST_HI})` : `(v128.const f64x2 ${EXP_FAST_HI} ${EXP_FAST_HI})`;
   const inside = (u: number) =>
     upper
       ? `(v128.and (f64x2.ge (local.get ${xs[u]}) ${lo}) (f64x2.le (local.get ${xs[u]}) ${hi}))`
@@ -440,11 +457,20 @@ function expFast(xs: string[], outs: string[], upper: boolean): string[] {
   let all = inside(0);
   for (let u = 1; u < xs.length; u++) all = `(v128.and ${all} ${inside(u)})`;
   L.push(`(if (i32.eq (i64x2.bitmask ${all}) (i32.const 3)) (then`);
-  step((u) => set("t", u, `(f64x2.add (f64x2.mul (local.get ${xs[u]}) ${C.inv}) ${C.magic})`));
-  step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
-  step((u) =>
-    set("r", u, `(f64x2.sub (f64x2.sub (local.get ${xs[u]}) (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`),
-  );
+  if (scaled) {
+    // y = x·2048/ln 2: t = y + magic rounds y to k (|y| < 2²² ≪ 2⁵¹); y − k is exact (Sterbenz, or
+    // k = 0), so r = (y − k)·fl(ln2/2048) is one multiply where Cody–Waite takes k·l1 and k·l2:
+    // 5 FP operations instead of 8 from the stored value to r.
+    step((u) => set("t", u, `(f64x2.add (local.get ${xs[u]}) ${C.magic})`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
+    step((u) => set("r", u, `(f64x2.mul (f64x2.sub (local.get ${xs[u]}) ${v("f", u)}) ${C.c})`));
+  } else {
+    step((u) => set("t", u, `(f64x2.add (f64x2.mul (local.get ${xs[u]}) ${C.inv}) ${C.magic})`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
+    step((u) =>
+      set("r", u, `(f64x2.sub (f64x2.sub (local.get ${xs[u]}) (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`),
+    );
+  }
   L.push(...expPolyTable(xs.length, C));
   // bits(t) = bits(magic) + k exactly and bits(magic) has 51 trailing zeros, so (bits(t) & ~2047) << 41
   // is (k − i)·2⁴⁴ = e·2⁵² (mod 2⁶⁴): the exponent of 2^e, added to the exponent bits of y.
@@ -453,7 +479,7 @@ function expFast(xs: string[], outs: string[], upper: boolean): string[] {
       `(local.set ${outs[u]} (i64x2.add ${v("p", u)} (i64x2.shl (v128.and ${v("t", u)} ${C.himask}) (i32.const ${52 - EXP_TABLE_BITS}))))`,
   );
   L.push(")(else");
-  L.push(...expInline(xs, outs));
+  L.push(...expInline(xs, outs, scaled));
   L.push("))");
   return L;
 }
@@ -701,6 +727,63 @@ function softmaxRowsFunction(): string {
 }
 
 /**
+ * `softmax_shift_rows_f64(sp, rows, cols, ld, mp, lp)`: the exp pass of a tile of logits held in
+ * units of ln2/2048 — S = y = x·2048/ln 2, rows × cols at sp, row stride ld — under a row shift
+ * m[r] (mp, same units) fixed in advance: an upper bound of the row (the fused driver's bound,
+ * `softmaxWasm.ts`), not its max, so no max pass runs and no rescaling is needed between key chunks:
+ *   S[r,c] ← 2^((S[r,c] − m[r])/2048) = exp(x − m_x) in place;  l[r] ← l[r] + Σ_c S[r,c].
+ * The driver folds 2048/ln 2 into the query scale (as FlashAttention folds log₂e into its exp2), so
+ * the exp's reduction needs no Cody–Waite pair: k = round(y), r = (y − k)·fl(ln2/2048) with y − k
+ * exact — 5 FP operations from the stored logit to r instead of 8. The rest is `expInline` /
+ * `expFast` unchanged: error ≤ 1.17 ulp from the exact 2^(y/2048) in the normal range (the
+ * reduction's 2 roundings add ≤ 2⁻⁵²·|r| ≤ 4e-20 relative, < 0.001 ulp), subnormals rounded once,
+ * −∞ → 0, NaN → NaN; fast and clamped paths give the same bits. 8 per iteration, then pairs, then
+ * the odd one.
+ */
+function softmaxShiftRowsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $softmax_shift_rows_f64 (export "softmax_shift_rows_f64") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32)',
+  );
+  L.push(`(local $r i32) (local $row i32) (local $q i32) (local $n i32) (local $vm v128) (local $vs v128) ${V4_LOCALS} ${EXP_LOCALS}`);
+  L.push("(local $sum f64) (local $shift v128)");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop");
+  L.push("(br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $row (i32.add (local.get $sp) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $shift (v128.load64_splat (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8)))))");
+  L.push("(local.set $vs (v128.const f64x2 0 0)) (local.set $vm (v128.const f64x2 0 0))");
+  L.push("(local.set $q (local.get $row)) (local.set $n (local.get $cols))");
+  L.push("(block $e8done (loop $e8loop (br_if $e8done (i32.lt_s (local.get $n) (i32.const 8)))");
+  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (f64x2.sub (v128.load offset=${u * 16} (local.get $q)) (local.get $shift)))`);
+  L.push(...expFast(X4, E4, false, true));
+  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (local.get $e0) (local.get $e1))))");
+  L.push("(local.set $vm (f64x2.add (local.get $vm) (f64x2.add (local.get $e2) (local.get $e3))))");
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (local.set $n (i32.sub (local.get $n) (i32.const 8))) (br $e8loop)))");
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $vm)))");
+  L.push("(block $edone (loop $eloop (br_if $edone (i32.lt_s (local.get $n) (i32.const 2)))");
+  L.push("(local.set $x0 (f64x2.sub (v128.load (local.get $q)) (local.get $shift)))");
+  L.push(...expInline(["$x0"], ["$e0"], true));
+  L.push("(v128.store (local.get $q) (local.get $e0))");
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $e0)))");
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 16))) (local.set $n (i32.sub (local.get $n) (i32.const 2))) (br $eloop)))");
+  L.push("(local.set $sum (f64.add (f64x2.extract_lane 0 (local.get $vs)) (f64x2.extract_lane 1 (local.get $vs))))");
+  L.push("(if (i32.eq (local.get $n) (i32.const 1)) (then");
+  L.push("(local.set $x0 (f64x2.sub (v128.load64_zero (local.get $q)) (local.get $shift)))");
+  L.push(...expInline(["$x0"], ["$e0"], true));
+  L.push("(f64.store (local.get $q) (f64x2.extract_lane 0 (local.get $e0)))");
+  L.push("(local.set $sum (f64.add (local.get $sum) (f64x2.extract_lane 0 (local.get $e0))))))");
+  L.push(
+    "(f64.store (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))) (f64.add (local.get $sum) (f64.load (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))))))",
+  );
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1)))");
+  L.push("(br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
  * `softmax_rows_f32(sp, rows, cols, ld, mp, lp, yp, ldy, dv)`: `softmax_rows_f64` for a float32 tile
  * S and float32 Y (the float32 attention path), with m and l still float64: the logits are widened
  * max-shifted in float32 (the max is one of the row's float32 logits, so the shift is exact) and
@@ -809,7 +892,8 @@ function softmaxRowsF32Function(): string {
  * The whole kernel module as WAT text: one exported, growable memory (`memory`); the packed
  * macro-kernels `gemm_f64(ap, bp, cp, ldc, mc, nc, kc)` and `gemm_f32(…)`, their row-major-A forms
  * `gemm_f64_ra(ap, lda, bp, ldb, cp, ldc, mc, nc, kc, acc)` / `gemm_f32_ra`, the SIMD exponential
- * `exp_f64(src, dst, n)` and the online-softmax tile updates `softmax_rows_f64(…)` /
+ * `exp_f64(src, dst, n)`, the online-softmax tile updates `softmax_rows_f64(…)`, its fixed-shift
+ * exp pass `softmax_shift_rows_f64(…)` and
  * `softmax_rows_f32(…)` (byte addresses;
  * strides and sizes in elements). Assembled by `assembleKernels()` (wabt) into the bytes embedded
  * in `kernelBytes.ts`.
@@ -827,6 +911,7 @@ export function kernelWat(): string {
     expFunction(),
     expF32Function(),
     softmaxRowsFunction(),
+    softmaxShiftRowsFunction(),
     softmaxRowsF32Function(),
     rowsMaxFunction(),
     rowsAffineExpFunction(),
