@@ -501,7 +501,8 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null
       }
     }
     rowShiftBounds(mem, qOff, rows, d, kNorm, kAbs, mem, mOff);
-    for (let r = 0; r < rows; r++) if (!(mem[mOff + r] <= BOUND_MAX)) mem[mOff + r] = 0; // recomputed below
+    // Whole units of ln2/2048 (the kernel folds an integer shift into its rounding constant).
+    for (let r = 0; r < rows; r++) mem[mOff + r] = mem[mOff + r] <= BOUND_MAX ? Math.ceil(mem[mOff + r]) : 0; // 0: recomputed below
     mem.fill(0, lOff, lOff + rows);
     if (dV > 0) mem.fill(0, yOff, yOff + rows * dV);
     for (let c0 = 0; c0 < nKV; c0 += ch) {

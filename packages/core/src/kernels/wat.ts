@@ -310,11 +310,9 @@ function expConstants(): Record<string, string> {
     // to the Taylor values 1/2, 1/6.
     c2: f("0x1.000000051ff50p-1"),
     c3: f("0x1.555555596ee62p-3"),
-    // The scaled form (`scaled`: the argument is y = x·2048/ln 2, the result 2^(y/2048)): the clamp
-    // [−746, 710] in y units (−2204161.03, 2097794.01, rounded outwards), and fl(ln2/2048), the one
-    // factor of r = (y − k)·ln2/2048 (y − k is exact, so r has 2 roundings: ≤ 2⁻⁵²·|r|).
-    loY: f("-2204200"),
-    hiY: f("2097800"),
+    // The `"ys"` form (`ExpArg`): fl(ln2/2048), the one factor of r = (s − round(s))·ln2/2048. Its
+    // clamp, [−746, 710] in units of ln2/2048 (−2204161.03, 2097794.01, rounded outwards: −2204200,
+    // 2097800), is added to the row shift in `softmax_shift_rows_f64`.
     c: f("0x1.62e42fefa39efp-12"),
   };
 }
@@ -346,7 +344,18 @@ const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
  * ≈ 33 vector operations per two results. The hot loops call `expFast`, which skips the clamp and
  * the two-factor scaling when every lane's result is normal, with identical results.
  */
-function expInline(xs: string[], outs: string[], scaled = false): string[] {
+/**
+ * The argument forms of `expInline` / `expFast`: `"x"` e^x; `"ys"` 2^((s − m)/2048), s = x·2048/ln 2
+ * in units of ln2/2048 (so no Cody–Waite pair is needed), for an integer row shift m held in the function's
+ * locals `$cs` = 1.5·2⁵² − m, `$fl` = m − 2088900 (the fast path's lower end), `$cl` = m − 2204200
+ * and `$ch` = m + 2097800 (the clamp), so that the shift costs no operation: t = s + $cs rounds s
+ * to an integer and carries k = round(s) − m in its low bits, s − round(s) = s − (t − $cs) is exact,
+ * and r = (s − round(s))·ln2/2048 — the r and k of y = s − m without forming y (which could round
+ * when |s − m| > |s|), on the fast and on the clamped path alike.
+ */
+type ExpArg = "x" | "ys";
+
+function expInline(xs: string[], outs: string[], arg: ExpArg = "x"): string[] {
   const C = expConstants();
   const L: string[] = [];
   const U = xs.map((_, u) => u);
@@ -357,12 +366,12 @@ function expInline(xs: string[], outs: string[], scaled = false): string[] {
   };
   // pmax/pmin (one maxpd/minpd each; V8 needs several instructions for the IEEE min/max) in the
   // operand order that lets a NaN x through: pmax(x, lo) = x < lo ? lo : x.
-  if (scaled) {
-    // y = x·2048/ln 2 given: k = round(y) directly, r = (y − k)·ln2/2048 (`expFast`).
-    step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) ${C.loY}) ${C.hiY})`));
-    step((u) => set("t", u, `(f64x2.add ${v("r", u)} ${C.magic})`));
-    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
+  if (arg === "ys") {
+    step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) (local.get $cl)) (local.get $ch))`));
+    step((u) => set("t", u, `(f64x2.add ${v("r", u)} (local.get $cs))`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} (local.get $cs))`));
     step((u) => set("r", u, `(f64x2.mul (f64x2.sub ${v("r", u)} ${v("f", u)}) ${C.c})`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
   } else {
     step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) ${C.lo}) ${C.hi})`));
     step((u) => set("t", u, `(f64x2.add (f64x2.mul ${v("r", u)} ${C.inv}) ${C.magic})`));
@@ -424,9 +433,8 @@ function expPolyTable(streams: number, C: Record<string, string>): string[] {
  */
 const EXP_FAST_LO = "-707";
 const EXP_FAST_HI = "709";
-/** The same bounds in the scaled form's units (y = x·2048/ln 2), rounded inwards: −706.99, 708.99. */
+/** The fast path's lower end in the `"ys"` form's units (y = x·2048/ln 2), rounded inwards: −706.99. */
 const EXP2_FAST_LO = "-2088900";
-const EXP2_FAST_HI = "2094800";
 
 /**
  * f64x2 exp of `xs` into `outs` with a rare-path split (the hot loop of the softmax and `exp_f64`).
@@ -439,7 +447,7 @@ const EXP2_FAST_HI = "2094800";
  * saves the clamp (2 ops) and the two-factor scaling (6 ops) per vector: ≈ 27 vector operations
  * per two results instead of ≈ 35 (masked −∞ logits, e.g. a causal row, take the slow path).
  */
-function expFast(xs: string[], outs: string[], upper: boolean, scaled = false): string[] {
+function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"): string[] {
   const C = expConstants();
   const L: string[] = [];
   const U = xs.map((_, u) => u);
@@ -448,21 +456,24 @@ function expFast(xs: string[], outs: string[], upper: boolean, scaled = false): 
   const step = (f: (u: number) => string) => {
     for (const u of U) L.push(f(u));
   };
-  const lo = scaled ? `(v128.const f64x2 ${EXP2_FAST_LO} ${EXP2_FAST_LO})` : `(v128.const f64x2 ${EXP_FAST_LO} ${EXP_FAST_LO})`;
-  const hi = scaled ? `(v128.const f64x2 ${EXP2_FAST_HI} ${EXP2_FAST_HI})` : `(v128.const f64x2 ${EXP_FAST_HI} ${EXP_FAST_HI})`;
+  const lo = `(v128.const f64x2 ${EXP_FAST_LO} ${EXP_FAST_LO})`;
+  const hi = `(v128.const f64x2 ${EXP_FAST_HI} ${EXP_FAST_HI})`;
   const inside = (u: number) =>
-    upper
-      ? `(v128.and (f64x2.ge (local.get ${xs[u]}) ${lo}) (f64x2.le (local.get ${xs[u]}) ${hi}))`
-      : `(f64x2.ge (local.get ${xs[u]}) ${lo})`;
+    arg === "ys"
+      ? `(f64x2.ge (local.get ${xs[u]}) (local.get $fl))`
+      : upper
+        ? `(v128.and (f64x2.ge (local.get ${xs[u]}) ${lo}) (f64x2.le (local.get ${xs[u]}) ${hi}))`
+        : `(f64x2.ge (local.get ${xs[u]}) ${lo})`;
   let all = inside(0);
   for (let u = 1; u < xs.length; u++) all = `(v128.and ${all} ${inside(u)})`;
   L.push(`(if (i32.eq (i64x2.bitmask ${all}) (i32.const 3)) (then`);
-  if (scaled) {
-    // y = x·2048/ln 2: t = y + magic rounds y to k (|y| < 2²² ≪ 2⁵¹); y − k is exact (Sterbenz, or
-    // k = 0), so r = (y − k)·fl(ln2/2048) is one multiply where Cody–Waite takes k·l1 and k·l2:
-    // 5 FP operations instead of 8 from the stored value to r.
-    step((u) => set("t", u, `(f64x2.add (local.get ${xs[u]}) ${C.magic})`));
-    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
+  if (arg === "ys") {
+    // 4 FP operations from the stored logit to r where `"x"` takes 8 (the shift, the multiply by
+    // 2048/ln 2 and the Cody–Waite pair k·l1, k·l2): t = s + (magic − m) rounds s (|s| < 2²³ ≪ 2⁵¹)
+    // with k = round(s) − m in t's low bits, round(s) = t − (magic − m), and s − round(s) is exact
+    // (Sterbenz, or round(s) = 0), so r = (s − round(s))·fl(ln2/2048) has two roundings, ≤ 2⁻⁵²·|r|.
+    step((u) => set("t", u, `(f64x2.add (local.get ${xs[u]}) (local.get $cs))`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} (local.get $cs))`));
     step((u) => set("r", u, `(f64x2.mul (f64x2.sub (local.get ${xs[u]}) ${v("f", u)}) ${C.c})`));
   } else {
     step((u) => set("t", u, `(f64x2.add (f64x2.mul (local.get ${xs[u]}) ${C.inv}) ${C.magic})`));
@@ -479,7 +490,7 @@ function expFast(xs: string[], outs: string[], upper: boolean, scaled = false): 
       `(local.set ${outs[u]} (i64x2.add ${v("p", u)} (i64x2.shl (v128.and ${v("t", u)} ${C.himask}) (i32.const ${52 - EXP_TABLE_BITS}))))`,
   );
   L.push(")(else");
-  L.push(...expInline(xs, outs, scaled));
+  L.push(...expInline(xs, outs, arg));
   L.push("))");
   return L;
 }
@@ -732,13 +743,15 @@ function softmaxRowsFunction(): string {
  * m[r] (mp, same units) fixed in advance: an upper bound of the row (the fused driver's bound,
  * `softmaxWasm.ts`), not its max, so no max pass runs and no rescaling is needed between key chunks:
  *   S[r,c] ← 2^((S[r,c] − m[r])/2048) = exp(x − m_x) in place;  l[r] ← l[r] + Σ_c S[r,c].
- * The driver folds 2048/ln 2 into the query scale (as FlashAttention folds log₂e into its exp2), so
- * the exp's reduction needs no Cody–Waite pair: k = round(y), r = (y − k)·fl(ln2/2048) with y − k
- * exact — 5 FP operations from the stored logit to r instead of 8. The rest is `expInline` /
- * `expFast` unchanged: error ≤ 1.17 ulp from the exact 2^(y/2048) in the normal range (the
- * reduction's 2 roundings add ≤ 2⁻⁵²·|r| ≤ 4e-20 relative, < 0.001 ulp), subnormals rounded once,
- * −∞ → 0, NaN → NaN; fast and clamped paths give the same bits. 8 per iteration, then pairs, then
- * the odd one.
+ * m[r] must be an integer (|m| < 2²²; the driver rounds its bound up). The driver folds 2048/ln 2
+ * into the query scale (as FlashAttention folds log₂e into its exp2), so the exp's reduction needs
+ * no Cody–Waite pair, and the integer shift folds into the rounding constant (`ExpArg` "ys"): 4 FP
+ * operations from the stored logit to r where `softmax_rows_f64` takes 8 (x = s − m, x·2048/ln 2 +
+ * magic, k·l1, k·l2). The rest is `expInline` / `expFast` unchanged: error ≤ 1.17 ulp from the
+ * exact 2^((s − m)/2048) in the normal range (the reduction's 2 roundings add ≤ 2⁻⁵²·|r| ≤ 4e-20
+ * relative, < 0.001 ulp), subnormals rounded once, −∞ → 0, NaN → NaN; the fast path checks only
+ * s − m ≥ −706.99 nats (its inputs are ≤ 0), and fast and clamped paths give the same bits. 8 per
+ * iteration, then pairs, then the odd one.
  */
 function softmaxShiftRowsFunction(): string {
   const L: string[] = [];
@@ -746,32 +759,36 @@ function softmaxShiftRowsFunction(): string {
     '(func $softmax_shift_rows_f64 (export "softmax_shift_rows_f64") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32)',
   );
   L.push(`(local $r i32) (local $row i32) (local $q i32) (local $n i32) (local $vm v128) (local $vs v128) ${V4_LOCALS} ${EXP_LOCALS}`);
-  L.push("(local $sum f64) (local $shift v128)");
+  L.push("(local $sum f64) (local $m f64) (local $cs v128) (local $fl v128) (local $cl v128) (local $ch v128)");
   L.push("(local.set $r (i32.const 0))");
   L.push("(block $rdone (loop $rloop");
   L.push("(br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
   L.push("(local.set $row (i32.add (local.get $sp) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
-  L.push("(local.set $shift (v128.load64_splat (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8)))))");
+  L.push("(local.set $m (f64.load (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8)))))");
+  L.push(`(local.set $cs (f64x2.splat (f64.sub (f64.const ${ROUND_MAGIC}) (local.get $m))))`);
+  L.push(`(local.set $fl (f64x2.splat (f64.add (local.get $m) (f64.const ${EXP2_FAST_LO}))))`);
+  L.push("(local.set $cl (f64x2.splat (f64.add (local.get $m) (f64.const -2204200))))");
+  L.push("(local.set $ch (f64x2.splat (f64.add (local.get $m) (f64.const 2097800))))");
   L.push("(local.set $vs (v128.const f64x2 0 0)) (local.set $vm (v128.const f64x2 0 0))");
   L.push("(local.set $q (local.get $row)) (local.set $n (local.get $cols))");
   L.push("(block $e8done (loop $e8loop (br_if $e8done (i32.lt_s (local.get $n) (i32.const 8)))");
-  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (f64x2.sub (v128.load offset=${u * 16} (local.get $q)) (local.get $shift)))`);
-  L.push(...expFast(X4, E4, false, true));
+  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (v128.load offset=${u * 16} (local.get $q)))`);
+  L.push(...expFast(X4, E4, false, "ys"));
   for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
   L.push("(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (local.get $e0) (local.get $e1))))");
   L.push("(local.set $vm (f64x2.add (local.get $vm) (f64x2.add (local.get $e2) (local.get $e3))))");
   L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (local.set $n (i32.sub (local.get $n) (i32.const 8))) (br $e8loop)))");
   L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $vm)))");
   L.push("(block $edone (loop $eloop (br_if $edone (i32.lt_s (local.get $n) (i32.const 2)))");
-  L.push("(local.set $x0 (f64x2.sub (v128.load (local.get $q)) (local.get $shift)))");
-  L.push(...expInline(["$x0"], ["$e0"], true));
+  L.push("(local.set $x0 (v128.load (local.get $q)))");
+  L.push(...expInline(["$x0"], ["$e0"], "ys"));
   L.push("(v128.store (local.get $q) (local.get $e0))");
   L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $e0)))");
   L.push("(local.set $q (i32.add (local.get $q) (i32.const 16))) (local.set $n (i32.sub (local.get $n) (i32.const 2))) (br $eloop)))");
   L.push("(local.set $sum (f64.add (f64x2.extract_lane 0 (local.get $vs)) (f64x2.extract_lane 1 (local.get $vs))))");
   L.push("(if (i32.eq (local.get $n) (i32.const 1)) (then");
-  L.push("(local.set $x0 (f64x2.sub (v128.load64_zero (local.get $q)) (local.get $shift)))");
-  L.push(...expInline(["$x0"], ["$e0"], true));
+  L.push("(local.set $x0 (v128.load64_zero (local.get $q)))");
+  L.push(...expInline(["$x0"], ["$e0"], "ys"));
   L.push("(f64.store (local.get $q) (f64x2.extract_lane 0 (local.get $e0)))");
   L.push("(local.set $sum (f64.add (local.get $sum) (f64x2.extract_lane 0 (local.get $e0))))))");
   L.push(
