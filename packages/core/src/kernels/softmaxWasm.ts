@@ -13,7 +13,9 @@
  *
  * The materialized form is the one-key-block case (each query block's full N_KV-wide row block, so
  * exactly one row max and one exp pass per row as in the literal formula); the streaming form is
- * FlashAttention's recurrence over key blocks. Nothing crosses the JS/WebAssembly boundary per
+ * FlashAttention's recurrence over key blocks. The float64 materialized form without a mask or score
+ * output shifts each row by an upper bound of its logits instead of its max (`rowShift: "bound"`,
+ * `boundSoftmaxAttention`): no max pass, and L2-sized key chunks from S through exp to A V. Nothing crosses the JS/WebAssembly boundary per
  * element except the scaled queries coming in and Y (and, when asked, the score rows) going out,
  * and no N_Q × N_KV array exists unless the caller asks for the scores.
  *
