@@ -124,6 +124,11 @@ export function lineChartSvg(series: readonly Series[], options: ChartOptions, v
   return panelsSvg([{ title: "", series: [...series], verticals: [...verticals] }], options);
 }
 
+/** Width reserved per legend character (px at font-size 12; Arial's widest lowercase average ≈ 6.7). */
+const LEGEND_CHAR_PX = 7;
+/** Width reserved per point-label character (px at font-size 9). */
+const LABEL_CHAR_PX = 5;
+
 /**
  * Renders panels as one SVG document (string), sharing axis ranges (so panels compare) and one
  * legend. Points with non-finite values, or non-positive values on a log axis, are dropped (and
@@ -138,7 +143,6 @@ export function panelsSvg(panels: readonly Panel[], options: ChartOptions): stri
   const cols = Math.max(1, Math.min(options.columns ?? 3, panels.length));
   const rows = Math.ceil(panels.length / cols);
   const m = { left: 70, right: 14, top: many ? 30 : 14, bottom: 46 };
-  const legendW = 210;
   const headH = 34;
   let dropped = 0;
   const ok = (v: number, log: boolean) => Number.isFinite(v) && (!log || v > 0);
@@ -178,6 +182,11 @@ export function panelsSvg(panels: readonly Panel[], options: ChartOptions): stri
         legend.push({ label: v.label, style: v.colorIndex, vertical: true });
       }
   }
+  // The legend column is as wide as its longest label (a fixed 210 px clipped labels past ≈ 24
+  // characters, e.g. "latent-exact: y = 0 at this bits fraction"): 36 px of swatch and gap, then
+  // LEGEND_CHAR_PX per character, an upper bound of Helvetica/Arial's mean advance at 12 px.
+  const longest = Math.max(0, ...legend.map((e) => e.label.length), ...(options.styles ?? []).map((st) => st.label.length));
+  const legendW = Math.max(210, 44 + Math.ceil(longest * LEGEND_CHAR_PX));
   const W = cols * PW + legendW;
   const legendH = 20 + (legend.length + (options.styles?.length ?? 0)) * 18;
   const H = headH + Math.max(rows * PH, legendH) + 22;
@@ -208,6 +217,7 @@ export function panelsSvg(panels: readonly Panel[], options: ChartOptions): stri
   const pw = PW - m.left - m.right;
   const ph = PH - m.top - m.bottom;
   const labelPoints = all.length <= 60;
+  let labelsOmitted = 0;
   clean.forEach((panel, k) => {
     const ox = (k % cols) * PW;
     const oy = headH + Math.floor(k / cols) * PH;
@@ -240,6 +250,7 @@ export function panelsSvg(panels: readonly Panel[], options: ChartOptions): stri
         `<line x1="${f(X(v.x))}" y1="${T}" x2="${f(X(v.x))}" y2="${T + ph}" stroke="${color}" stroke-width="2" stroke-dasharray="1 3"/>`,
       );
     }
+    const placed: { left: number; right: number; top: number; bottom: number }[] = [];
     for (const s of panel.series) {
       if (s.points.length === 0) continue;
       const { color, dash } = seriesStyle(s.style);
@@ -263,8 +274,27 @@ export function panelsSvg(panels: readonly Panel[], options: ChartOptions): stri
       parts.push(`<polyline points="${line}" fill="none" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ""}/>`);
       for (const p of s.points) parts.push(`<circle cx="${f(X(p.x))}" cy="${f(Y(p.y))}" r="3" fill="${color}"/>`);
       if (labelPoints)
-        for (const p of s.points)
-          if (p.label) parts.push(`<text x="${f(X(p.x) + 4)}" y="${f(Y(p.y) - 5)}" font-size="9" fill="${color}">${esc(p.label)}</text>`);
+        for (const p of s.points) {
+          if (!p.label) continue;
+          // Placed where it overlaps no label drawn before it in this panel: above right of the
+          // point, else below right, else above left; a label with no free place is left out and
+          // counted in the note (overlapping labels were unreadable, e.g. kv-compression-real's).
+          const w = LABEL_CHAR_PX * p.label.length;
+          const px = X(p.x);
+          const py = Y(p.y);
+          const spot = [
+            { x: px + 4, y: py - 5, left: px + 4 },
+            { x: px + 4, y: py + 12, left: px + 4 },
+            { x: px - 4, y: py - 5, left: px - 4 - w },
+          ].find((c) => !placed.some((b) => c.left < b.right && b.left < c.left + w && c.y - 9 < b.bottom && b.top < c.y + 2));
+          if (!spot) {
+            labelsOmitted++;
+            continue;
+          }
+          placed.push({ left: spot.left, right: spot.left + w, top: spot.y - 9, bottom: spot.y + 2 });
+          const anchor = spot.left < spot.x ? ' text-anchor="end"' : "";
+          parts.push(`<text x="${f(spot.x)}" y="${f(spot.y)}" font-size="9" fill="${color}"${anchor}>${esc(p.label)}</text>`);
+        }
     }
   });
   const lx = cols * PW + 8;
@@ -288,7 +318,13 @@ export function panelsSvg(panels: readonly Panel[], options: ChartOptions): stri
     parts.push(`<line x1="${lx}" y1="${y}" x2="${lx + 22}" y2="${y}" stroke="#333333" stroke-width="1.2" stroke-dasharray="${st.dash}"/>`);
     parts.push(`<text x="${lx + 28}" y="${y + 4}">${esc(st.label)}</text>`);
   }
-  const note = [options.note, dropped > 0 ? `${dropped} point(s) not plottable on these axes omitted` : ""].filter(Boolean).join("; ");
+  const note = [
+    options.note,
+    dropped > 0 ? `${dropped} point(s) not plottable on these axes omitted` : "",
+    labelsOmitted > 0 ? `${labelsOmitted} point label(s) left out where they would overlap others` : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
   if (note) parts.push(`<text x="8" y="${H - 8}" font-size="10" fill="#555555">${esc(note)}</text>`);
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;
