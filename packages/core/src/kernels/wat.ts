@@ -310,10 +310,14 @@ function expConstants(): Record<string, string> {
     // to the Taylor values 1/2, 1/6.
     c2: f("0x1.000000051ff50p-1"),
     c3: f("0x1.555555596ee62p-3"),
-    // The `"ys"` form (`ExpArg`): fl(ln2/2048), the one factor of r = (s − round(s))·ln2/2048. Its
+    // The `"ys"` form (`ExpArg`): fl(ln2/2048), the linear coefficient of the polynomial in u = s − round(s). Its
     // clamp, [−746, 710] in units of ln2/2048 (−2204161.03, 2097794.01, rounded outwards: −2204200,
     // 2097800), is added to the row shift in `softmax_shift_rows_f64`.
     c: f("0x1.62e42fefa39efp-12"),
+    // fl(fl(c2·c)·c) and fl(fl(fl(c3·c)·c)·c) with c = fl(ln2/2048): `expPolyTable`'s Horner form
+    // in u = r/c (test/fast/row-shift-bound.test.ts recomputes them from c2, c3 and c).
+    c2u: f("0x1.ebfbe00205ae9p-25"),
+    c3u: f("0x1.c6b08d75c02bep-38"),
   };
 }
 
@@ -323,6 +327,17 @@ const EXP_STREAMS = 4;
 const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
   ["t", "f", "r", "p", "i", "a"].map((n) => `(local $ex_${n}${u} v128)`).join(" "),
 ).join(" ");
+
+/**
+ * The argument forms of `expInline` / `expFast`: `"x"` e^x; `"ys"` 2^((s − m)/2048), s = x·2048/ln 2
+ * in units of ln2/2048 (so no Cody–Waite pair is needed), for an integer row shift m held in the function's
+ * locals `$cs` = 1.5·2⁵² − m, `$fl` = m − 2088900 (the fast path's lower end), `$cl` = m − 2204200
+ * and `$ch` = m + 2097800 (the clamp), so that the shift costs no operation: t = s + $cs rounds s
+ * to an integer and carries k = round(s) − m in its low bits, u = s − round(s) = s − (t − $cs) is
+ * exact and r = u·ln2/2048 (the polynomial runs in u) — the r and k of y = s − m without forming y
+ * (which could round when |s − m| > |s|), on the fast and on the clamped path alike.
+ */
+type ExpArg = "x" | "ys";
 
 /**
  * Inline f64x2 exp of the v128 locals `xs` into the locals `outs` (up to `EXP_STREAMS` vectors,
@@ -344,17 +359,6 @@ const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
  * ≈ 33 vector operations per two results. The hot loops call `expFast`, which skips the clamp and
  * the two-factor scaling when every lane's result is normal, with identical results.
  */
-/**
- * The argument forms of `expInline` / `expFast`: `"x"` e^x; `"ys"` 2^((s − m)/2048), s = x·2048/ln 2
- * in units of ln2/2048 (so no Cody–Waite pair is needed), for an integer row shift m held in the function's
- * locals `$cs` = 1.5·2⁵² − m, `$fl` = m − 2088900 (the fast path's lower end), `$cl` = m − 2204200
- * and `$ch` = m + 2097800 (the clamp), so that the shift costs no operation: t = s + $cs rounds s
- * to an integer and carries k = round(s) − m in its low bits, s − round(s) = s − (t − $cs) is exact,
- * and r = (s − round(s))·ln2/2048 — the r and k of y = s − m without forming y (which could round
- * when |s − m| > |s|), on the fast and on the clamped path alike.
- */
-type ExpArg = "x" | "ys";
-
 function expInline(xs: string[], outs: string[], arg: ExpArg = "x"): string[] {
   const C = expConstants();
   const L: string[] = [];
@@ -370,7 +374,7 @@ function expInline(xs: string[], outs: string[], arg: ExpArg = "x"): string[] {
     step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) (local.get $cl)) (local.get $ch))`));
     step((u) => set("t", u, `(f64x2.add ${v("r", u)} (local.get $cs))`));
     step((u) => set("f", u, `(f64x2.sub ${v("t", u)} (local.get $cs))`));
-    step((u) => set("r", u, `(f64x2.mul (f64x2.sub ${v("r", u)} ${v("f", u)}) ${C.c})`));
+    step((u) => set("r", u, `(f64x2.sub ${v("r", u)} ${v("f", u)})`));
     step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
   } else {
     step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) ${C.lo}) ${C.hi})`));
@@ -378,7 +382,7 @@ function expInline(xs: string[], outs: string[], arg: ExpArg = "x"): string[] {
     step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
     step((u) => set("r", u, `(f64x2.sub (f64x2.sub ${v("r", u)} (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`));
   }
-  L.push(...expPolyTable(xs.length, C));
+  L.push(...expPolyTable(xs.length, C, arg));
   // e·2⁵² = ((bits(t) & ~2047) − bits(magic)) << 41; e₁·2⁵² = (bits(k/4096 + magic) − bits(magic)) << 52
   // (i64x2.shr_s has no SSE instruction and V8 emulates it slowly, so only left shifts are used).
   step((u) => set("i", u, `(i64x2.shl (i64x2.sub (v128.and ${v("t", u)} ${C.himask}) ${C.magicbits}) (i32.const ${52 - EXP_TABLE_BITS}))`));
@@ -402,7 +406,7 @@ function expInline(xs: string[], outs: string[], arg: ExpArg = "x"): string[] {
  *    (`v128.load64_zero`, `v128.load64_lane`; SIMD128 has no gather), y = hi + hi·p: one rounding
  *    of the product (≤ 2⁻⁵³·|hi·p| < 0.001 ulp) and one of the sum.
  */
-function expPolyTable(streams: number, C: Record<string, string>): string[] {
+function expPolyTable(streams: number, C: Record<string, string>, arg: ExpArg = "x"): string[] {
   const L: string[] = [];
   const U = Array.from({ length: streams }, (_, u) => u);
   const v = (n: string, u: number) => `(local.get $ex_${n}${u})`;
@@ -417,9 +421,19 @@ function expPolyTable(streams: number, C: Record<string, string>): string[] {
   each((u) => `(v128.store offset=${EXP_INDEX_SCRATCH + 16 * u} (i32.const 0) ${v("t", u)})`);
   const index = (u: number, lane: number) =>
     `(i32.shl (i32.and (i32.load offset=${EXP_INDEX_SCRATCH + 16 * u + 8 * lane} (i32.const 0)) (i32.const ${EXP_TABLE_SIZE - 1})) (i32.const 3))`;
-  each((u) => set("p", u, `(f64x2.mul ${v("r", u)} ${v("r", u)})`));
-  each((u) => set("a", u, `(f64x2.add ${C.c2} (f64x2.mul ${v("r", u)} ${C.c3}))`));
-  each((u) => set("i", u, `(f64x2.add ${v("r", u)} (f64x2.mul ${v("p", u)} ${v("a", u)}))`));
+  if (arg === "ys") {
+    // `$ex_r` holds u = s − round(s) (r = u·ln2/2048 not formed): the same polynomial in u by Horner,
+    // p = u·(c + u·(c2·c² + u·c3·c³)) — one multiply fewer than forming r first. The folded
+    // coefficients' roundings (2⁻⁵³ relative on terms ≤ 3·10⁻⁸) and Horner's (≤ 2⁻⁵³·|p| each)
+    // stay < 0.001 ulp of the result, as r's own two roundings did.
+    each((u) => set("a", u, `(f64x2.add (f64x2.mul ${v("r", u)} ${C.c3u}) ${C.c2u})`));
+    each((u) => set("a", u, `(f64x2.add (f64x2.mul ${v("a", u)} ${v("r", u)}) ${C.c})`));
+    each((u) => set("i", u, `(f64x2.mul ${v("a", u)} ${v("r", u)})`));
+  } else {
+    each((u) => set("p", u, `(f64x2.mul ${v("r", u)} ${v("r", u)})`));
+    each((u) => set("a", u, `(f64x2.add ${C.c2} (f64x2.mul ${v("r", u)} ${C.c3}))`));
+    each((u) => set("i", u, `(f64x2.add ${v("r", u)} (f64x2.mul ${v("p", u)} ${v("a", u)}))`));
+  }
   each((u) => set("a", u, `(v128.load64_zero offset=${EXP_TABLE_ADDR} ${index(u, 0)})`));
   each((u) => set("a", u, `(v128.load64_lane offset=${EXP_TABLE_ADDR} 1 ${index(u, 1)} ${v("a", u)})`));
   each((u) => set("p", u, `(f64x2.add ${v("a", u)} (f64x2.mul ${v("a", u)} ${v("i", u)}))`));
@@ -468,13 +482,13 @@ function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"
   for (let u = 1; u < xs.length; u++) all = `(v128.and ${all} ${inside(u)})`;
   L.push(`(if (i32.eq (i64x2.bitmask ${all}) (i32.const 3)) (then`);
   if (arg === "ys") {
-    // 4 FP operations from the stored logit to r where `"x"` takes 8 (the shift, the multiply by
+    // 3 FP operations from the stored logit to u where `"x"` takes 8 to r (the shift, the multiply by
     // 2048/ln 2 and the Cody–Waite pair k·l1, k·l2): t = s + (magic − m) rounds s (|s| < 2²³ ≪ 2⁵¹)
     // with k = round(s) − m in t's low bits, round(s) = t − (magic − m), and s − round(s) is exact
-    // (Sterbenz, or round(s) = 0), so r = (s − round(s))·fl(ln2/2048) has two roundings, ≤ 2⁻⁵²·|r|.
+    // (Sterbenz, or round(s) = 0); `$ex_r` keeps u = s − round(s) and `expPolyTable` works in u.
     step((u) => set("t", u, `(f64x2.add (local.get ${xs[u]}) (local.get $cs))`));
     step((u) => set("f", u, `(f64x2.sub ${v("t", u)} (local.get $cs))`));
-    step((u) => set("r", u, `(f64x2.mul (f64x2.sub (local.get ${xs[u]}) ${v("f", u)}) ${C.c})`));
+    step((u) => set("r", u, `(f64x2.sub (local.get ${xs[u]}) ${v("f", u)})`));
   } else {
     step((u) => set("t", u, `(f64x2.add (f64x2.mul (local.get ${xs[u]}) ${C.inv}) ${C.magic})`));
     step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
@@ -482,7 +496,7 @@ function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"
       set("r", u, `(f64x2.sub (f64x2.sub (local.get ${xs[u]}) (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`),
     );
   }
-  L.push(...expPolyTable(xs.length, C));
+  L.push(...expPolyTable(xs.length, C, arg));
   // bits(t) = bits(magic) + k exactly and bits(magic) has 51 trailing zeros, so (bits(t) & ~2047) << 41
   // is (k − i)·2⁴⁴ = e·2⁵² (mod 2⁶⁴): the exponent of 2^e, added to the exponent bits of y.
   step(
@@ -745,9 +759,9 @@ function softmaxRowsFunction(): string {
  *   S[r,c] ← 2^((S[r,c] − m[r])/2048) = exp(x − m_x) in place;  l[r] ← l[r] + Σ_c S[r,c].
  * m[r] must be an integer (|m| < 2²²; the driver rounds its bound up). The driver folds 2048/ln 2
  * into the query scale (as FlashAttention folds log₂e into its exp2), so the exp's reduction needs
- * no Cody–Waite pair, and the integer shift folds into the rounding constant (`ExpArg` "ys"): 4 FP
- * operations from the stored logit to r where `softmax_rows_f64` takes 8 (x = s − m, x·2048/ln 2 +
- * magic, k·l1, k·l2). The rest is `expInline` / `expFast` unchanged: error ≤ 1.17 ulp from the
+ * no Cody–Waite pair, and the integer shift folds into the rounding constant (`ExpArg` "ys"): 3 FP
+ * operations from the stored logit to u = s − round(s) where `softmax_rows_f64` takes 8 to r (x = s − m,
+ * x·2048/ln 2 + magic, k·l1, k·l2), and the polynomial runs in u (`expPolyTable`). The rest is `expInline` / `expFast` unchanged: error ≤ 1.17 ulp from the
  * exact 2^((s − m)/2048) in the normal range (the reduction's 2 roundings add ≤ 2⁻⁵²·|r| ≤ 4e-20
  * relative, < 0.001 ulp), subnormals rounded once, −∞ → 0, NaN → NaN; the fast path checks only
  * s − m ≥ −706.99 nats (its inputs are ≤ 0), and fast and clamped paths give the same bits. 8 per

@@ -1,5 +1,5 @@
 import { randomMatrix, streamFor, wasmSimdAvailable } from "@randattn/core";
-import { fusedSoftmaxAttention, simdExpScaled } from "@randattn/core/internal";
+import { fusedSoftmaxAttention, kernelWat, simdExpScaled } from "@randattn/core/internal";
 import { describe, expect, it } from "vitest";
 
 // The `rowShift: "bound"` form of the fused driver (softmaxWasm.ts) and its exp pass
@@ -82,6 +82,32 @@ describe("the exp of the bound form: 2^(y/2048) with y = x·2048/ln 2", () => {
     // Subnormal results (x ∈ [−745, −708]) within 2 of the subnormal spacing of the exact value.
     const sub = Float64Array.from({ length: 20_001 }, (_, i) => (-708 - (37 * i) / 20_000) * Y);
     expect(maxUlps(sub)).toBeLessThanOrEqual(2);
+  });
+
+  it("folds the polynomial's coefficients exactly as stated: c2·c², c3·c³ with c = fl(ln2/2048)", () => {
+    // The Horner form in u = s − round(s) (wat.ts `expPolyTable`) uses fl(fl(c2·c)·c) and
+    // fl(fl(fl(c3·c)·c)·c); a stale or mistyped literal would shift every result by its error.
+    const wat = kernelWat();
+    const hex = (lit: string) => {
+      const m = /^0x1\.([0-9a-f]{13})p(-?\d+)$/.exec(lit);
+      if (!m) throw new Error(lit);
+      return (1 + Number.parseInt(m[1], 16) / 2 ** 52) * 2 ** Number(m[2]);
+    };
+    const c = hex("0x1.62e42fefa39efp-12");
+    expect(c).toBe(Math.LN2 / 2048);
+    const c2 = hex("0x1.000000051ff50p-1");
+    const c3 = hex("0x1.555555596ee62p-3");
+    for (const lit of [
+      "0x1.62e42fefa39efp-12",
+      "0x1.000000051ff50p-1",
+      "0x1.555555596ee62p-3",
+      "0x1.ebfbe00205ae9p-25",
+      "0x1.c6b08d75c02bep-38",
+    ]) {
+      expect(wat.includes(`f64x2 ${lit} ${lit}`)).toBe(true);
+    }
+    expect(hex("0x1.ebfbe00205ae9p-25")).toBe(c2 * c * c);
+    expect(hex("0x1.c6b08d75c02bep-38")).toBe(c3 * c * c * c);
   });
 
   it("gives the same bits on the fast path and on the clamped path (a group of 8 with one lane out of range)", () => {
