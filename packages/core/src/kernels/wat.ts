@@ -237,6 +237,12 @@ const EXP_TABLE_SIZE = 1 << EXP_TABLE_BITS;
  * scratch bytes, beside the edge tiles' 128 (no kernel runs an edge tile and an exp at once).
  */
 const EXP_INDEX_SCRATCH = 128;
+/**
+ * Byte address of `softmax_shift_rows_f64`'s per-row fast-path bound (16 B after the index scratch):
+ * loaded once per iteration (1 instruction) rather than kept in a local across the loop, which V8
+ * re-derived from a spilled scalar in every iteration (4 instructions per 8 scores).
+ */
+const EXP_FL_SCRATCH = 192;
 /** Byte address of the exp table in the kernel memory (after the edge-tile scratch). */
 export const EXP_TABLE_ADDR = 256;
 /**
@@ -480,6 +486,7 @@ function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"
         : `(f64x2.ge (local.get ${xs[u]}) ${lo})`;
   let all = inside(0);
   for (let u = 1; u < xs.length; u++) all = `(v128.and ${all} ${inside(u)})`;
+  if (arg === "ys") L.push(`(local.set $fl (v128.load offset=${EXP_FL_SCRATCH} (i32.const 0)))`);
   L.push(`(if (i32.eq (i64x2.bitmask ${all}) (i32.const 3)) (then`);
   if (arg === "ys") {
     // 3 FP operations from the stored logit to u where `"x"` takes 8 to r (the shift, the multiply by
@@ -780,7 +787,7 @@ function softmaxShiftRowsFunction(): string {
   L.push("(local.set $row (i32.add (local.get $sp) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
   L.push("(local.set $m (f64.load (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8)))))");
   L.push(`(local.set $cs (f64x2.splat (f64.sub (f64.const ${ROUND_MAGIC}) (local.get $m))))`);
-  L.push(`(local.set $fl (f64x2.splat (f64.add (local.get $m) (f64.const ${EXP2_FAST_LO}))))`);
+  L.push(`(v128.store offset=${EXP_FL_SCRATCH} (i32.const 0) (f64x2.splat (f64.add (local.get $m) (f64.const ${EXP2_FAST_LO}))))`);
   L.push("(local.set $cl (f64x2.splat (f64.add (local.get $m) (f64.const -2204200))))");
   L.push("(local.set $ch (f64x2.splat (f64.add (local.get $m) (f64.const 2097800))))");
   L.push("(local.set $vs (v128.const f64x2 0 0)) (local.set $vm (v128.const f64x2 0 0))");
