@@ -15,7 +15,7 @@
 // torch f64, RandAttn f32 option vs torch f32. Also checked: last-token logits of RandAttn f64
 // equal torch f64's (max relative difference printed), so both ran the same checkpoint.
 //
-//   node scripts/models/bench.mjs [--reps 7] [--warmup 2] [--warm-cpu 1] [--json FILE] [--quick] [DIR ...]
+//   node scripts/models/bench.mjs [--reps 7] [--warmup 2] [--warm-cpu 3] [--json FILE] [--quick] [DIR ...]
 // Writes the table as JSON to FILE (default .tmp/bench-models.json, git-ignored). --quick: 3 reps,
 // 1 warm-up. Without torch on /usr/bin/python3 the RandAttn columns are printed and torch is "n/a".
 // On a shared machine absolute times mean little: only the ratios measured side by side count.
@@ -39,7 +39,7 @@ const quick = argv.includes("--quick");
 if (quick) argv.splice(argv.indexOf("--quick"), 1);
 const reps = Number(flag("--reps", quick ? 3 : 7));
 const warmup = Number(flag("--warmup", quick ? 1 : 2));
-const WARM_CPU_S = Number(flag("--warm-cpu", 1)); // see warmUp
+const WARM_CPU_S = Number(flag("--warm-cpu", 3)); // see warmUp
 const jsonPath = resolve(flag("--json", join(root, ".tmp", "bench-models.json")));
 const dirs = argv.length
   ? argv.map((d) => resolve(d))
@@ -62,7 +62,10 @@ const cpuNow = () => {
 // RandAttn's warm-up runs until at least `warmup` runs AND WARM_CPU_S seconds of CPU: V8 tiers a
 // forward's functions up over its first ≈ 10 calls (DeepSeek N = 128: 47–64 ms per call on calls
 // 2–5, 25 ms from call ≈ 10 on), so a count of 1–2 timed the JIT compiler, not the steady state
-// that torch (no JIT) is measured in. The torch side keeps the count.
+// that torch (no JIT) is measured in. The torch side keeps the count. 3 s, not 1: the first row
+// timed (Llama f64 N = 128) ran 1.5–1.9× its steady state after 1 s (15–16 ms against 8.5–11,
+// three runs at load 4–6; per-forward CPU in one process spikes to ≈ 19 ms around 1.1–1.5 s of CPU:
+// a major GC and late compiles on V8's helper threads, which process.cpuUsage counts).
 function warmUp(fn) {
   const c0 = cpuNow();
   for (let i = 0; i < warmup || cpuNow() - c0 < WARM_CPU_S; i++) fn();

@@ -51,6 +51,7 @@ export {
   residentKernels,
 } from "./kernels/resident.js";
 export type { Kernels } from "./kernels/gemm.js";
+export { KernelArena } from "./kernels/arena.js";
 export { matmul32Into, matmulTransA32Into, matmulTransB32Into } from "./linalg/matmul32.js";
 export { expTable, kernelWat } from "./kernels/wat.js";
 export {
@@ -66,6 +67,6 @@ export {
   simdExpScaled,
   useFusedSoftmax,
 } from "./kernels/softmaxWasm.js";
-export { assertNormParams } from "./norm.js";
+export { assertNormParams, rmsNormRowsInto } from "./norm.js";
 export { assertFfnWeights } from "./layers/ffn.js";
 export { assertSublayerNorms } from "./layers/residual.js";

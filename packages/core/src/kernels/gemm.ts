@@ -106,6 +106,15 @@ export interface Kernels {
     ldy: number,
     dv: number,
   ) => void;
+  /** Model-step passes of `watModel.ts` (pretrained/resident.ts). */
+  rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => void;
+  rope_half_f64: (p: number, ld: number, rows: number, blocks: number, dh: number, tab: number) => void;
+  swiglu_f64: (gp: number, hp: number, ep: number, rows: number, n: number, in32: number) => void;
+  add_rows_f64: (a: number, b: number, dst: number, n: number, a32: number) => void;
+  all_finite: (p: number, n: number, is32: number) => number;
+  copy_cols_f64: (src: number, ld: number, dst: number, rows: number, cols: number) => void;
+  scale_rows_f64: (src: number, ld: number, dst: number, rows: number, cols: number, s: number, out32: number) => void;
+  rows_normalize_out: (yp: number, lp: number, out: number, ldo: number, rows: number, cols: number, in32: number) => number;
   f64: Float64Array;
   f32: Float32Array;
 }
@@ -160,12 +169,20 @@ export function wasmKernelModule(): WasmModule {
  * that may grow the memory (`ensureKernelMemory`).
  */
 export function getKernels(): Kernels {
-  if (!kernels) {
-    const inst = new (wasmApi()!.Instance)(wasmKernelModule(), {});
-    const ex = inst.exports as unknown as Omit<Kernels, "f64" | "f32">;
-    kernels = { ...ex, f64: new Float64Array(ex.memory.buffer), f32: new Float32Array(ex.memory.buffer) };
-  }
+  if (!kernels) kernels = newKernelInstance();
   return kernels;
+}
+
+/**
+ * A fresh instance of the kernel module with a memory of its own (`kernels/arena.ts`: data that
+ * must outlive other drivers' calls, which all lay out the shared instance's memory from
+ * `KERNEL_RESERVED_BYTES` on). The module is compiled once; each instance costs one 64 KiB page
+ * plus its exp table.
+ */
+export function newKernelInstance(): Kernels {
+  const inst = new (wasmApi()!.Instance)(wasmKernelModule(), {});
+  const ex = inst.exports as unknown as Omit<Kernels, "f64" | "f32">;
+  return { ...ex, f64: new Float64Array(ex.memory.buffer), f32: new Float32Array(ex.memory.buffer) };
 }
 
 /** Grows the memory to at least `bytes` and refreshes the views (growth detaches the old buffer). */
@@ -461,10 +478,15 @@ export interface PackedOperand {
  * takes more than one KC × NC block (then `gemmWasm` packs per call).
  */
 export function packOperandF64(B: Float64Array, transB: boolean, k: number, n: number): PackedOperand | undefined {
-  if (k === 0 || n === 0 || k > KC || n > NC) return undefined;
+  if (!packableOperand(k, n)) return undefined;
   const panels = new Float64Array(roundUp(n, F64_NR) * k);
   packB(B, transB, k, n, panels, 0, 0, k, 0, n, F64_NR);
   return { k, n, panels };
+}
+
+/** Whether `packOperandF64` / `packOperandF32` pack a k × n op(B) (one KC × NC block). */
+export function packableOperand(k: number, n: number): boolean {
+  return k > 0 && n > 0 && k <= KC && n <= NC;
 }
 
 /**
@@ -512,7 +534,7 @@ export interface PackedOperand32 {
 
 /** {@link packOperandF64} in float32 (B rounded to float32 once, while packing). */
 export function packOperandF32(B: Float64Array, transB: boolean, k: number, n: number): PackedOperand32 | undefined {
-  if (k === 0 || n === 0 || k > KC || n > NC) return undefined;
+  if (!packableOperand(k, n)) return undefined;
   const panels = new Float32Array(roundUp(n, F32_NR) * k);
   packB(B, transB, k, n, panels, 0, 0, k, 0, n, F32_NR);
   return { k, n, panels };

@@ -78,8 +78,15 @@ export function attentionInFloat32Range(
   ldQ: number = d,
 ): boolean {
   const q = ldQ === d ? maxAbsOf(Q, nQ * d) : maxAbsStrided(Q, nQ, d, ldQ);
-  const k = maxAbsOf(K, nKV * d);
-  const v = maxAbsOf(V, nKV * dV);
+  return attentionMaximaInFloat32Range(q, maxAbsOf(K, nKV * d), maxAbsOf(V, nKV * dV), nKV, d, scale);
+}
+
+/**
+ * {@link attentionInFloat32Range} from the operands' largest magnitudes q = max|Q|, k = max|K|,
+ * v = max|V| (NaN when one holds a NaN, +∞ when one holds ±∞), for callers that have them already
+ * (e.g. K and V shared by several query heads, scanned once).
+ */
+export function attentionMaximaInFloat32Range(q: number, k: number, v: number, nKV: number, d: number, scale: number): boolean {
   if (!inRange(q) || !inRange(k) || !inRange(v)) return false;
   const s = Math.abs(scale);
   // A V accumulates at most N_KV terms of weight ≤ 1 (exp(t − max) ≤ 1): ≤ N_KV·max|V| ≤ 2⁹⁰.

@@ -8,8 +8,6 @@
 import { attentionCachedKeys, attentionWeights } from "../attention/attend.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
 import { runAttention } from "../attention/projection.js";
-import { resolveAttention } from "../attention/options.js";
-import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import type { PretrainedConfig } from "../checkpoint/config.js";
 import { KVCache } from "../cache/kv-cache.js";
 import { LatentCache } from "../cache/latent-cache.js";
@@ -46,6 +44,7 @@ import {
   scratch,
 } from "./fused.js";
 import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
+import { ResidentPrefill, attendAllHeads } from "./resident.js";
 
 /** Tensors a forward pass can capture per layer. */
 export type CaptureTensor = "hidden" | "qPre" | "q" | "kPre" | "k" | "v" | "weights" | "latent" | "rotaryKey" | "router";
@@ -281,6 +280,8 @@ export class PretrainedModel {
   readonly tokenizer?: Tokenizer;
   /** Per layer, the joined projections of the prefill fast path (built once here). */
   private readonly joined: JoinedLayer[];
+  /** The resident prefill (pretrained/resident.ts), when every layer is of its kind. */
+  private readonly resident: ResidentPrefill | undefined;
 
   constructor(config: PretrainedConfig, weights: PretrainedWeights, tokenizer?: Tokenizer) {
     this.config = config;
@@ -322,6 +323,7 @@ export class PretrainedModel {
       if (f.kind === "dense") return { qkv, mla, ffn: joinGlu(f.weights) };
       return { qkv, mla, experts: f.experts.map(joinGlu), shared: f.shared ? joinGlu(f.shared) : undefined };
     });
+    this.resident = ResidentPrefill.plan(weights, this.joined);
   }
 
   /**
@@ -342,6 +344,11 @@ export class PretrainedModel {
 
   /** Empty caches: a KVCache (G heads) per GQA layer, a LatentCache (d_L + d_R) per MLA layer. */
   createState(options: StateOptions = {}): DecodeState {
+    return this.emptyState(options, undefined);
+  }
+
+  /** `createState`, the exact KV caches sized for `capacity` tokens when given (a forward knows its length). */
+  private emptyState(options: StateOptions, capacity: number | undefined): DecodeState {
     const caches = this.weights.layers.map((layer, l) => {
       const a = layer.attention;
       if (a.kind === "mla") {
@@ -352,14 +359,16 @@ export class PretrainedModel {
       }
       const spec = { layer: l, numKvHeads: a.weights.keys.length, keyDim: a.weights.keys[0].cols, valueDim: a.weights.values[0].cols };
       if (options.cacheFactory) return options.cacheFactory(spec);
-      return new KVCache({ numKvHeads: spec.numKvHeads, keyDim: spec.keyDim, valueDim: spec.valueDim });
+      return new KVCache({ numKvHeads: spec.numKvHeads, keyDim: spec.keyDim, valueDim: spec.valueDim, initialCapacity: capacity });
     });
     return { position: 0, caches };
   }
 
   /** The whole sequence `ids` from an empty cache. */
   forward(ids: ArrayLike<number>, options: RunOptions = {}): ForwardResult {
-    return this.step(this.createState(), ids, options);
+    // Caches sized for the whole sequence up front (no doubling copies); a bad `ids` is step's error.
+    const n = ids !== null && typeof ids === "object" && Number.isInteger(ids.length) && ids.length > 0 ? ids.length : undefined;
+    return this.step(this.emptyState({}, n), ids, options);
   }
 
   /**
@@ -394,7 +403,20 @@ export class PretrainedModel {
         for (let j = 0; j < d; j++) x.data[i * d + j] += pos[j];
       }
     }
-    const positions = Float64Array.from({ length: t }, (_, i) => p0 + i);
+    const positions = new Float64Array(t);
+    for (let i = 0; i < t; i++) positions[i] = p0 + i;
+    if (
+      this.resident &&
+      capture.layers.size === 0 &&
+      !options.attentionOverride &&
+      this.resident.applies(t, p0, state.caches, options.precision)
+    ) {
+      // A prefill-sized step with activations resident in the model's kernel arena (same bits).
+      const prec = projectionPrecision(options);
+      const r = this.resident.run(x, state.caches, positions, p0, options.precision, (h) => projectTransposed(h, w.lmHead, prec));
+      state.position = p0 + t;
+      return { logits: r.logits, hidden: r.hidden, layers: [] };
+    }
     const captures: LayerCapture[] = [];
     for (let l = 0; l < w.layers.length; l++) {
       const layer = w.layers[l];
@@ -555,19 +577,20 @@ function gqaStep(
     // Every head straight from the joined block into concat(Y_h): no per-head copies of Q or Y, the
     // options resolved once per layer, K and V checked once (by the cache's append).
     cache.append(kNew, vNew);
-    const concat = attendAllHeads(all, ld, t, H, G, dQ, dV, cache, a.scale, p0, options.precision);
-    const y =
-      concat ??
-      concatCols(
-        attendHeads(
-          queries.map((_, h) => columnSlice(all, t, ld, h * dQ, dQ)),
-          G,
-          cache,
-          a.scale,
-          p0,
-          options,
-        ),
-      );
+    const width = H * dV;
+    const concat = new Matrix(t, width, scratch("heads", t * width));
+    const y = attendAllHeads(all, ld, t, H, G, dQ, dV, cache, a.scale, p0, options.precision, concat.data)
+      ? concat
+      : concatCols(
+          attendHeads(
+            queries.map((_, h) => columnSlice(all, t, ld, h * dQ, dQ)),
+            G,
+            cache,
+            a.scale,
+            p0,
+            options,
+          ),
+        );
     // W_O's product into the layer's reused "attnOut" buffer (no override here: see layerStep).
     return addBias(project(y, output, "attnOut", prec), a.outputBias);
   }
@@ -626,71 +649,6 @@ function attendHeads(q: readonly Matrix[], G: number, cache: KVCache, scale: num
     precision: options.precision,
   };
   return q.map((qh, h) => attentionCachedKeys(qh, cache.keys(Math.floor(h / group)), cache.values(Math.floor(h / group)), attnOptions));
-}
-
-/**
- * All H heads of a GQA layer on the fused softmax driver, reading each head's queries in place from
- * the joined [Q_0 … | K … | V …] block (row stride `ld`) and writing Y_h into columns h·d_V … of one
- * reused t × H·d_V buffer — the computation of `attentionCachedKeys` per head (same resolved
- * options, the same fused call, the same float32 → float64 fallback), so the same bits, without the
- * per-head query copies, output matrices, concatenation and option resolution. `undefined` when
- * the fused path does not apply or a row needs attention's error path (a non-finite logit): the
- * caller then runs the per-head calls, which raise the same errors as before.
- */
-function attendAllHeads(
-  all: Float64Array,
-  ld: number,
-  t: number,
-  H: number,
-  G: number,
-  dQ: number,
-  dV: number,
-  cache: KVCache,
-  scale: number,
-  p0: number,
-  precision: RunOptions["precision"],
-): Matrix | undefined {
-  const nKV = cache.length;
-  if (!useFusedSoftmax(t, nKV, dQ)) return undefined;
-  const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, nKV, dQ);
-  if (r.kernel.kind !== "softmax") return undefined;
-  const width = H * dV;
-  const y = new Matrix(t, width, scratch("heads", t * width));
-  const group = H / G;
-  for (let h = 0; h < H; h++) {
-    const g = Math.floor(h / group);
-    const spec = {
-      queries: all.subarray(h * dQ),
-      queryStride: ld,
-      keys: cache.keys(g).data,
-      values: cache.values(g).data,
-      nQ: t,
-      nKV,
-      d: dQ,
-      dV,
-      scale: r.kernel.scale,
-      mask: r.mask,
-      out: y.data.subarray(h * dV),
-      outStride: width,
-    };
-    let stats = r.precision === "float32" ? fusedSoftmaxAttention({ ...spec, precision: "float32" }) : null;
-    // float32's fallback (rows.ts float32Attention): a non-finite Y or normalizer → float64.
-    if (stats !== null && !(rowsFinite(stats.normalizer) && columnsFinite(y.data, t, width, h * dV, dV))) stats = null;
-    if (stats === null) stats = fusedSoftmaxAttention(spec);
-    if (stats === null || !rowsFinite(stats.normalizer)) return undefined;
-  }
-  return y;
-}
-
-/** Every normalizer in (0, ∞) (no empty row, no overflowed logit). */
-function rowsFinite(l: Float64Array): boolean {
-  for (let i = 0; i < l.length; i++) if (!(l[i] > 0 && l[i] < Number.POSITIVE_INFINITY)) return false;
-  return true;
-}
-
-function columnsFinite(x: Float64Array, rows: number, ld: number, c0: number, w: number): boolean {
-  for (let i = 0; i < rows; i++) for (let j = 0; j < w; j++) if (!Number.isFinite(x[i * ld + c0 + j])) return false;
-  return true;
 }
 
 /**

@@ -6,8 +6,9 @@
  *   G₁ = YᵀY = R₁ᵀR₁ (Cholesky),  Q₁ = Y R₁⁻¹,
  *   G₂ = Q₁ᵀQ₁ = R₂ᵀR₂,           Q  = Q₁ R₂⁻¹     (R = R₂R₁, not formed).
  *
- * All m-long work is two Gram products and two products by the ℓ × ℓ inverse triangle on core's
- * GEMM — no column-by-column pass — so on the 16384 × 74 range-finder samples it costs less than the
+ * All m-long work is two Gram products (SYRK: the upper block triangle only) and two products by the
+ * ℓ × ℓ inverse triangle (TRMM: the triangle's zeros skipped) on core's SIMD kernels (tallproducts.ts)
+ * — no column-by-column pass — so on the 16384 × 74 range-finder samples it costs less than the
  * blocked Householder QR (issue 14, measured in docs/lowrank.md). One pass leaves ‖Q₁ᵀQ₁ − I‖ ≈ κ(Y)²u;
  * the second pass brings it to O(u) as long as Q₁ is well conditioned (Yamamoto et al. 2015:
  * κ(Y) ≲ u^{-1/2}, about 10⁸).
@@ -19,8 +20,8 @@
  * ill-conditioned Y, a zero column, under/overflow in the Gram) `null` is returned and the caller
  * falls back to Householder, which handles every one of those cases.
  */
-import { matmulInto, matmulTransAInto } from "@randattn/core/internal";
 import { powerOfTwoScale } from "./householder.js";
+import { gramMatrix, upperTriangularRightProduct } from "./tallproducts.js";
 
 /** Fewer entries than this (m·ℓ) or a sample less than 4× taller than wide: Householder directly. */
 const CHOLQR_MIN_ENTRIES = 1 << 14;
@@ -38,6 +39,44 @@ const SECOND_GRAM_TOLERANCE = 0.5;
  * well-conditioned basis (‖Q₁ᵀQ₁ − I‖ ≲ κ²u), not an orthonormal one: for the power steps only.
  */
 export function choleskyQr2(y: Float64Array, m: number, l: number, onePassKappa = 0): Float64Array | null {
+  const first = firstPass(y, m, l);
+  if (first === null) return null;
+  if (onePassKappa > 0 && kappaBound(first, l) <= onePassKappa) return firstBasis(first, m, l);
+  return secondPass(first, m, l);
+}
+
+/**
+ * The basis of one power step (see `powerStepBasis` in rangefinder.ts), as one of:
+ * - `{ rInv }`: the certified one-pass case (‖R₁‖_F‖R₁⁻¹‖_F ≤ onePassKappa) on a Y that needed no
+ *   rescaling — Q₁ = Y·R₁⁻¹ is NOT formed: the caller applies R₁⁻¹ to the next product instead
+ *   (Aᵀ(Y R₁⁻¹) = (AᵀY) R₁⁻¹, an ℓ × ℓ product on the n-sized side; issue 14);
+ * - `{ q }`: an explicit basis (a rescaled Y's one-pass Q₁, or CholeskyQR2's Q when the certificate fails);
+ * - `null`: rejected (the caller runs Householder).
+ */
+export function powerStepFactor(
+  y: Float64Array,
+  m: number,
+  l: number,
+  onePassKappa: number,
+): { rInv: Float64Array; q?: undefined } | { q: Float64Array; rInv?: undefined } | null {
+  const first = firstPass(y, m, l);
+  if (first === null) return null;
+  if (kappaBound(first, l) <= onePassKappa) return first.scaled ? { q: firstBasis(first, m, l) } : { rInv: first.r1inv };
+  const q = secondPass(first, m, l);
+  return q === null ? null : { q };
+}
+
+/** The first CholeskyQR pass's pieces: the (possibly rescaled) sample, its Gram matrix and R₁⁻¹. */
+interface FirstPass {
+  ys: Float64Array;
+  /** Whether `ys` is a rescaled copy (then the caller's Y is untouched and `ys` may be overwritten). */
+  scaled: boolean;
+  g1: Float64Array;
+  r1inv: Float64Array;
+}
+
+/** G₁ = YᵀY and R₁⁻¹ (Y rescaled first when max|Y| is far from 1), or null when the rule rejects Y. */
+function firstPass(y: Float64Array, m: number, l: number): FirstPass | null {
   if (m * l < CHOLQR_MIN_ENTRIES || m < 4 * l) return null;
   // An exact power-of-two rescaling when max|Y| is far from 1, so the Gram (entries up to m·max²)
   // neither overflows nor underflows (the span, hence Q, is unchanged); ordinary samples skip the copy.
@@ -49,21 +88,34 @@ export function choleskyQr2(y: Float64Array, m: number, l: number, onePassKappa 
     ys = new Float64Array(y.length);
     for (let i = 0; i < y.length; i++) ys[i] = y[i] * s;
   }
-  const g1 = gram(ys, m, l);
+  const g1 = gramMatrix(ys, m, l);
   const r1inv = choleskyInverseFactor(g1, l);
-  if (r1inv === null) return null;
+  return r1inv === null ? null : { ys, scaled: s !== 1, g1, r1inv };
+}
+
+/**
+ * ‖R₁‖_F‖R₁⁻¹‖_F ≥ κ₂(R₁) = κ₂(Y), with ‖R₁‖_F² = tr G₁: a rigorous bound, so one pass is kept
+ * only where its orthogonality loss (≈ κ²u) is provably small.
+ */
+function kappaBound(first: FirstPass, l: number): number {
+  let tr = 0;
+  for (let i = 0; i < l; i++) tr += first.g1[i * l + i];
+  let inv = 0;
+  for (let i = 0; i < first.r1inv.length; i++) inv += first.r1inv[i] * first.r1inv[i];
+  return Math.sqrt(tr * inv);
+}
+
+/** Q₁ = Y·R₁⁻¹ (a triangular product: tallproducts.ts). */
+function firstBasis(first: FirstPass, m: number, l: number): Float64Array {
   const q1 = new Float64Array(m * l);
-  matmulInto(ys, r1inv, q1, m, l, l, false);
-  if (onePassKappa > 0) {
-    // κ₂(R₁) ≤ ‖R₁‖_F‖R₁⁻¹‖_F with ‖R₁‖_F² = tr G₁: a rigorous bound, so one pass is kept only
-    // where its orthogonality loss (≈ κ²u) is provably small.
-    let tr = 0;
-    for (let i = 0; i < l; i++) tr += g1[i * l + i];
-    let inv = 0;
-    for (let i = 0; i < r1inv.length; i++) inv += r1inv[i] * r1inv[i];
-    if (Math.sqrt(tr * inv) <= onePassKappa) return q1;
-  }
-  const g2 = gram(q1, m, l);
+  upperTriangularRightProduct(first.ys, first.r1inv, q1, m, l);
+  return q1;
+}
+
+/** The second pass: Q = Q₁·R₂⁻¹ after the check ‖G₂ − I‖_F ≤ ½ (module doc), or null. */
+function secondPass(first: FirstPass, m: number, l: number): Float64Array | null {
+  const q1 = firstBasis(first, m, l);
+  const g2 = gramMatrix(q1, m, l);
   let dev = 0;
   for (let i = 0; i < l; i++)
     for (let j = 0; j < l; j++) {
@@ -73,8 +125,8 @@ export function choleskyQr2(y: Float64Array, m: number, l: number, onePassKappa 
   if (!(dev <= SECOND_GRAM_TOLERANCE * SECOND_GRAM_TOLERANCE)) return null;
   const r2inv = choleskyInverseFactor(g2, l);
   if (r2inv === null) return null;
-  const q = ys === y ? new Float64Array(m * l) : ys; // the scaled copy is free now
-  matmulInto(q1, r2inv, q, m, l, l, false);
+  const q = first.scaled ? first.ys : new Float64Array(m * l); // the scaled copy is free now
+  upperTriangularRightProduct(q1, r2inv, q, m, l);
   return q;
 }
 
@@ -93,22 +145,6 @@ function maxAbs(y: Float64Array): number {
   }
   for (; i < y.length; i++) m0 = Math.max(m0, Math.abs(y[i]));
   return Math.max(m0, m1, m2, m3);
-}
-
-/**
- * YᵀY (ℓ × ℓ) for a tall Y (m × ℓ) on core's transposed-A GEMM (its strided pack reads only the
- * ℓ-wide Y), symmetrized so the Cholesky sees an exactly symmetric matrix.
- */
-function gram(y: Float64Array, m: number, l: number): Float64Array {
-  const g = new Float64Array(l * l);
-  matmulTransAInto(y, y, g, m, l, l, false);
-  for (let i = 0; i < l; i++)
-    for (let j = i + 1; j < l; j++) {
-      const v = 0.5 * (g[i * l + j] + g[j * l + i]);
-      g[i * l + j] = v;
-      g[j * l + i] = v;
-    }
-  return g;
 }
 
 /**

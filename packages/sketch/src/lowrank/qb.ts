@@ -25,8 +25,11 @@ import {
   TEST_KINDS,
   type TestMatrixKind,
   checkInputMatrix,
+  checkInputScale,
+  packForPowerSteps,
   powerIterate,
   qrFlops,
+  rangeFinderPacked,
   rangeFinderResolved,
   safeScaled,
   resolveRangeFinder,
@@ -61,21 +64,34 @@ export interface QbOptions extends RangeFinderOptions {
  * @throws as {@link rangeFinder}.
  */
 export function qb(input: Matrix, options: QbOptions, seed: SeedKey): QbResult {
-  checkInputMatrix(input, "a");
+  const mx = checkInputScale(input, "a");
   const r = resolveRangeFinder(options, input.rows, input.cols);
   const driver = options.rangeFinder ?? rangeFinderResolved;
   if (typeof driver !== "function") throw new ValueError("options.rangeFinder", "a range-finder driver function", describe(driver));
   // extreme scales run on an exactly rescaled copy (see safeScaled); B is scaled back
-  const { scaled: a, factor } = safeScaled(input);
-  const found = driver(a, r, derive(seed, "rangeFinder"));
-  const Q = found?.Q;
-  if (!(Q instanceof Matrix) || Q.rows !== a.rows || Q.cols < 1 || Q.cols > Math.min(a.rows, a.cols)) {
-    throw new ValueError("options.rangeFinder", `a driver returning { Q: ${a.rows}×ℓ, cost }`, describe(Q));
+  const { scaled: a, factor } = safeScaled(input, mx);
+  // The default driver shares A's packed panels with B = QᵀA (rangefinder.ts' packForPowerSteps).
+  const packed = driver === rangeFinderResolved ? packForPowerSteps(a, r) : null;
+  let found: ReturnType<RangeFinderDriver>;
+  let b: Matrix;
+  try {
+    found =
+      driver === rangeFinderResolved
+        ? rangeFinderPacked(a, r, derive(seed, "rangeFinder"), packed)
+        : driver(a, r, derive(seed, "rangeFinder"));
+    const Q = found?.Q;
+    if (!(Q instanceof Matrix) || Q.rows !== a.rows || Q.cols < 1 || Q.cols > Math.min(a.rows, a.cols)) {
+      throw new ValueError("options.rangeFinder", `a driver returning { Q: ${a.rows}×ℓ, cost }`, describe(Q));
+    }
+    // B = QᵀA directly (transposedProduct: the narrow Q is the strided operand, A is packed along its rows)
+    const l = Q.cols;
+    b = new Matrix(l, a.cols, packed !== null ? packed.transposedProduct(Q.data, l) : transposedProduct(a.data, Q.data, a.rows, a.cols, l));
+  } finally {
+    packed?.release();
   }
+  const Q = found.Q;
   const cost: Cost = { ...found.cost };
   const l = Q.cols;
-  // B = QᵀA directly (transposedProduct: the narrow Q is the strided operand, A is packed along its rows)
-  const b = new Matrix(l, a.cols, transposedProduct(a.data, Q.data, a.rows, a.cols, l));
   if (factor !== 1) for (let i = 0; i < b.data.length; i++) b.data[i] *= factor;
   cost.flops += 2 * a.rows * a.cols * l;
   cost.floatsStored += l * a.cols;

@@ -19,6 +19,7 @@ import {
   assertNonEmpty,
   assertOneOf,
   describe,
+  matmulInto,
   matmulTransAInto,
   tallNarrowMatmulInto,
   transposeInto,
@@ -26,6 +27,7 @@ import {
 import {
   type Cost,
   type SketchDistribution,
+  type SketchOperator,
   countSketch,
   createSketch,
   gaussianSketch,
@@ -33,8 +35,9 @@ import {
   sparseSignSketch,
   srhtSketch,
 } from "../operators/index.js";
-import { choleskyQr2 } from "./cholqr.js";
+import { choleskyQr2, powerStepFactor } from "./cholqr.js";
 import { householderQr, luLowerFactor, powerOfTwoScale } from "./householder.js";
+import { PackedTallOperand } from "./tallproducts.js";
 
 /** Entries of magnitude outside [2^-400, 2^400] are rescaled before the low-rank algorithms run. */
 const SAFE_EXPONENT = 400;
@@ -45,9 +48,10 @@ const SAFE_EXPONENT = 400;
  * Why: ‖A‖², Aᵀ(AY) and the power iterations square the scale of A — entries of 1e-300 underflow
  * (a zero norm reads as "already converged", a zero column as "no reflector needed") and entries of
  * 1e150 overflow. Q is invariant under the rescaling, B and the singular values scale by `factor`.
+ * `maxAbsA` (default: computed) is max |A| when the caller has it already ({@link checkInputScale}).
  */
-export function safeScaled(a: Matrix): { scaled: Matrix; factor: number } {
-  const mx = maxAbs(a.data);
+export function safeScaled(a: Matrix, maxAbsA: number = maxAbs(a.data)): { scaled: Matrix; factor: number } {
+  const mx = maxAbsA;
   if (mx === 0 || (mx >= 2 ** -SAFE_EXPONENT && mx <= 2 ** SAFE_EXPONENT)) return { scaled: a, factor: 1 };
   const s = powerOfTwoScale(mx);
   return {
@@ -129,6 +133,19 @@ export function checkInputMatrix(a: unknown, argument: string): asserts a is Mat
   assertMatrix(a, argument);
   assertNonEmpty(a, argument);
   assertFinite(a, argument);
+}
+
+/**
+ * {@link checkInputMatrix} that also returns max |a| for {@link safeScaled}: one pass over the
+ * entries instead of two (a NaN or ±∞ makes the maximum non-finite; only then is the finiteness
+ * check run, to name the entry). Why: on the 16384 × 512 latent each pass is ≈ 1.5 % of an RSVD (issue 14).
+ */
+export function checkInputScale(a: unknown, argument: string): number {
+  assertMatrix(a, argument);
+  assertNonEmpty(a, argument);
+  const mx = maxAbs(a.data);
+  if (!Number.isFinite(mx)) assertFinite(a, argument);
+  return mx;
 }
 
 /**
@@ -231,11 +248,20 @@ const ONE_PASS_KAPPA = 1e4;
  * and CholeskyQR's backward error Y + ΔY = Q₁R₁, ‖ΔY‖ = O(u‖Y‖), is Householder's (Yamamoto et al.
  * 2015), so the span is as accurate; the final basis is always orthonormal to O(u). Saves one Gram
  * and one product per step (issue 14).
+ *
+ * In the one-pass case Q₁ = Y·R₁⁻¹ is not even formed: `{ y, rInv }` is returned and the power step
+ * takes Mᵀ·Q₁ = (Mᵀ·Y)·R₁⁻¹ — the same matrix in exact arithmetic, an ℓ × ℓ product on the n-sized
+ * side instead of the m-sized one (issue 14: 2mℓ² flops per step). The rounding of Mᵀ·Y is then
+ * relative to ‖Y‖ rather than ‖Q₁‖ = 1, which R₁⁻¹ amplifies by at most κ(Y) ≤ 1e4 (certified): the
+ * span of the next sample is accurate to ≈ 1e4·u, far inside what the power steps need (the
+ * one-pass basis itself is orthonormal only to ≈ 1e-8).
  */
-function powerStepBasis(y: Matrix, cost: Cost): Matrix {
+function powerStepBasis(y: Matrix, cost: Cost): { y: Matrix; rInv?: Float64Array } {
   cost.flops += qrFlops(y.rows, y.cols);
-  const q = choleskyQr2(y.data, y.rows, y.cols, ONE_PASS_KAPPA);
-  return q === null ? householderQr(y).q : new Matrix(y.rows, y.cols, q);
+  const f = powerStepFactor(y.data, y.rows, y.cols, ONE_PASS_KAPPA);
+  if (f === null) return { y: householderQr(y).q };
+  if (f.rInv !== undefined) return { y, rInv: f.rInv };
+  return { y: new Matrix(y.rows, y.cols, f.q) };
 }
 
 /**
@@ -251,8 +277,11 @@ export interface PowerOperator {
   stepFlops(c: number): number;
 }
 
-/** The dense operator of A (core's kernels, same products as before the refactor, so bit-identical). */
-export function denseOperator(a: Matrix): PowerOperator {
+/**
+ * The dense operator of A (core's kernels, same products as before the refactor, so bit-identical).
+ * With `packed` (A's panels kept for the call, tallproducts.ts) Aᵀ·Y skips repacking A.
+ */
+export function denseOperator(a: Matrix, packed: PackedTallOperand | null = null): PowerOperator {
   const m = a.rows;
   const n = a.cols;
   return {
@@ -263,7 +292,8 @@ export function denseOperator(a: Matrix): PowerOperator {
     },
     transposeTimes(y) {
       const out = new Matrix(n, y.cols);
-      transposeTimesInto(a.data, y.data, out.data, m, n, y.cols);
+      if (packed !== null && m * n * y.cols >= 1 << 20) transposeInto(packed.transposedProduct(y.data, y.cols), out.data, y.cols, n);
+      else transposeTimesInto(a.data, y.data, out.data, m, n, y.cols);
       return out;
     },
     stepFlops: (c) => 4 * m * n * c,
@@ -303,8 +333,17 @@ export function transposedProduct(A: Float64Array, Y: Float64Array, m: number, n
  */
 export function powerIterate(op: PowerOperator, y: Matrix, iterations: number, mode: Orthonormalization, cost: Cost): Matrix {
   for (let it = 0; it < iterations; it++) {
-    y = mode === "qr" ? powerStepBasis(y, cost) : renormalize(y, mode, cost);
-    const z = renormalize(op.transposeTimes(y), mode, cost);
+    let rInv: Float64Array | undefined;
+    if (mode === "qr") ({ y, rInv } = powerStepBasis(y, cost));
+    else y = renormalize(y, mode, cost);
+    let z = op.transposeTimes(y);
+    if (rInv !== undefined) {
+      // Mᵀ·(Y R₁⁻¹) as (Mᵀ·Y)·R₁⁻¹ (see powerStepBasis)
+      const zr = new Matrix(z.rows, z.cols);
+      matmulInto(z.data, rInv, zr.data, z.rows, z.cols, z.cols, false);
+      z = zr;
+    }
+    z = renormalize(z, mode, cost);
     y = op.times(z);
     cost.flops += op.stepFlops(y.cols);
   }
@@ -335,13 +374,46 @@ export type RangeFinderDriver = (a: Matrix, options: ResolvedRangeFinder, seed: 
  * ```
  */
 export function rangeFinder(a: Matrix, options: RangeFinderOptions, seed: SeedKey): RangeFinderResult {
-  checkInputMatrix(a, "a");
+  const mx = checkInputScale(a, "a");
   const r = resolveRangeFinder(options, a.rows, a.cols);
-  return rangeFinderResolved(safeScaled(a).scaled, r, derive(seed, "rangeFinder"));
+  return rangeFinderResolved(safeScaled(a, mx).scaled, r, derive(seed, "rangeFinder"));
+}
+
+/**
+ * Y = A·Ω. A dense tall Ω (Gaussian, Rademacher) is formed (n × ℓ, small) and multiplied on core's
+ * tall-narrow kernel directly — the product and bits of `omega.sketchRight(a)`, without its second
+ * finiteness pass over A, which the drivers have checked already (issue 14); other operators apply themselves.
+ */
+function sampleRange(a: Matrix, omega: SketchOperator, dist: SketchDistribution): Matrix {
+  const l = dist.cols;
+  if ((dist.kind === "gaussian" || dist.kind === "rademacher") && dist.rows > l && l <= 128 && a.rows >= 4 * l) {
+    const y = new Matrix(a.rows, l);
+    tallNarrowMatmulInto(a.data, omega.toMatrix().data, y.data, a.rows, a.cols, l);
+    return y;
+  }
+  return omega.sketchRight(a);
 }
 
 /** The default range-finder driver: the range finder on validated arguments (shared with qb / randomizedSvd). */
 export function rangeFinderResolved(a: Matrix, r: ResolvedRangeFinder, seed: SeedKey): RangeFinderResult {
+  const packed = packForPowerSteps(a, r);
+  try {
+    return rangeFinderPacked(a, r, seed, packed);
+  } finally {
+    packed?.release();
+  }
+}
+
+/**
+ * A's panels kept for the call when the power steps multiply by Aᵀ at least once (q ≥ 1: each
+ * Aᵀ·Y after the first, and QB's B = QᵀA, then skip repacking A — see `PackedTallOperand`), else null.
+ */
+export function packForPowerSteps(a: Matrix, r: ResolvedRangeFinder): PackedTallOperand | null {
+  return r.powerIterations >= 1 ? PackedTallOperand.create(a.data, a.rows, a.cols, r.samples) : null;
+}
+
+/** {@link rangeFinderResolved} with A's panels (or null) supplied by the caller, who releases them. */
+export function rangeFinderPacked(a: Matrix, r: ResolvedRangeFinder, seed: SeedKey, packed: PackedTallOperand | null): RangeFinderResult {
   const m = a.rows;
   const n = a.cols;
   const l = r.samples;
@@ -349,7 +421,7 @@ export function rangeFinderResolved(a: Matrix, r: ResolvedRangeFinder, seed: See
   const omega = createSketch(dist, derive(seed, "testMatrix"));
   const sketchCost = omega.cost(m, "right");
   const cost: Cost = { flops: sketchCost.flops, floatsStored: sketchCost.floatsStored + m * l + n * l };
-  const y = powerIterate(denseOperator(a), omega.sketchRight(a), r.powerIterations, r.orthonormalization, cost);
+  const y = powerIterate(denseOperator(a, packed), sampleRange(a, omega, dist), r.powerIterations, r.orthonormalization, cost);
   cost.flops += qrFlops(m, l);
   return { Q: orthonormalBasis(y), cost };
 }

@@ -4,7 +4,7 @@
  * ml-matrix handles only the small factor; the m-sized products use core's kernels.
  */
 import { Matrix, type SeedKey, transpose } from "@randattn/core";
-import { assertInteger, assertOptions, matmulInto, matmulTransBInto } from "@randattn/core/internal";
+import { assertInteger, assertOptions, matmulTransBInto, tallNarrowMatmulInto } from "@randattn/core/internal";
 import { SVD } from "ml-matrix";
 import type { Cost } from "../operators/index.js";
 import { householderQr, powerOfTwoScale } from "./householder.js";
@@ -195,7 +195,7 @@ export function randomizedSvd(a: Matrix, options: QbOptions, seed: SeedKey): Ran
   const small = wideSvd(B, k);
   // U = Q Ũ (m × ℓ · ℓ × k).
   const U = new Matrix(a.rows, k);
-  matmulInto(Q.data, small.U.data, U.data, a.rows, l, k, false);
+  tallNarrowMatmulInto(Q.data, small.U.data, U.data, a.rows, l, k);
   const n = a.cols;
   cost.flops += 4 * n * l * l + 8 * l * l * l + 2 * a.rows * l * k;
   cost.floatsStored += a.rows * k + k + k * n;

@@ -7,7 +7,7 @@
  */
 import { Matrix, matmul, matmulTransA, randomMatrix } from "@randattn/core";
 import { describe, expect, it } from "vitest";
-import { choleskyQr2 } from "../../src/lowrank/cholqr.js";
+import { choleskyQr2, powerStepFactor } from "../../src/lowrank/cholqr.js";
 import { householderQr } from "../../src/lowrank/index.js";
 import { orthonormalBasis } from "../../src/lowrank/rangefinder.js";
 import { orthonormalityDefect } from "./spectra.js";
@@ -80,5 +80,25 @@ describe("choleskyQr2", () => {
     expect(choleskyQr2(wide.data, 300, 100)).toBeNull();
     // the range finder's basis falls back to Householder there: still orthonormal
     for (const y of [dup, zero, ill]) expect(orthonormalityDefect(orthonormalBasis(y))).toBeLessThan(1e-13);
+  });
+
+  it("power steps: R₁⁻¹ alone when certified (Y·R₁⁻¹ is the one-pass basis), an explicit basis otherwise", () => {
+    const well = conditioned(2048, 24, 1e2, 16);
+    const f = powerStepFactor(well.data, 2048, 24, 1e4);
+    expect(f?.rInv).toBeDefined();
+    const one = choleskyQr2(well.data, 2048, 24, 1e4) as Float64Array;
+    const viaFactor = matmul(well, new Matrix(24, 24, f?.rInv as Float64Array));
+    let d = 0;
+    for (let i = 0; i < one.length; i++) d = Math.max(d, Math.abs(viaFactor.data[i] - one[i]));
+    expect(d).toBeLessThan(1e-13);
+    // κ = 1e6 fails the 1e4 certificate: CholeskyQR2's orthonormal basis, returned explicitly
+    const ill = conditioned(2048, 24, 1e6, 17);
+    const g = powerStepFactor(ill.data, 2048, 24, 1e4);
+    expect(g?.rInv).toBeUndefined();
+    expect(orthonormalityDefect(new Matrix(2048, 24, g?.q as Float64Array))).toBeLessThan(50 * Number.EPSILON * Math.sqrt(24));
+    // a sample far from unit scale is rescaled first, so its basis is explicit too
+    const tiny = well.data.map((x) => x * 1e-300);
+    expect(powerStepFactor(tiny, 2048, 24, 1e4)?.q).toBeDefined();
+    expect(powerStepFactor(randomMatrix(100, 10, {}, [18]).data, 100, 10, 1e4)).toBeNull();
   });
 });

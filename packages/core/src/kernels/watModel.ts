@@ -1,0 +1,355 @@
+/**
+ * WAT of the elementwise passes of a model's layer step (issue 14, pretrained/resident.ts): RMSNorm
+ * rows, RoPE (half pairing), SwiGLU, residual adds and a finiteness test, over operands resident in
+ * kernel memory. At the shipped models' sizes these passes, as JavaScript loops over typed arrays,
+ * cost ≈ 2.5–4 ns per element (measured on the 2-core EPYC) — more than a third of an N = 128 prefill;
+ * here they run over f64x2 vectors with no bounds checks.
+ *
+ * Every function performs the same IEEE operations, in the same order per element, as the
+ * JavaScript loop it replaces (no FMA exists in SIMD128; reductions stay sequential and scalar), so
+ * results are unchanged bit for bit: RMSNorm's Σ x² is one sequential f64 sum, its scaling is
+ * elementwise; SwiGLU calls the module's `exp_f64` (whose result per element does not depend on
+ * the grouping). Appended to the module by `kernelWat()` (wat.ts), after every existing function.
+ * Byte addresses; strides and counts in elements.
+ */
+
+/**
+ * `rms_rows_f64(src, dst, rows, cols, gain, eps, out32)`: dst row r = gain ⊙ (x · inv) with
+ * inv = 1 / √(Σ_j x_j² / cols + eps), Σ summed sequentially from j = 0 (norm.ts rmsNormRowsInto);
+ * dst float64, or float32 (rounded) when out32 ≠ 0. Both with row stride `cols`.
+ */
+function rmsRowsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $rms_rows_f64 (export "rms_rows_f64") (param $src i32) (param $dst i32) (param $rows i32) (param $cols i32) (param $gain i32) (param $eps f64) (param $out32 i32)',
+  );
+  L.push("(local $r i32) (local $j i32) (local $p i32) (local $ms f64) (local $x f64) (local $inv f64) (local $vi v128) (local $y v128)");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $p (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $cols)) (i32.const 8))))");
+  L.push("(local.set $ms (f64.const 0)) (local.set $j (i32.const 0))");
+  L.push("(block $sdone (loop $sloop (br_if $sdone (i32.ge_s (local.get $j) (local.get $cols)))");
+  L.push("(local.set $x (f64.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))))");
+  L.push("(local.set $ms (f64.add (local.get $ms) (f64.mul (local.get $x) (local.get $x))))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $sloop)))");
+  L.push(
+    "(local.set $inv (f64.div (f64.const 1) (f64.sqrt (f64.add (f64.div (local.get $ms) (f64.convert_i32_s (local.get $cols))) (local.get $eps)))))",
+  );
+  L.push("(local.set $vi (f64x2.splat (local.get $inv)))");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $cols)))");
+  L.push(
+    "(local.set $y (f64x2.mul (v128.load (i32.add (local.get $gain) (i32.shl (local.get $j) (i32.const 3)))) (f64x2.mul (v128.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))) (local.get $vi))))",
+  );
+  L.push(
+    "(if (local.get $out32) (then (v128.store64_lane 0 (i32.add (local.get $dst) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 2))) (f32x4.demote_f64x2_zero (local.get $y))))",
+  );
+  L.push(
+    "(else (v128.store (i32.add (local.get $dst) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 3))) (local.get $y))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $vloop)))");
+  L.push("(if (i32.lt_s (local.get $j) (local.get $cols)) (then");
+  L.push(
+    "(local.set $x (f64.mul (f64.load (i32.add (local.get $gain) (i32.shl (local.get $j) (i32.const 3)))) (f64.mul (f64.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))) (local.get $inv))))",
+  );
+  L.push(
+    "(if (local.get $out32) (then (f32.store (i32.add (local.get $dst) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 2))) (f32.demote_f64 (local.get $x))))",
+  );
+  L.push(
+    "(else (f64.store (i32.add (local.get $dst) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 3))) (local.get $x))))))",
+  );
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `rope_half_f64(p, ld, rows, blocks, dh, tab)`: RoPE with the half pairing (p, p + dh/2) in place
+ * on `blocks` adjacent dh-wide column blocks of a row-major block (row stride ld): a' = a·c − b·s,
+ * b' = a·s + b·c (rope.ts rotateColumnsInPlace), with row i's cos at tab + i·dh and sin at
+ * tab + i·dh + dh/2 (float64). dh/2 must be even.
+ */
+function ropeHalfFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $rope_half_f64 (export "rope_half_f64") (param $p i32) (param $ld i32) (param $rows i32) (param $blocks i32) (param $dh i32) (param $tab i32)',
+  );
+  L.push(
+    "(local $i i32) (local $b i32) (local $j i32) (local $row i32) (local $t i32) (local $o i32) (local $hb i32) (local $va v128) (local $vb v128) (local $c v128) (local $s v128)",
+  );
+  L.push("(local.set $hb (i32.shl (local.get $dh) (i32.const 2)))"); // (dh/2)·8 bytes
+  L.push("(local.set $i (i32.const 0))");
+  L.push("(block $idone (loop $iloop (br_if $idone (i32.ge_s (local.get $i) (local.get $rows)))");
+  L.push("(local.set $row (i32.add (local.get $p) (i32.mul (i32.mul (local.get $i) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $t (i32.add (local.get $tab) (i32.mul (i32.mul (local.get $i) (local.get $dh)) (i32.const 8))))");
+  L.push("(local.set $b (i32.const 0))");
+  L.push("(block $bdone (loop $bloop (br_if $bdone (i32.ge_s (local.get $b) (local.get $blocks)))");
+  L.push("(local.set $o (i32.add (local.get $row) (i32.mul (i32.mul (local.get $b) (local.get $dh)) (i32.const 8))))");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $jdone (loop $jloop (br_if $jdone (i32.ge_s (local.get $j) (local.get $hb)))");
+  L.push("(local.set $va (v128.load (i32.add (local.get $o) (local.get $j))))");
+  L.push("(local.set $vb (v128.load (i32.add (i32.add (local.get $o) (local.get $hb)) (local.get $j))))");
+  L.push("(local.set $c (v128.load (i32.add (local.get $t) (local.get $j))))");
+  L.push("(local.set $s (v128.load (i32.add (i32.add (local.get $t) (local.get $hb)) (local.get $j))))");
+  L.push(
+    "(v128.store (i32.add (local.get $o) (local.get $j)) (f64x2.sub (f64x2.mul (local.get $va) (local.get $c)) (f64x2.mul (local.get $vb) (local.get $s))))",
+  );
+  L.push(
+    "(v128.store (i32.add (i32.add (local.get $o) (local.get $hb)) (local.get $j)) (f64x2.add (f64x2.mul (local.get $va) (local.get $s)) (f64x2.mul (local.get $vb) (local.get $c))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 16))) (br $jloop)))");
+  L.push("(local.set $b (i32.add (local.get $b) (i32.const 1))) (br $bloop)))");
+  L.push("(local.set $i (i32.add (local.get $i) (i32.const 1))) (br $iloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `swiglu_f64(gp, hp, ep, rows, n, in32)`: SwiGLU's hidden rows h = (g / (1 + e^{−g})) · u from the
+ * joined gate/up rows [g | u] (2n wide at gp) into h (n wide at hp), as fused.ts gluForward: e^{−g}
+ * by `exp_f64` one row at a time into the float64 row at ep (n floats; may be hp when h is float64).
+ * in32 ≠ 0: [g | u] and h are float32 (g, u widened exactly; h rounded), the arithmetic float64.
+ */
+function swigluFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $swiglu_f64 (export "swiglu_f64") (param $gp i32) (param $hp i32) (param $ep i32) (param $rows i32) (param $n i32) (param $in32 i32)',
+  );
+  L.push("(local $r i32) (local $j i32) (local $g i32) (local $h i32) (local $e i32) (local $vg v128) (local $vu v128) (local $y v128)");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(if (local.get $in32) (then");
+  L.push("(local.set $g (i32.add (local.get $gp) (i32.mul (i32.mul (local.get $r) (local.get $n)) (i32.const 8))))");
+  L.push("(local.set $h (i32.add (local.get $hp) (i32.mul (i32.mul (local.get $r) (local.get $n)) (i32.const 4))))");
+  L.push("(local.set $e (local.get $ep))");
+  L.push(")(else");
+  L.push("(local.set $g (i32.add (local.get $gp) (i32.mul (i32.mul (local.get $r) (local.get $n)) (i32.const 16))))");
+  L.push("(local.set $h (i32.add (local.get $hp) (i32.mul (i32.mul (local.get $r) (local.get $n)) (i32.const 8))))");
+  L.push("(local.set $e (select (local.get $h) (local.get $ep) (i32.eq (local.get $hp) (local.get $ep))))");
+  L.push("))");
+  // e ← −g
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $ndone (loop $nloop (br_if $ndone (i32.ge_s (local.get $j) (local.get $n)))");
+  L.push(
+    "(if (local.get $in32) (then (f64.store (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3))) (f64.neg (f64.promote_f32 (f32.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 2))))))))",
+  );
+  L.push(
+    "(else (f64.store (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3))) (f64.neg (f64.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 3))))))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $nloop)))");
+  L.push("(call $exp_f64 (local.get $e) (local.get $e) (local.get $n))");
+  // h ← (g / (1 + e)) · u
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(if (local.get $in32) (then");
+  L.push("(block $fdone (loop $floop (br_if $fdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $n)))");
+  L.push("(local.set $vg (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 2))))))");
+  L.push(
+    "(local.set $vu (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $g) (i32.shl (i32.add (local.get $j) (local.get $n)) (i32.const 2))))))",
+  );
+  L.push(
+    "(local.set $y (f64x2.mul (f64x2.div (local.get $vg) (f64x2.add (v128.const f64x2 1 1) (v128.load (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3)))))) (local.get $vu)))",
+  );
+  L.push("(v128.store64_lane 0 (i32.add (local.get $h) (i32.shl (local.get $j) (i32.const 2))) (f32x4.demote_f64x2_zero (local.get $y)))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $floop)))");
+  L.push("(if (i32.lt_s (local.get $j) (local.get $n)) (then");
+  L.push(
+    "(f32.store (i32.add (local.get $h) (i32.shl (local.get $j) (i32.const 2))) (f32.demote_f64 (f64.mul (f64.div (f64.promote_f32 (f32.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 2))))) (f64.add (f64.const 1) (f64.load (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3)))))) (f64.promote_f32 (f32.load (i32.add (local.get $g) (i32.shl (i32.add (local.get $j) (local.get $n)) (i32.const 2))))))))))",
+  );
+  L.push(")(else");
+  L.push("(block $ddone (loop $dloop (br_if $ddone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $n)))");
+  L.push("(local.set $vg (v128.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 3)))))");
+  L.push("(local.set $vu (v128.load (i32.add (local.get $g) (i32.shl (i32.add (local.get $j) (local.get $n)) (i32.const 3)))))");
+  L.push(
+    "(v128.store (i32.add (local.get $h) (i32.shl (local.get $j) (i32.const 3))) (f64x2.mul (f64x2.div (local.get $vg) (f64x2.add (v128.const f64x2 1 1) (v128.load (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3)))))) (local.get $vu)))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $dloop)))");
+  L.push("(if (i32.lt_s (local.get $j) (local.get $n)) (then");
+  L.push(
+    "(f64.store (i32.add (local.get $h) (i32.shl (local.get $j) (i32.const 3))) (f64.mul (f64.div (f64.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 3)))) (f64.add (f64.const 1) (f64.load (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3)))))) (f64.load (i32.add (local.get $g) (i32.shl (i32.add (local.get $j) (local.get $n)) (i32.const 3))))))))",
+  );
+  L.push("))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `add_rows_f64(a, b, dst, n, a32)`: dst[i] = a[i] + b[i] over n elements, float64 (a float32
+ * widened when a32 ≠ 0): the residual adds. dst may be a or b.
+ */
+function addFunction(): string {
+  const L: string[] = [];
+  L.push('(func $add_rows_f64 (export "add_rows_f64") (param $a i32) (param $b i32) (param $dst i32) (param $n i32) (param $a32 i32)');
+  L.push("(local $j i32) (local $va v128)");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $n)))");
+  L.push(
+    "(local.set $va (if (result v128) (local.get $a32) (then (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $a) (i32.shl (local.get $j) (i32.const 2)))))) (else (v128.load (i32.add (local.get $a) (i32.shl (local.get $j) (i32.const 3)))))))",
+  );
+  L.push(
+    "(v128.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 3))) (f64x2.add (local.get $va) (v128.load (i32.add (local.get $b) (i32.shl (local.get $j) (i32.const 3))))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $vloop)))");
+  L.push("(if (i32.lt_s (local.get $j) (local.get $n)) (then");
+  L.push(
+    "(f64.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 3))) (f64.add (if (result f64) (local.get $a32) (then (f64.promote_f32 (f32.load (i32.add (local.get $a) (i32.shl (local.get $j) (i32.const 2)))))) (else (f64.load (i32.add (local.get $a) (i32.shl (local.get $j) (i32.const 3)))))) (f64.load (i32.add (local.get $b) (i32.shl (local.get $j) (i32.const 3))))))))",
+  );
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `all_finite(p, n, is32)` → 1 when all n entries (float64, or float32 when is32 ≠ 0) are finite,
+ * else 0: Σ x·0 is ±0 for finite x and NaN as soon as one x is ±∞ or NaN.
+ */
+function allFiniteFunction(): string {
+  const L: string[] = [];
+  L.push('(func $all_finite (export "all_finite") (param $p i32) (param $n i32) (param $is32 i32) (result i32)');
+  L.push("(local $j i32) (local $acc v128) (local $s f64)");
+  L.push("(local.set $acc (v128.const f64x2 0 0)) (local.set $j (i32.const 0))");
+  L.push("(if (local.get $is32) (then");
+  L.push("(block $fdone (loop $floop (br_if $fdone (i32.gt_s (i32.add (local.get $j) (i32.const 4)) (local.get $n)))");
+  L.push(
+    "(local.set $acc (f32x4.add (local.get $acc) (f32x4.mul (v128.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 2)))) (v128.const f32x4 0 0 0 0))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 4))) (br $floop)))");
+  L.push(
+    "(local.set $s (f64.promote_f32 (f32.add (f32.add (f32x4.extract_lane 0 (local.get $acc)) (f32x4.extract_lane 1 (local.get $acc))) (f32.add (f32x4.extract_lane 2 (local.get $acc)) (f32x4.extract_lane 3 (local.get $acc))))))",
+  );
+  L.push("(block $tdone (loop $tloop (br_if $tdone (i32.ge_s (local.get $j) (local.get $n)))");
+  L.push(
+    "(local.set $s (f64.add (local.get $s) (f64.mul (f64.promote_f32 (f32.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 2))))) (f64.const 0))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $tloop)))");
+  L.push(")(else");
+  L.push("(block $ddone (loop $dloop (br_if $ddone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $n)))");
+  L.push(
+    "(local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (v128.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))) (v128.const f64x2 0 0))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $dloop)))");
+  L.push("(local.set $s (f64.add (f64x2.extract_lane 0 (local.get $acc)) (f64x2.extract_lane 1 (local.get $acc))))");
+  L.push("(if (i32.lt_s (local.get $j) (local.get $n)) (then");
+  L.push(
+    "(local.set $s (f64.add (local.get $s) (f64.mul (f64.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))) (f64.const 0))))))",
+  );
+  L.push("))");
+  L.push("(f64.eq (local.get $s) (local.get $s))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `copy_cols_f64(src, ld, dst, rows, cols)`: columns 0 … cols − 1 of `rows` rows (row stride ld,
+ * from src) into a contiguous rows × cols block at dst — one KV head's keys or values out of the
+ * joined Q/K/V block. cols even.
+ */
+function copyColsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $copy_cols_f64 (export "copy_cols_f64") (param $src i32) (param $ld i32) (param $dst i32) (param $rows i32) (param $cols i32)',
+  );
+  L.push("(local $r i32) (local $j i32) (local $p i32) (local $w i32)");
+  L.push("(local.set $w (i32.shl (local.get $cols) (i32.const 3)))");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $p (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $jdone (loop $jloop (br_if $jdone (i32.ge_s (local.get $j) (local.get $w)))");
+  L.push("(v128.store (i32.add (local.get $dst) (local.get $j)) (v128.load (i32.add (local.get $p) (local.get $j))))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 16))) (br $jloop)))");
+  L.push("(local.set $dst (i32.add (local.get $dst) (local.get $w)))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `scale_rows_f64(src, ld, dst, rows, cols, s, out32)`: dst[r·cols + p] = src[r·ld + p]·s, float64
+ * or rounded to float32 when out32 ≠ 0 — the fused driver's scaled query block (scale·Q).
+ */
+function scaleRowsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $scale_rows_f64 (export "scale_rows_f64") (param $src i32) (param $ld i32) (param $dst i32) (param $rows i32) (param $cols i32) (param $s f64) (param $out32 i32)',
+  );
+  L.push("(local $r i32) (local $j i32) (local $p i32) (local $q i32) (local $vs v128) (local $y v128) (local $x f64)");
+  L.push("(local.set $vs (f64x2.splat (local.get $s)))");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $p (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $q (i32.mul (local.get $r) (local.get $cols)))");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $cols)))");
+  L.push("(local.set $y (f64x2.mul (v128.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))) (local.get $vs)))");
+  L.push(
+    "(if (local.get $out32) (then (v128.store64_lane 0 (i32.add (local.get $dst) (i32.shl (i32.add (local.get $q) (local.get $j)) (i32.const 2))) (f32x4.demote_f64x2_zero (local.get $y))))",
+  );
+  L.push("(else (v128.store (i32.add (local.get $dst) (i32.shl (i32.add (local.get $q) (local.get $j)) (i32.const 3))) (local.get $y))))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $vloop)))");
+  L.push("(if (i32.lt_s (local.get $j) (local.get $cols)) (then");
+  L.push("(local.set $x (f64.mul (f64.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))) (local.get $s)))");
+  L.push(
+    "(if (local.get $out32) (then (f32.store (i32.add (local.get $dst) (i32.shl (i32.add (local.get $q) (local.get $j)) (i32.const 2))) (f32.demote_f64 (local.get $x))))",
+  );
+  L.push("(else (f64.store (i32.add (local.get $dst) (i32.shl (i32.add (local.get $q) (local.get $j)) (i32.const 3))) (local.get $x))))))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `rows_normalize_out(yp, lp, out, ldo, rows, cols, in32)` → 1 when every normalizer l[r] (float64
+ * at lp) is in (0, ∞) and, when in32 ≠ 0, every output finite; else 0 (the caller's fallback):
+ * out[r·ldo + c] = y[r·cols + c]·(1/l[r]) (y float64, or float32 widened) — the fused driver's Y out.
+ */
+function rowsNormalizeOutFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $rows_normalize_out (export "rows_normalize_out") (param $yp i32) (param $lp i32) (param $out i32) (param $ldo i32) (param $rows i32) (param $cols i32) (param $in32 i32) (result i32)',
+  );
+  L.push("(local $r i32) (local $j i32) (local $o i32) (local $l f64) (local $vi v128) (local $y v128) (local $acc v128)");
+  L.push("(local.set $acc (v128.const f64x2 0 0))");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $l (f64.load (i32.add (local.get $lp) (i32.shl (local.get $r) (i32.const 3)))))");
+  L.push(
+    "(if (i32.eqz (i32.and (f64.gt (local.get $l) (f64.const 0)) (f64.lt (local.get $l) (f64.const inf)))) (then (return (i32.const 0))))",
+  );
+  L.push("(local.set $vi (f64x2.splat (f64.div (f64.const 1) (local.get $l))))");
+  L.push("(local.set $o (i32.add (local.get $out) (i32.mul (i32.mul (local.get $r) (local.get $ldo)) (i32.const 8))))");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $cols)))");
+  L.push(
+    "(local.set $y (if (result v128) (local.get $in32) (then (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $yp) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 2)))))) (else (v128.load (i32.add (local.get $yp) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 3)))))))",
+  );
+  L.push("(local.set $y (f64x2.mul (local.get $y) (local.get $vi)))");
+  L.push("(local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (local.get $y) (v128.const f64x2 0 0))))");
+  L.push("(v128.store (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3))) (local.get $y))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $vloop)))");
+  L.push("(if (i32.lt_s (local.get $j) (local.get $cols)) (then");
+  L.push(
+    "(local.set $y (f64x2.splat (f64.mul (if (result f64) (local.get $in32) (then (f64.promote_f32 (f32.load (i32.add (local.get $yp) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 2)))))) (else (f64.load (i32.add (local.get $yp) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 3)))))) (f64x2.extract_lane 0 (local.get $vi)))))",
+  );
+  L.push("(local.set $acc (f64x2.add (local.get $acc) (f64x2.mul (local.get $y) (v128.const f64x2 0 0))))");
+  L.push("(f64.store (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3))) (f64x2.extract_lane 0 (local.get $y)))))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push("(if (local.get $in32) (then");
+  L.push("(return (f64.eq (f64.add (f64x2.extract_lane 0 (local.get $acc)) (f64x2.extract_lane 1 (local.get $acc))) (f64.const 0)))))");
+  L.push("(i32.const 1)");
+  L.push(")");
+  return L.join("\n");
+}
+
+/** The functions above, in module order (appended at the end of `kernelWat()`). */
+export function modelKernelFunctions(): string[] {
+  return [
+    rmsRowsFunction(),
+    ropeHalfFunction(),
+    swigluFunction(),
+    addFunction(),
+    allFiniteFunction(),
+    copyColsFunction(),
+    scaleRowsFunction(),
+    rowsNormalizeOutFunction(),
+  ];
+}

@@ -1,0 +1,688 @@
+/**
+ * The GQA prefill with every activation resident in a kernel arena of the model's own (issue 14:
+ * at the shipped sizes — d = 64, heads of 16, 4 layers — a forward of N = 128 tokens was ≈ 40 % GEMM
+ * and ≈ 60 % JavaScript between the products: copies of the activations and of the weight panels
+ * into the shared kernel memory and of every product back out, float64 ↔ float32 conversions around
+ * each float32 product, and the SiLU exp's own copies).
+ *
+ * Here a model's weights are packed ONCE into the GEMM's panels inside its arena
+ * (`kernels/arena.ts`), and a step lays out one frame there: the residual stream, both norms'
+ * outputs, the joined Q/K/V block, concat(Y_h), W_O's output, the gate/up block, the SwiGLU hidden
+ * rows and the logits. Each product reads its A operand where the previous pass wrote it and writes
+ * C where the next pass reads it (`gemm_f64_ra` / `gemm_f32_ra` on the arena's addresses); the
+ * norms, RoPE (half pairing), residual adds, SwiGLU and the finiteness checks run as WebAssembly
+ * SIMD passes over the same bytes (kernels/watModel.ts: the JavaScript loops cost ≈ 2.5–4 ns per
+ * element, ≈ a third of the step); biases (Qwen2) stay JavaScript loops on the arena's views.
+ * What still crosses: the new keys and values into the KV cache (which owns
+ * them), the attention heads (the fused softmax driver packs K and V in the shared kernel memory and
+ * writes Y_h into the arena), the final hidden rows and the logits out.
+ *
+ * Bits: the same operations in the same order as the non-resident path of model.ts — the same
+ * kernels over the same panels (each C[i, j] one sequential sum over p), `rmsNormRowsInto`'s and
+ * `rotateColumnsInPlace`'s arithmetic, the kernel module's exp, and float32 rounding exactly where the copies
+ * into float32 kernel memory rounded (a float32 view stores the rounded value) — so the logits
+ * are unchanged bit for bit (checked against the non-resident path for both precisions in tests).
+ *
+ * Applies to prefill-sized steps (the products on the WebAssembly kernels: t ≥ 4 rows) of a model
+ * whose layers are all GQA with RMSNorm, an in-place RoPE (or none), a joined SiLU-gated FFN
+ * without inner biases and weights of one GEMM block each (k ≤ 256, n ≤ 1024 — Llama, Qwen2,
+ * Mistral at these sizes), on exact KV caches, without captures or an attention override. Every
+ * other case, and a decoded token's few rows, keep model.ts' path.
+ */
+import { attentionCachedKeys } from "../attention/attend.js";
+import { resolveAttention } from "../attention/options.js";
+import type { AttentionPrecisionOption } from "../attention/options.js";
+import { KVCache } from "../cache/kv-cache.js";
+import { NumericalError } from "../errors.js";
+import { KernelArena } from "../kernels/arena.js";
+import {
+  type Kernels,
+  getKernelBackend,
+  kernelBackendFor,
+  packOperandF32,
+  packOperandF64,
+  packableOperand,
+  wasmSimdAvailable,
+} from "../kernels/gemm.js";
+import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
+import { F32_NR, F64_NR } from "../kernels/wat.js";
+import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
+import { Matrix } from "../matrix.js";
+import { type NormParams, applyNorm, assertNormParams } from "../norm.js";
+import { assertFinite } from "../validate.js";
+import type { GqaLayerAttention, PretrainedWeights } from "./build.js";
+import { type JoinedGlu, type ProjectionPrecision, columnSlice } from "./fused.js";
+
+const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
+/** Row granularity of the frame: the kernels' register tile (the edge tile reads and writes whole tiles). */
+const TILE_ROWS = 4;
+
+/** One weight's byte address in the arena and its product shape (C = A · W, A t×k, W k×n). */
+interface Placed {
+  readonly addr: number;
+  readonly k: number;
+  readonly n: number;
+}
+
+/** A layer's products in one precision. */
+interface PlacedLayer {
+  /** Byte addresses of the two RMSNorm gains (float64). */
+  readonly inputGain: number;
+  readonly postGain: number;
+  readonly qkv: Placed;
+  readonly output: Placed;
+  readonly gateUp: Placed;
+  readonly down: Placed;
+}
+
+/** The static shape of an eligible layer. */
+interface LayerPlan {
+  readonly a: GqaLayerAttention;
+  readonly inputNorm: NormParams & { kind: "rms" };
+  readonly postNorm: NormParams & { kind: "rms" };
+  readonly qkv: Matrix;
+  readonly ffn: JoinedGlu;
+  readonly H: number;
+  readonly G: number;
+  readonly dQ: number;
+  readonly dK: number;
+  readonly dV: number;
+}
+
+/** A weight W (k×n) as the packed operand of C = A·W, or of C = A·Wᵀ (W stored n×k) when `transposed`. */
+function pack(w: Matrix, transposed: boolean, precision: ProjectionPrecision): Float64Array | Float32Array | undefined {
+  const [k, n] = transposed ? [w.cols, w.rows] : [w.rows, w.cols];
+  const p = precision === "float32" ? packOperandF32(w.data, transposed, k, n) : packOperandF64(w.data, transposed, k, n);
+  return p?.panels;
+}
+
+/**
+ * The resident prefill of one model (see the module doc); `ResidentPrefill.plan` returns undefined
+ * for a model it does not apply to. Weights are placed into the arena at the first step of each
+ * precision (weights are immutable after the model's construction).
+ */
+export class ResidentPrefill {
+  private readonly layers: LayerPlan[];
+  private readonly weights: PretrainedWeights;
+  /** Model width. */
+  private readonly d: number;
+  private arena: KernelArena | undefined;
+  private readonly placed = new Map<ProjectionPrecision, { layers: PlacedLayer[]; lmHead?: Placed; finalGain?: number }>();
+  /** Steps run here so far (tests check that the resident path really ran). */
+  steps = 0;
+
+  private constructor(weights: PretrainedWeights, layers: LayerPlan[]) {
+    this.weights = weights;
+    this.d = weights.embed.cols;
+    this.layers = layers;
+  }
+
+  /** The plan for a model, or undefined when some layer is not of the eligible kind (module doc). */
+  static plan(
+    weights: PretrainedWeights,
+    joined: readonly { readonly qkv?: Matrix; readonly ffn?: JoinedGlu }[],
+  ): ResidentPrefill | undefined {
+    const layers: LayerPlan[] = [];
+    for (const [l, layer] of weights.layers.entries()) {
+      const a = layer.attention;
+      const j = joined[l];
+      if (a.kind !== "gqa" || !j.qkv || !j.ffn) return undefined;
+      if (layer.inputNorm.kind !== "rms" || layer.postNorm.kind !== "rms") return undefined;
+      const f = j.ffn;
+      if (f.activation !== "silu" || f.weights.b1 !== undefined || f.weights.c !== undefined) return undefined;
+      const { queries, keys, values } = a.weights;
+      const dQ = queries[0].cols;
+      const dK = keys[0].cols;
+      if (a.rope !== undefined && !(a.rope.dim === dQ && a.rope.dim === dK)) return undefined;
+      if (queries.length % keys.length !== 0) return undefined;
+      const plan: LayerPlan = {
+        a,
+        inputNorm: layer.inputNorm as LayerPlan["inputNorm"],
+        postNorm: layer.postNorm as LayerPlan["postNorm"],
+        qkv: j.qkv,
+        ffn: f,
+        H: queries.length,
+        G: keys.length,
+        dQ,
+        dK,
+        dV: values[0].cols,
+      };
+      // One GEMM block per product (packOperandF64's k ≤ KC, n ≤ NC), else the per-call blocking path.
+      for (const w of [plan.qkv, a.weights.output, f.gateUp, f.weights.w2]) if (!packableOperand(w.rows, w.cols)) return undefined;
+      layers.push(plan);
+    }
+    return layers.length > 0 ? new ResidentPrefill(weights, layers) : undefined;
+  }
+
+  /** Whether a step of t tokens runs here (the products on the WebAssembly kernels, exact caches). */
+  applies(t: number, p0: number, caches: readonly unknown[], precision: AttentionPrecisionOption | undefined): boolean {
+    if (precision !== undefined && precision !== "float64" && precision !== "float32") return false;
+    if (!wasmSimdAvailable() || getKernelBackend() === "scalar") return false;
+    for (const [l, p] of this.layers.entries()) {
+      if (!(caches[l] instanceof KVCache)) return false;
+      // A sliding window past its length: model.ts' path raises the error.
+      if (p.a.slidingWindow !== undefined && p0 + t > p.a.slidingWindow) return false;
+      const w = p.a.weights;
+      if (kernelBackendFor(t, p.qkv.rows, p.qkv.cols) !== "wasm") return false;
+      if (kernelBackendFor(t, w.output.rows, w.output.cols) !== "wasm") return false;
+      if (kernelBackendFor(t, p.ffn.gateUp.rows, p.ffn.gateUp.cols) !== "wasm") return false;
+      if (kernelBackendFor(t, p.ffn.weights.w2.rows, p.ffn.weights.w2.cols) !== "wasm") return false;
+    }
+    return true;
+  }
+
+  /** The weights of one precision in the arena (placed at its first use). */
+  private weightsIn(precision: ProjectionPrecision): { arena: KernelArena; layers: PlacedLayer[]; lmHead?: Placed; finalGain?: number } {
+    if (!this.arena) this.arena = new KernelArena();
+    const arena = this.arena;
+    let p = this.placed.get(precision);
+    if (!p) {
+      const place = (w: Matrix, transposed: boolean): Placed | undefined => {
+        const panels = pack(w, transposed, precision);
+        if (!panels) return undefined;
+        return { addr: arena.place(panels), k: transposed ? w.cols : w.rows, n: transposed ? w.rows : w.cols };
+      };
+      const layers = this.layers.map((l) => ({
+        inputGain: arena.place(l.inputNorm.gain),
+        postGain: arena.place(l.postNorm.gain),
+        qkv: place(l.qkv, false) as Placed,
+        output: place(l.a.weights.output, false) as Placed,
+        gateUp: place(l.ffn.gateUp, false) as Placed,
+        down: place(l.ffn.weights.w2, false) as Placed,
+      }));
+      const fin = this.weights.finalNorm;
+      p = { layers, lmHead: place(this.weights.lmHead, true), finalGain: finalNormOk(fin, this.d) ? arena.place(fin.gain) : undefined };
+      this.placed.set(precision, p);
+    }
+    return { arena, ...p };
+  }
+
+  /**
+   * One step of t tokens from the embeddings `x` (t×d): every layer, the final norm and the LM head
+   * (`projectTransposed` when the head does not fit one GEMM block). Appends to the caches.
+   * @throws as model.ts' path: NonFiniteError naming `x`, NumericalError for a non-finite FFN output,
+   *   the caches' append errors.
+   */
+  run(
+    x: Matrix,
+    caches: readonly unknown[],
+    positions: Float64Array,
+    p0: number,
+    precision: AttentionPrecisionOption | undefined,
+    projectLmHead: (hidden: Matrix) => Matrix,
+  ): { logits: Matrix; hidden: Matrix } {
+    const prec: ProjectionPrecision = precision === "float32" ? "float32" : "float64";
+    const f32 = prec === "float32";
+    this.steps++;
+    const es = f32 ? 4 : 8;
+    const { arena, layers, lmHead, finalGain } = this.weightsIn(prec);
+    const t = x.rows;
+    const d = x.cols;
+    const t4 = roundUp(t, TILE_ROWS);
+    let nQKV = 0;
+    let nHeads = 0;
+    let dff = 0;
+    let dQmax = 0;
+    for (const p of this.layers) {
+      dQmax = Math.max(dQmax, p.dQ);
+      nQKV = Math.max(nQKV, p.qkv.cols);
+      nHeads = Math.max(nHeads, p.H * p.dV);
+      dff = Math.max(dff, p.ffn.dHidden);
+    }
+    const nOut = lmHead ? lmHead.n : 0;
+    // The frame (byte sizes): float64 regions hold what model.ts keeps in float64 (residual stream,
+    // Q/K/V after RoPE, Y_h, the exp); under float32 each product's A and C are float32 regions.
+    const nKV = p0 + t;
+    let dVmax = 0;
+    for (const p of this.layers) dVmax = Math.max(dVmax, p.dV);
+    const [X, XN, QKV, QKV32, HEADS, HEADS32, AO, AO32, GU, E, HID, F32, LOGITS, ROPE, KP, VP, QB, SB, YB, MB, LB, KVT] = arena.frame([
+      t4 * d * 8,
+      t4 * d * es,
+      t4 * nQKV * 8,
+      f32 ? t4 * nQKV * 4 : 0,
+      t4 * nHeads * 8,
+      f32 ? t4 * nHeads * 4 : 0,
+      t4 * d * 8,
+      f32 ? t4 * d * 4 : 0,
+      t4 * 2 * dff * es,
+      f32 ? dff * 8 : 0,
+      t4 * dff * es,
+      f32 ? t4 * d * 4 : 0,
+      t4 * nOut * es,
+      t4 * dQmax * 8,
+      // Arena attention (attendInArena): K_g and V_g panels, one query block's Q, S, Y, m, l.
+      roundUp(nKV, 8) * dQmax * 8,
+      roundUp(dVmax, 8) * nKV * 8,
+      QUERY_BLOCK * dQmax * 8,
+      QUERY_BLOCK * nKV * 8,
+      QUERY_BLOCK * dVmax * 8,
+      QUERY_BLOCK * 8,
+      QUERY_BLOCK * 8,
+      // The new keys and values, contiguous per KV head, for the cache's append.
+      t * nQKV * 8,
+    ]);
+    const attn: AttentionRegions = { kp: KP, vp: VP, q: QB, s: SB, y: YB, m: MB, l: LB };
+    const k = arena.k;
+    const m64 = k.f64;
+    const m32 = k.f32;
+    const v64 = (addr: number, n: number) => m64.subarray(addr / 8, addr / 8 + n);
+    const v32 = (addr: number, n: number) => m32.subarray(addr / 4, addr / 4 + n);
+    const gemm = (a: number, w: Placed, c: number) =>
+      f32 ? k.gemm_f32_ra(a, w.k, w.addr, w.k, c, w.n, t, w.n, w.k, 0) : k.gemm_f64_ra(a, w.k, w.addr, w.k, c, w.n, t, w.n, w.k, 0);
+    const xs = v64(X, t * d);
+    xs.set(x.data);
+    const xn = f32 ? v32(XN, t * d) : v64(XN, t * d);
+    const ao = v64(AO, t * d);
+    const is32 = f32 ? 1 : 0;
+    let ropeOf: unknown;
+    for (const [l, p] of this.layers.entries()) {
+      const w = layers[l];
+      const a = p.a;
+      const cache = caches[l] as KVCache;
+      const { H, G, dQ, dK, dV } = p;
+      // Input norm (model.ts: normRows, then gqaStep checks the normalized rows).
+      k.rms_rows_f64(X, XN, t, d, w.inputGain, p.inputNorm.epsilon, is32);
+      if (!k.all_finite(XN, t * d, is32)) checkFinite(xn, t, d);
+      // Joined Q/K/V (float64 in the arena: biases and RoPE run in float64 as before).
+      const ld = p.qkv.cols;
+      const all = v64(QKV, t * ld);
+      if (f32) {
+        gemm(XN, w.qkv, QKV32);
+        all.set(v32(QKV32, t * ld));
+      } else gemm(XN, w.qkv, QKV);
+      const kOff = H * dQ;
+      const vOff = kOff + G * dK;
+      for (let h = 0; h < H; h++) addBlockBias(all, t, ld, h * dQ, a.queryBias?.[h]);
+      for (let g = 0; g < G; g++) addBlockBias(all, t, ld, kOff + g * dK, a.keyBias?.[g]);
+      for (let g = 0; g < G; g++) addBlockBias(all, t, ld, vOff + g * dV, a.valueBias?.[g]);
+      const rope = a.rope;
+      if (rope && rope.pairing === "half" && dQ === dK && (dQ / 2) % 2 === 0) {
+        // cos | sin of every row from the rope itself: rotating (1, 0) gives (1·c − 0·s, 1·s + 0·c) = (c, s).
+        if (ropeOf !== rope) {
+          const tab = v64(ROPE, t * dQ);
+          for (let i = 0; i < t; i++) {
+            tab.fill(1, i * dQ, i * dQ + dQ / 2);
+            tab.fill(0, i * dQ + dQ / 2, (i + 1) * dQ);
+          }
+          rope.rotateColumnsInPlace(tab, t, dQ, 0, positions);
+          ropeOf = rope;
+        }
+        k.rope_half_f64(QKV, ld, t, H + G, dQ, ROPE);
+      } else if (rope) {
+        for (let h = 0; h < H; h++) rope.rotateColumnsInPlace(all, t, ld, h * dQ, positions);
+        for (let g = 0; g < G; g++) rope.rotateColumnsInPlace(all, t, ld, kOff + g * dK, positions);
+      }
+      // K and V straight from the block when it is finite (one pass); else append's own checks and errors.
+      if (dK % 2 === 0 && dV % 2 === 0 && k.all_finite(QKV, t * ld, 0)) {
+        const keys: Matrix[] = [];
+        const values: Matrix[] = [];
+        for (let g = 0; g < G; g++) {
+          const kt = KVT + g * t * (dK + dV) * 8;
+          const vt = kt + t * dK * 8;
+          k.copy_cols_f64(QKV + (kOff + g * dK) * 8, ld, kt, t, dK);
+          k.copy_cols_f64(QKV + (vOff + g * dV) * 8, ld, vt, t, dV);
+          keys.push(new Matrix(t, dK, v64(kt, t * dK)));
+          values.push(new Matrix(t, dV, v64(vt, t * dV)));
+        }
+        cache.appendFinite(keys, values);
+      } else {
+        cache.append(
+          Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, kOff + g * dK, dK)),
+          Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, vOff + g * dV, dV)),
+        );
+      }
+      const width = H * dV;
+      const y = v64(HEADS, t * width);
+      if (!attendInArena(k, attn, QKV, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, HEADS)) {
+        attendAllHeadsInto(all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y);
+      }
+      // W_O, its bias, then h = attn + x (model.ts: addInPlace(attn, x)).
+      if (f32) {
+        v32(HEADS32, t * width).set(y);
+        gemm(HEADS32, w.output, AO32);
+      } else gemm(HEADS, w.output, AO);
+      if (a.outputBias) {
+        if (f32) ao.set(v32(AO32, t * d));
+        addBlockBias(ao, t, d, 0, a.outputBias);
+        k.add_rows_f64(AO, X, AO, t * d, 0);
+      } else k.add_rows_f64(f32 ? AO32 : AO, X, AO, t * d, is32);
+      // Post norm, checked; gate/up; SwiGLU (fused.ts gluForward's operations, same order per entry).
+      k.rms_rows_f64(AO, XN, t, d, w.postGain, p.postNorm.epsilon, is32);
+      if (!k.all_finite(XN, t * d, is32)) checkFinite(xn, t, d);
+      gemm(XN, w.gateUp, GU);
+      const n = p.ffn.dHidden;
+      k.swiglu_f64(GU, HID, f32 ? E : HID, t, n, is32);
+      // W₂ (+ b₂), the output checked as gluForward does, then x = FFN + h (addInPlace(f, h)).
+      const outAddr = f32 ? F32 : X;
+      gemm(HID, w.down, outAddr);
+      const out = f32 ? v32(F32, t * d) : xs;
+      const b2 = p.ffn.weights.b2;
+      if (b2 === undefined && k.all_finite(outAddr, t * d, is32)) {
+        k.add_rows_f64(outAddr, AO, X, t * d, is32);
+        continue;
+      }
+      for (let i = 0; i < t * d; i++) {
+        let f = out[i];
+        if (b2 !== undefined) f += b2[i % d];
+        if (!Number.isFinite(f)) {
+          throw new NumericalError(
+            "weights",
+            "finite FFN weights and outputs (x was finite)",
+            `output ${f} at [${Math.floor(i / d)}, ${i % d}]`,
+          );
+        }
+        xs[i] = f + ao[i];
+      }
+    }
+    // The final norm (RMSNorm: in the arena, into W_O's free region, float64 as returned); a
+    // non-finite stream or LayerNorm takes applyNorm (its checks, its errors).
+    const fin = this.weights.finalNorm;
+    let hidden: Matrix;
+    if (fin.kind === "rms" && finalGain !== undefined && k.all_finite(X, t * d, 0)) {
+      k.rms_rows_f64(X, AO, t, d, finalGain, fin.epsilon, 0);
+      hidden = new Matrix(t, d, ao.slice());
+    } else hidden = applyNorm(new Matrix(t, d, xs.slice()), fin);
+    if (!lmHead) return { logits: projectLmHead(hidden), hidden };
+    if (f32) xn.set(hidden.data);
+    else xn.set(ao);
+    gemm(XN, lmHead, LOGITS);
+    const logits = new Matrix(t, lmHead.n, f32 ? new Float64Array(v32(LOGITS, t * lmHead.n)) : v64(LOGITS, t * lmHead.n).slice());
+    return { logits, hidden };
+  }
+}
+
+/** Query rows per block of the arena attention: the fused driver's prefix-mask block (softmaxWasm.ts). */
+const QUERY_BLOCK = 32;
+/** Key-width step of a block's causal limit, as the fused driver's (a multiple of the softmax loops' 8/16). */
+const KEY_STEP = 16;
+/** Depth of one A·V slice, as the fused driver's KC. */
+const AV_KC = 256;
+
+/** Byte addresses of the arena attention's regions (see `ResidentPrefill.run`). */
+interface AttentionRegions {
+  readonly kp: number;
+  readonly vp: number;
+  readonly q: number;
+  readonly s: number;
+  readonly y: number;
+  readonly m: number;
+  readonly l: number;
+}
+
+/**
+ * All H heads of a GQA layer inside the arena: `fusedSoftmaxAttention`'s materialized prefix-mask
+ * computation (softmaxWasm.ts) step for step — the same kernels (`gemm_*_ra`, `softmax_rows_*`)
+ * on the same operands in the same layouts and order: scale·Q rows per 32-row block, S over keys
+ * [0, hi) with hi the block's largest limit rounded up to 16, −∞ past each row's limit, the
+ * online-softmax tile update, A·V in 256-deep slices, Y·(1/l) — so the same bits, but with K_g and
+ * V_g packed once per KV group instead of once per query head, queries read from and Y written into
+ * the arena. float32 per head exactly as the driver decides it (`attentionInFloat32Range` on the
+ * same arguments), with its fallback to float64 on a non-finite normalizer or output. Returns false
+ * (nothing usable written) where the driver would not run or a row needs attention's error path;
+ * the caller then takes `attendAllHeadsInto`.
+ */
+function attendInArena(
+  k: Kernels,
+  R: AttentionRegions,
+  qkvAddr: number,
+  ld: number,
+  t: number,
+  H: number,
+  G: number,
+  dQ: number,
+  dV: number,
+  cache: KVCache,
+  scale: number,
+  p0: number,
+  precision: AttentionPrecisionOption | undefined,
+  outAddr: number,
+): boolean {
+  const nKV = cache.length;
+  if (nKV !== p0 + t || dQ % 2 !== 0 || !useFusedSoftmax(t, nKV, dQ)) return false;
+  const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, nKV, dQ);
+  const limits = r.mask?.prefixLimits?.();
+  if (r.kernel.kind !== "softmax" || !limits) return false;
+  const sc = r.kernel.scale;
+  const width = H * dV;
+  const group = H / G;
+  // Which group's panels, in which precision, the K/V regions hold (heads of a group are adjacent).
+  let packedAs = "";
+  // float32: attentionInFloat32Range's decision per head, from max|Q_h| (rows_max_f64 over the
+  // head's columns) and max|K_g|, max|V_g| scanned once per group (the same maxima, so the same decision).
+  let maxG = -1;
+  let maxK = 0;
+  let maxV = 0;
+  for (let h = 0; h < H; h++) {
+    const g = Math.floor(h / group);
+    const K = cache.keys(g).data;
+    const V = cache.values(g).data;
+    let f32 = false;
+    if (r.precision === "float32") {
+      if (maxG !== g) {
+        maxK = maxAbsOf(K, nKV * dQ);
+        maxV = maxAbsOf(V, nKV * dV);
+        maxG = g;
+      }
+      k.rows_max_f64(qkvAddr + h * dQ * 8, ld, t, dQ, R.s, 1);
+      f32 = attentionMaximaInFloat32Range(maxAbsOf(k.f64.subarray(R.s / 8, R.s / 8 + t), t), maxK, maxV, nKV, dQ, sc);
+    }
+    for (;;) {
+      const NR = f32 ? F32_NR : F64_NR;
+      const mem = f32 ? k.f32 : k.f64;
+      const es = f32 ? 4 : 8;
+      if (packedAs !== `${g}:${es}`) {
+        // K_g by rows (NR keys × d per panel) and V_g by columns (NR value columns × N_KV), zero-padded.
+        packPanelsInto(K, mem, R.kp / es, nKV, dQ, NR, true);
+        packPanelsInto(V, mem, R.vp / es, nKV, dV, NR, false);
+        packedAs = `${g}:${es}`;
+      }
+      if (attendHead(k, R, f32, qkvAddr + h * dQ * 8, ld, t, nKV, dQ, dV, sc, limits, outAddr + h * dV * 8, width)) break;
+      // float32's fallback (rows.ts float32Attention): the head again in float64; float64 failing → error path.
+      if (!f32) return false;
+      f32 = false;
+    }
+  }
+  return true;
+}
+
+/**
+ * One head in the arena (see `attendInArena`); false when a normalizer is not in (0, ∞) or, in
+ * float32, an output is not finite (the driver's caller then redoes the head in float64).
+ */
+function attendHead(
+  k: Kernels,
+  R: AttentionRegions,
+  f32: boolean,
+  qAddr: number,
+  ldQ: number,
+  nQ: number,
+  nKV: number,
+  d: number,
+  dV: number,
+  scale: number,
+  limits: Int32Array,
+  outAddr: number,
+  ldOut: number,
+): boolean {
+  const es = f32 ? 4 : 8;
+  const NR = f32 ? F32_NR : F64_NR;
+  const mem = f32 ? k.f32 : k.f64;
+  const m64 = k.f64;
+  const gemm = f32 ? k.gemm_f32_ra : k.gemm_f64_ra;
+  const softmax = f32 ? k.softmax_rows_f32 : k.softmax_rows_f64;
+  const ldS = nKV;
+  const sOff = R.s / es;
+  const yOff = R.y / es;
+  const mOff = R.m / 8;
+  const lOff = R.l / 8;
+  for (let i0 = 0; i0 < nQ; i0 += QUERY_BLOCK) {
+    const rows = Math.min(QUERY_BLOCK, nQ - i0);
+    k.scale_rows_f64(qAddr + i0 * ldQ * 8, ldQ, R.q, rows, d, scale, f32 ? 1 : 0);
+    m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
+    m64.fill(0, lOff, lOff + rows);
+    mem.fill(0, yOff, yOff + rows * dV);
+    let hi = 0;
+    for (let r = 0; r < rows; r++) hi = Math.max(hi, limits[i0 + r]);
+    hi = hi <= 0 ? 0 : Math.min(nKV, roundUp(hi, KEY_STEP));
+    if (hi > 0) {
+      gemm(R.q, d, R.kp, d, R.s, ldS, rows, hi, d, 0);
+      for (let r = 0; r < rows; r++) {
+        const lim = Math.max(0, limits[i0 + r]);
+        if (lim < hi) mem.fill(Number.NEGATIVE_INFINITY, sOff + r * ldS + lim, sOff + r * ldS + hi);
+      }
+      softmax(R.s, rows, hi, ldS, R.m, R.l, R.y, dV, dV);
+      for (let p0 = 0; p0 < hi; p0 += AV_KC) {
+        const kc = Math.min(AV_KC, hi - p0);
+        gemm(R.s + p0 * es, ldS, R.vp + p0 * NR * es, nKV, R.y, dV, rows, dV, kc, 1);
+      }
+    }
+    if (!k.rows_normalize_out(R.y, R.l, outAddr + i0 * ldOut * 8, ldOut, rows, dV, f32 ? 1 : 0)) return false;
+  }
+  return true;
+}
+
+/** softmaxWasm.ts' `packPanels` layouts (K by rows: NR keys × cols; V by columns: NR columns × rows), zero-padded. */
+function packPanelsInto(
+  X: Float64Array,
+  mem: Float64Array | Float32Array,
+  off: number,
+  rows: number,
+  cols: number,
+  NR: number,
+  byRows: boolean,
+): void {
+  if (byRows) {
+    for (let j = 0; j < rows; j += NR) {
+      const base = off + j * cols;
+      const n = Math.min(NR, rows - j);
+      if (n < NR) mem.fill(0, base, base + NR * cols);
+      for (let jj = 0; jj < n; jj++) {
+        const src = (j + jj) * cols;
+        for (let p = 0, t = base + jj; p < cols; p++, t += NR) mem[t] = X[src + p];
+      }
+    }
+    return;
+  }
+  for (let c = 0; c < cols; c += NR) {
+    const base = off + c * rows;
+    const n = Math.min(NR, cols - c);
+    for (let p = 0, t = base, s = c; p < rows; p++, t += NR, s += cols) {
+      for (let jj = 0; jj < NR; jj++) mem[t + jj] = jj < n ? X[s + jj] : 0;
+    }
+  }
+}
+
+/** A valid RMSNorm of width d (applyNorm's checks; the arena norm then needs none per call). */
+function finalNormOk(n: NormParams, d: number): n is NormParams & { kind: "rms" } {
+  if (n.kind !== "rms") return false;
+  try {
+    assertNormParams(n, "finalNorm", d);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** b added to columns c0 … c0 + b.length − 1 of every row of a row-major block with `ld` columns. */
+function addBlockBias(data: Float64Array, rows: number, ld: number, c0: number, b: Float64Array | undefined): void {
+  if (!b) return;
+  for (let i = 0; i < rows; i++) for (let j = 0; j < b.length; j++) data[i * ld + c0 + j] += b[j];
+}
+
+/** model.ts' `assertFinite(xn, "x")` on a normalized block (float64 or float32 view): the same error. */
+function checkFinite(v: Float64Array | Float32Array, rows: number, cols: number): void {
+  for (let i = 0; i < v.length; i++) {
+    if (!Number.isFinite(v[i])) assertFinite(new Matrix(rows, cols, Float64Array.from(v)), "x");
+  }
+}
+
+/**
+ * All H heads of a GQA layer on the fused softmax driver, reading each head's queries in place from
+ * the joined [Q_0 … | K … | V …] block (row stride `ld`) and writing Y_h into columns h·d_V … of
+ * `out` (t × H·d_V) — the computation of `attentionCachedKeys` per head (same resolved options, the
+ * same fused call, the same float32 → float64 fallback), so the same bits, without the per-head
+ * query copies, output matrices, concatenation and option resolution. Returns false when the fused
+ * path does not apply or a row needs attention's error path (a non-finite logit); `out` is then
+ * unspecified and the caller runs the per-head calls, which raise the same errors as before.
+ */
+export function attendAllHeads(
+  all: Float64Array,
+  ld: number,
+  t: number,
+  H: number,
+  G: number,
+  dQ: number,
+  dV: number,
+  cache: KVCache,
+  scale: number,
+  p0: number,
+  precision: AttentionPrecisionOption | undefined,
+  out: Float64Array,
+): boolean {
+  const nKV = cache.length;
+  if (!useFusedSoftmax(t, nKV, dQ)) return false;
+  const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, nKV, dQ);
+  if (r.kernel.kind !== "softmax") return false;
+  const width = H * dV;
+  const group = H / G;
+  for (let h = 0; h < H; h++) {
+    const g = Math.floor(h / group);
+    const spec = {
+      queries: all.subarray(h * dQ),
+      queryStride: ld,
+      keys: cache.keys(g).data,
+      values: cache.values(g).data,
+      nQ: t,
+      nKV,
+      d: dQ,
+      dV,
+      scale: r.kernel.scale,
+      mask: r.mask,
+      out: out.subarray(h * dV),
+      outStride: width,
+    };
+    let stats = r.precision === "float32" ? fusedSoftmaxAttention({ ...spec, precision: "float32" }) : null;
+    // float32's fallback (rows.ts float32Attention): a non-finite Y or normalizer → float64.
+    if (stats !== null && !(rowsFinite(stats.normalizer) && columnsFinite(out, t, width, h * dV, dV))) stats = null;
+    if (stats === null) stats = fusedSoftmaxAttention(spec);
+    if (stats === null || !rowsFinite(stats.normalizer)) return false;
+  }
+  return true;
+}
+
+/** {@link attendAllHeads}, else each head through `attentionCachedKeys` (which raises attention's errors). */
+function attendAllHeadsInto(
+  all: Float64Array,
+  ld: number,
+  t: number,
+  H: number,
+  G: number,
+  dQ: number,
+  dV: number,
+  cache: KVCache,
+  scale: number,
+  p0: number,
+  precision: AttentionPrecisionOption | undefined,
+  out: Float64Array,
+): void {
+  if (attendAllHeads(all, ld, t, H, G, dQ, dV, cache, scale, p0, precision, out)) return;
+  const group = H / G;
+  const width = H * dV;
+  const options = { kernel: { kind: "softmax" as const, scale }, mask: { kind: "causal" as const, offset: p0 }, precision };
+  for (let h = 0; h < H; h++) {
+    const g = Math.floor(h / group);
+    const y = attentionCachedKeys(columnSlice(all, t, ld, h * dQ, dQ), cache.keys(g), cache.values(g), options).data;
+    for (let i = 0; i < t; i++) out.set(y.subarray(i * dV, (i + 1) * dV), i * width + h * dV);
+  }
+}
+
+/** Every normalizer in (0, ∞) (no empty row, no overflowed logit). */
+function rowsFinite(l: Float64Array): boolean {
+  for (let i = 0; i < l.length; i++) if (!(l[i] > 0 && l[i] < Number.POSITIVE_INFINITY)) return false;
+  return true;
+}
+
+function columnsFinite(x: Float64Array, rows: number, ld: number, c0: number, w: number): boolean {
+  for (let i = 0; i < rows; i++) for (let j = 0; j < w; j++) if (!Number.isFinite(x[i * ld + c0 + j])) return false;
+  return true;
+}
