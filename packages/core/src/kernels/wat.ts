@@ -791,16 +791,17 @@ function softmaxShiftRowsFunction(): string {
   L.push(`(v128.store offset=${EXP_FL_SCRATCH} (i32.const 0) (f64x2.splat (f64.add (local.get $m) (f64.const ${EXP2_FAST_LO}))))`);
   L.push("(local.set $cl (f64x2.splat (f64.add (local.get $m) (f64.const -2204200))))");
   L.push("(local.set $ch (f64x2.splat (f64.add (local.get $m) (f64.const 2097800))))");
-  L.push("(local.set $vs (v128.const f64x2 0 0)) (local.set $vm (v128.const f64x2 0 0))");
+  L.push("(local.set $vs (v128.const f64x2 0 0))");
   L.push("(local.set $q (local.get $row)) (local.set $n (local.get $cols))");
   L.push("(block $e8done (loop $e8loop (br_if $e8done (i32.lt_s (local.get $n) (i32.const 8)))");
   for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (v128.load offset=${u * 16} (local.get $q)))`);
   L.push(...expFast(X4, E4, false, "ys"));
   for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
-  L.push("(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (local.get $e0) (local.get $e1))))");
-  L.push("(local.set $vm (f64x2.add (local.get $vm) (f64x2.add (local.get $e2) (local.get $e3))))");
+  // One accumulator: (e0 + e1) + (e2 + e3) added to it, 3 adds per 8 where softmax_rows_f64 takes 4.
+  L.push(
+    "(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (f64x2.add (local.get $e0) (local.get $e1)) (f64x2.add (local.get $e2) (local.get $e3)))))",
+  );
   L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (local.set $n (i32.sub (local.get $n) (i32.const 8))) (br $e8loop)))");
-  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $vm)))");
   L.push("(block $edone (loop $eloop (br_if $edone (i32.lt_s (local.get $n) (i32.const 2)))");
   L.push("(local.set $x0 (v128.load (local.get $q)))");
   L.push(...expInline(["$x0"], ["$e0"], "ys"));
