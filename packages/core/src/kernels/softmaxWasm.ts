@@ -111,6 +111,12 @@ export interface FusedSoftmaxSpec {
    * recomputed with `"max"`, so every row has l ≥ 2⁻²⁰⁰ or its exact-max result. @default "bound"
    */
   rowShift?: "max" | "bound";
+  /**
+   * With `precision: "float32"`: the caller's `attentionInFloat32Range` of exactly these operands
+   * (e.g. from maxima it found while writing them, `attentionMaximaInFloat32Range`), so the call
+   * does not rescan Q, K and V. @default undefined (the call scans them)
+   */
+  inFloat32Range?: boolean;
 }
 
 /**
@@ -288,7 +294,9 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   const { queries: Q, keys: K, values: V, nQ, nKV, d, scale, mask, out, scores } = spec;
   // Outside float32's safe range float64 instead (issue #6): at least as accurate, never a silent NaN or 0.
   const ldQ = spec.queryStride ?? d;
-  const f32 = spec.precision === "float32" && attentionInFloat32Range(Q, K, V ?? EMPTY, nQ, nKV, d, V ? spec.dV : 0, scale, ldQ);
+  const f32 =
+    spec.precision === "float32" &&
+    (spec.inFloat32Range ?? attentionInFloat32Range(Q, K, V ?? EMPTY, nQ, nKV, d, V ? spec.dV : 0, scale, ldQ));
   if (spec.precision === "float32" && scores) throw new Error("fusedSoftmaxAttention: scores are float64 only");
   const es = f32 ? 4 : 8;
   const NR = f32 ? F32_NR : F64_NR;
@@ -335,7 +343,7 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
 
   const rowMax = new Float64Array(nQ);
   const normalizer = new Float64Array(nQ);
-  const tmask = mask ? new Uint8Array(qb * ldS) : null;
+  const tmask = mask && !limits ? new Uint8Array(qb * ldS) : null; // the prefix path needs no 0/1 tile
   const qOff = qAddr / es;
   const sOff = sAddr / es;
   const yOff = yAddr / es;
@@ -555,6 +563,8 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null
       outStride: dV,
       queryBlock: undefined,
       rowShift: "max",
+      // float64 like the rest of the call (a "float32" call reaches this form only out of float32's range).
+      precision: "float64",
     });
     if (st === null) return null;
     for (let t = 0; t < nr; t++) {

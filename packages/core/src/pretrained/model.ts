@@ -8,6 +8,9 @@
 import { attentionCachedKeys, attentionWeights } from "../attention/attend.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
 import { runAttention } from "../attention/projection.js";
+import { resolveAttention } from "../attention/options.js";
+import { type FusedSoftmaxSpec, fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
+import { attentionMaximaInFloat32Range } from "../kernels/range32.js";
 import type { PretrainedConfig } from "../checkpoint/config.js";
 import { KVCache } from "../cache/kv-cache.js";
 import { LatentCache } from "../cache/latent-cache.js";
@@ -24,13 +27,14 @@ import { applyNorm, assertNormParams, rmsNorm } from "../norm.js";
 import { mlaKeyLatent, mlaKeysValues, mlaQueries, mlaQueryLatent, mlaRotaryKey } from "../latent/unmerged.js";
 import { matmul, matmulTransB } from "../linalg/matmul.js";
 import { Matrix } from "../matrix.js";
-import { addInPlace, concatCols, selectRows, sliceCols, sliceRows } from "../linalg/ops.js";
+import { addInPlace, concatCols, sliceCols, sliceRows } from "../linalg/ops.js";
 import { RowBuffer } from "../cache/buffer.js";
 import { greedyToken } from "../model/head.js";
 import { assertFinite, assertInteger, assertShape, describe } from "../validate.js";
 import type { TensorStore } from "../checkpoint/store.js";
 import type { Tokenizer } from "../tokens/tokenizer.js";
 import { buildPretrainedWeights } from "./build.js";
+import { type RouterCapture, moeForward } from "./moe.js";
 import {
   type JoinedGlu,
   type ProjectionPrecision,
@@ -43,8 +47,11 @@ import {
   projectTransposed,
   scratch,
 } from "./fused.js";
-import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
-import { ResidentPrefill, attendAllHeads } from "./resident.js";
+import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, PretrainedWeights } from "./build.js";
+import { ResidentPrefill, attendAllHeads, columnsFinite, rowsFinite } from "./resident.js";
+import { ResidentMlaPrefill } from "./residentMla.js";
+
+export { moeForward, type RouterCapture };
 
 /** Tensors a forward pass can capture per layer. */
 export type CaptureTensor = "hidden" | "qPre" | "q" | "kPre" | "k" | "v" | "weights" | "latent" | "rotaryKey" | "router";
@@ -68,12 +75,6 @@ export interface CaptureRequest {
   layers?: readonly number[];
   /** Tensors. @default every tensor the architecture has */
   tensors?: readonly CaptureTensor[];
-}
-
-/** Expert choices of a MoE layer: per new token, the k experts and their weights. */
-export interface RouterCapture {
-  readonly experts: number[][];
-  readonly weights: number[][];
 }
 
 /**
@@ -281,7 +282,7 @@ export class PretrainedModel {
   /** Per layer, the joined projections of the prefill fast path (built once here). */
   private readonly joined: JoinedLayer[];
   /** The resident prefill (pretrained/resident.ts), when every layer is of its kind. */
-  private readonly resident: ResidentPrefill | undefined;
+  private readonly resident: ResidentPrefill | ResidentMlaPrefill | undefined;
 
   constructor(config: PretrainedConfig, weights: PretrainedWeights, tokenizer?: Tokenizer) {
     this.config = config;
@@ -323,7 +324,7 @@ export class PretrainedModel {
       if (f.kind === "dense") return { qkv, mla, ffn: joinGlu(f.weights) };
       return { qkv, mla, experts: f.experts.map(joinGlu), shared: f.shared ? joinGlu(f.shared) : undefined };
     });
-    this.resident = ResidentPrefill.plan(weights, this.joined);
+    this.resident = ResidentPrefill.plan(weights, this.joined) ?? ResidentMlaPrefill.plan(weights, this.joined);
   }
 
   /**
@@ -409,6 +410,8 @@ export class PretrainedModel {
       this.resident &&
       capture.layers.size === 0 &&
       !options.attentionOverride &&
+      // MLA runs resident in its unmerged form only (an invalid form: mlaStep's error).
+      (this.resident instanceof ResidentPrefill || (options.mlaForm ?? "unmerged") === "unmerged") &&
       this.resident.applies(t, p0, state.caches, options.precision)
     ) {
       // A prefill-sized step with activations resident in the model's kernel arena (same bits).
@@ -461,7 +464,7 @@ export class PretrainedModel {
         ? joined.ffn
           ? gluForward(hn, joined.ffn, projectionPrecision(options), reuse ? "ffnOut" : undefined)
           : feedForward(hn, layer.ffn.weights)
-        : moeForward(layer.ffn, hn, cap, tensors, joined, projectionPrecision(options));
+        : moeForward(layer.ffn, hn, cap, tensors, joined, projectionPrecision(options), reuse ? "ffnOut" : undefined);
     return addInPlace(f, h);
   }
 
@@ -674,9 +677,10 @@ function joinedLatentKeys(cache: LatentCache | LatentDecodeCache, latent: Matrix
 }
 
 /**
- * The new tokens' MLA projections through the joined weights: queries per head ([nope | rope],
- * pre- and post-RoPE), the normalized latent L and the rotary key k_R (pre and rotated) — what
- * `mlaQueries(mlaQueryLatent(…))`, `mlaKeyLatent` and `mlaRotaryKey` return, bit for bit, in
+ * The new tokens' MLA projections through the joined weights: every head's queries side by side
+ * ([nope | rope] per head, post-RoPE, in a reused scratch buffer: valid until the next step), the
+ * pre-RoPE heads when asked, the normalized latent L and the rotary key k_R (pre and rotated) —
+ * what `mlaQueries(mlaQueryLatent(…))`, `mlaKeyLatent` and `mlaRotaryKey` return, bit for bit, in
  * three products instead of 2H + 3.
  */
 function mlaProjectJoined(
@@ -686,7 +690,7 @@ function mlaProjectJoined(
   positions: Float64Array,
   keepPre: boolean,
   prec: ProjectionPrecision,
-): { qPre: Matrix[]; q: Matrix[]; latentNew: Matrix; rotary: { pre: Matrix; rotated: Matrix } } {
+): { queries: Matrix; qPre: Matrix[]; latentNew: Matrix; rotary: { pre: Matrix; rotated: Matrix } } {
   const w = a.weights;
   const t = xn.rows;
   const H = w.queryUp.length;
@@ -696,15 +700,21 @@ function mlaProjectJoined(
   const all = project(j.queryDownIdentity ? xn : mlaQueryLatent(xn, w), j.queryUp, "mlaQueries", prec);
   const qPre = keepPre ? Array.from({ length: H }, (_, h) => columnSlice(all.data, t, all.cols, h * dQ, dQ)) : [];
   for (let h = 0; h < H; h++) a.rope.rotateColumnsInPlace(all.data, t, all.cols, h * dQ + nope, positions);
-  const q = Array.from({ length: H }, (_, h) => columnSlice(all.data, t, all.cols, h * dQ, dQ));
   const dL = w.latentDown.cols;
   const kv = project(xn, j.down, "mlaDown", prec);
   const l = columnSlice(kv.data, t, kv.cols, 0, dL);
   const latentNew = w.latentNorm ? rmsNorm(l, w.latentNorm) : l;
   const pre = columnSlice(kv.data, t, kv.cols, dL, dR);
-  const rotated = pre.clone();
+  // The pre-rotation copy only for captures (kPre); the cache keeps the rotated rows.
+  const rotated = keepPre ? pre.clone() : pre;
   a.rope.rotateColumnsInPlace(rotated.data, t, dR, 0, positions);
-  return { qPre, q, latentNew, rotary: { pre, rotated } };
+  return { queries: all, qPre, latentNew, rotary: { pre, rotated } };
+}
+
+/** Each head's t × d_QK queries copied out of the joined [Q_0 | Q_1 | …] block. */
+function queryHeads(all: Matrix, H: number): Matrix[] {
+  const dQ = all.cols / H;
+  return Array.from({ length: H }, (_, h) => columnSlice(all.data, all.rows, all.cols, h * dQ, dQ));
 }
 
 /** Per head K_h = [L W_LK^h | k_R] and V_h = L W_LV^h in one product (`mlaKeysValues`, same bits). */
@@ -738,6 +748,126 @@ function mlaKeysValuesJoined(
   return { keys, values };
 }
 
+/**
+ * All H heads of an MLA layer (exact latent cache, decoupled RoPE, unmerged form) on the fused
+ * softmax driver in one pass — the computation of mlaKeysValuesJoined + one `attentionCachedKeys`
+ * per head, so the same bits, without the per-head query slices, K_h/V_h matrices, output
+ * matrices, concatenation, per-call option resolution and query scans:
+ * - queries read in place from the joined [q_nope,h | q_rope,h]_h block (`queryStride`);
+ * - [L W_LK^h]_h | [L W_LV^h]_h in one product (checked finite once per layer, as before), then
+ *   K_h = [L W_LK^h | k_R] and V_h assembled head after head into two reused buffers in one flat
+ *   pass (each head's keys and values contiguous, as the driver packs them);
+ * - Y_h written into columns h·d_V … of one reused t × H·d_V buffer (`outStride`).
+ * `undefined` when the fused path does not apply or a row needs attention's error path (a
+ * non-finite logit, e.g. non-finite queries): the caller then runs the per-head calls, which raise
+ * the same errors as before. The float32 option falls back to float64 per head exactly as
+ * `float32Attention` does (a non-finite Y or normalizer, or operands outside float32's safe range).
+ */
+function mlaAttendAllHeads(
+  j: JoinedMla,
+  w: MlaLayerAttention["weights"],
+  queries: Matrix,
+  latent: Matrix,
+  rotaryKey: Matrix,
+  scale: number,
+  p0: number,
+  precision: RunOptions["precision"],
+  prec: ProjectionPrecision,
+): Matrix | undefined {
+  const t = queries.rows;
+  const n = latent.rows;
+  const H = w.keyUp.length;
+  const nope = w.keyUp[0].cols;
+  const dV = w.valueUp[0].cols;
+  const dR = rotaryKey.cols;
+  const dQ = nope + dR;
+  if (queries.cols !== H * dQ || !useFusedSoftmax(t, n, dQ)) return undefined;
+  const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, n, dQ);
+  if (r.kernel.kind !== "softmax") return undefined;
+  const kv = project(latent, j.keyValueUp, "mlaKeyValueUp", prec);
+  const src = kv.data;
+  const ld = kv.cols;
+  const rk = rotaryKey.data;
+  const keys = scratch("mlaKeys", H * n * dQ);
+  const values = scratch("mlaValues", H * n * dV);
+  // Per head max |K_h| and max |V_h| while assembling them (NaN or ∞ when an entry is, like
+  // maxAbsOf): every entry of the product is copied once, so its finiteness check (done once per
+  // layer, as before) and float32's range check come from these maxima instead of rescans.
+  const kMax = new Float64Array(H);
+  const vMax = new Float64Array(H);
+  for (let h = 0; h < H; h++) {
+    const kBase = h * n * dQ;
+    const vBase = h * n * dV;
+    const kCol = h * nope;
+    const vCol = H * nope + h * dV;
+    let km = 0;
+    let vm = 0;
+    for (let i = 0; i < n; i++) {
+      const s = i * ld;
+      const k = kBase + i * dQ;
+      for (let c = 0; c < nope; c++) {
+        const x = src[s + kCol + c];
+        keys[k + c] = x;
+        km = Math.max(km, Math.abs(x));
+      }
+      for (let c = 0, o = i * dR; c < dR; c++) {
+        const x = rk[o + c];
+        keys[k + nope + c] = x;
+        km = Math.max(km, Math.abs(x));
+      }
+      const v = vBase + i * dV;
+      for (let c = 0; c < dV; c++) {
+        const x = src[s + vCol + c];
+        values[v + c] = x;
+        vm = Math.max(vm, Math.abs(x));
+      }
+    }
+    kMax[h] = km;
+    vMax[h] = vm;
+  }
+  for (let h = 0; h < H; h++) {
+    // A non-finite entry: the scan names the first one, as before (the rotary keys were checked at append).
+    if (!(Number.isFinite(kMax[h]) && Number.isFinite(vMax[h]))) assertFinite(kv, "keys, values (latent · [W_LK | W_LV])");
+  }
+  const width = H * dV;
+  const y = new Matrix(t, width, scratch("heads", t * width));
+  const qd = queries.data;
+  const ldQ = queries.cols;
+  const f32 = r.precision === "float32";
+  for (let h = 0; h < H; h++) {
+    let inFloat32Range = false;
+    if (f32) {
+      let qm = 0;
+      for (let i = 0; i < t; i++) for (let c = 0, o = i * ldQ + h * dQ; c < dQ; c++) qm = Math.max(qm, Math.abs(qd[o + c]));
+      inFloat32Range = attentionMaximaInFloat32Range(qm, kMax[h], vMax[h], n, dQ, r.kernel.scale);
+    }
+    const spec: FusedSoftmaxSpec = {
+      queries: qd.subarray(h * dQ),
+      queryStride: ldQ,
+      keys: keys.subarray(h * n * dQ, (h + 1) * n * dQ),
+      values: values.subarray(h * n * dV, (h + 1) * n * dV),
+      nQ: t,
+      nKV: n,
+      d: dQ,
+      dV,
+      scale: r.kernel.scale,
+      mask: r.mask,
+      out: y.data.subarray(h * dV),
+      outStride: width,
+      precision: f32 ? "float32" : "float64",
+      inFloat32Range,
+    };
+    let stats = fusedSoftmaxAttention(spec);
+    // float32's fallback (rows.ts float32Attention): a non-finite Y or normalizer → float64.
+    if (f32 && stats !== null && !(rowsFinite(stats.normalizer) && columnsFinite(y.data, t, width, h * dV, dV))) {
+      spec.precision = "float64";
+      stats = fusedSoftmaxAttention(spec);
+    }
+    if (stats === null || !rowsFinite(stats.normalizer)) return undefined;
+  }
+  return y;
+}
+
 function mlaStep(
   a: MlaLayerAttention,
   joined: JoinedMla | undefined,
@@ -752,12 +882,18 @@ function mlaStep(
 ): Matrix {
   const w = a.weights;
   let qPre: Matrix[];
-  let q: Matrix[];
+  let q: Matrix[] | undefined;
+  let joinedQueries: Matrix | undefined;
   let latentNew: Matrix;
   let rotary: { pre: Matrix; rotated: Matrix };
   if (joined) {
     assertFinite(xn, "x");
-    ({ qPre, q, latentNew, rotary } = mlaProjectJoined(a, joined, xn, positions, cap !== undefined, projectionPrecision(options)));
+    ({
+      queries: joinedQueries,
+      qPre,
+      latentNew,
+      rotary,
+    } = mlaProjectJoined(a, joined, xn, positions, cap !== undefined, projectionPrecision(options)));
   } else {
     ({ pre: qPre, rotated: q } = mlaQueries(mlaQueryLatent(xn, w), w, a.rope, positions));
     latentNew = mlaKeyLatent(xn, w);
@@ -771,11 +907,22 @@ function mlaStep(
   const attnOptions = { kernel: { kind: "softmax" as const, scale: a.scale }, mask: { kind: "causal" as const, offset: p0 } };
   const form = options.mlaForm ?? "unmerged";
   if (form !== "unmerged" && form !== "absorbed") throw new ValueError("options.mlaForm", '"unmerged" or "absorbed"', describe(form));
+  const H = w.queryUp.length;
+  if (form === "unmerged" && joinedQueries && rotaryKey && cache instanceof LatentCache && !cap && !options.attentionOverride) {
+    // Every head in one pass from the joined blocks (the prefill's path); undefined: per-head calls below.
+    const prec = projectionPrecision(options);
+    const y = mlaAttendAllHeads(joined as JoinedMla, w, joinedQueries, latent, rotaryKey, a.scale, p0, options.precision, prec);
+    // W_O's product into the layer's reused "attnOut" buffer (no override here: see layerStep).
+    if (y) return project(y, w.output, "attnOut", prec);
+  }
+  // Per-head copies of the queries now: the joined block is a scratch buffer, and an
+  // attentionOverride callback may run another forward before the later heads.
+  const qHeads = q ?? queryHeads(joinedQueries as Matrix, H);
   if (form === "absorbed" && !cap && !options.attentionOverride) {
     // ⟨q_h, [L W_LK^h | k_R]⟩ = ⟨[q_h,nope (W_LK^h)ᵀ | q_R,h], [L | k_R]⟩ and P V_h = (P L) W_LV^h (§4.2).
     const nope = w.queryUp[0].cols;
     const keysL = rotaryKey ? joinedLatentKeys(cache, latent, rotaryKey, xn.rows) : latent;
-    const heads = q.map((qh, h) => {
+    const heads = qHeads.map((qh, h) => {
       const qNope = rotaryKey ? sliceCols(qh, 0, nope) : qh;
       const qAbs = matmulTransB(qNope, w.keyUp[h]);
       const qFull = rotaryKey ? concatCols([qAbs, sliceCols(qh, nope)]) : qAbs;
@@ -789,7 +936,7 @@ function mlaStep(
     joined && rotaryKey
       ? mlaKeysValuesJoined(joined, w, latent, rotaryKey, projectionPrecision(options))
       : mlaKeysValues(latent, rotaryKey, w);
-  const heads = q.map((qh, h) => {
+  const heads = qHeads.map((qh, h) => {
     const over = options.attentionOverride?.({ layer, head: h, queries: qh, keys: keys[h], values: values[h], scale: a.scale, offset: p0 });
     return over
       ? checkOverride(over, qh.rows, values[h].cols, layer, h)
@@ -800,89 +947,13 @@ function mlaStep(
   });
   if (cap) {
     if (tensors.has("qPre")) cap.qPre = qPre;
-    if (tensors.has("q")) cap.q = q;
+    if (tensors.has("q")) cap.q = qHeads;
     if (tensors.has("kPre")) cap.kPre = p0 === 0 ? mlaKeysValues(latent, rotary.pre, w).keys : undefined;
     if (tensors.has("k")) cap.k = keys;
     if (tensors.has("v")) cap.v = values;
-    if (tensors.has("weights")) cap.weights = q.map((qh, h) => attentionWeights(qh, keys[h], attnOptions));
+    if (tensors.has("weights")) cap.weights = qHeads.map((qh, h) => attentionWeights(qh, keys[h], attnOptions));
     if (tensors.has("latent")) cap.latent = latent.clone();
     if (tensors.has("rotaryKey") && rotaryKey) cap.rotaryKey = rotaryKey.clone();
   }
   return project(concatCols(heads), w.output, undefined, joined ? projectionPrecision(options) : "float64");
-}
-
-/** Indices of the k largest entries of `s` (descending; lower index first on ties). */
-function topK(s: ArrayLike<number>, k: number): number[] {
-  return Array.from({ length: s.length }, (_, i) => i)
-    .sort((i, j) => s[j] - s[i] || i - j)
-    .slice(0, k);
-}
-
-/**
- * DeepSeekMoE: router probabilities softmax(x W_gᵀ), top-k experts per token (greedy, or
- * group-limited: only experts of the `topk_group` groups with the largest maximum score), weights
- * renormalized (`norm_topk_prob`, k > 1) or scaled by `routed_scaling_factor`; the routed outputs
- * are summed in expert order, then the shared experts are added (DeepSeek-V2's MoE forward).
- */
-export function moeForward(
-  ffn: MoeFfn,
-  x: Matrix,
-  cap?: LayerCapture,
-  tensors?: ReadonlySet<CaptureTensor>,
-  joined?: { readonly experts?: readonly (JoinedGlu | undefined)[]; readonly shared?: JoinedGlu },
-  precision: ProjectionPrecision = "float64",
-): Matrix {
-  const E = ffn.experts.length;
-  if (ffn.gate.rows !== E) throw new ShapeError("ffn.gate", `${E}×d (one row per expert)`, ffn.gate.shape);
-  const logits = matmulTransB(x, ffn.gate);
-  const t = x.rows;
-  const chosen: number[][] = [];
-  const chosenWeights: number[][] = [];
-  const perGroup = E / ffn.numGroups;
-  for (let i = 0; i < t; i++) {
-    const row = logits.rowView(i);
-    let max = Number.NEGATIVE_INFINITY;
-    for (const v of row) max = Math.max(max, v);
-    const p = Float64Array.from(row, (v) => Math.exp(v - max));
-    const z = p.reduce((s, v) => s + v, 0);
-    for (let e = 0; e < E; e++) p[e] /= z;
-    let scores: Float64Array = p;
-    if (ffn.method === "group_limited_greedy") {
-      const groupMax = Float64Array.from({ length: ffn.numGroups }, (_, g) => Math.max(...p.subarray(g * perGroup, (g + 1) * perGroup)));
-      const keep = new Set(topK(groupMax, ffn.topkGroups));
-      scores = p.map((v, e) => (keep.has(Math.floor(e / perGroup)) ? v : 0));
-    }
-    const idx = topK(scores, ffn.topK);
-    let ws = idx.map((e) => scores[e]);
-    if (ffn.topK > 1 && ffn.normalizeTopK) {
-      const s = ws.reduce((a, b) => a + b, 0) + 1e-20;
-      ws = ws.map((v) => v / s);
-    } else {
-      ws = ws.map((v) => v * ffn.routedScaling);
-    }
-    chosen.push(idx);
-    chosenWeights.push(ws);
-  }
-  const out = new Matrix(t, x.cols);
-  for (let e = 0; e < E; e++) {
-    const rows: number[] = [];
-    const ws: number[] = [];
-    for (let i = 0; i < t; i++) {
-      const k = chosen[i].indexOf(e);
-      if (k >= 0) {
-        rows.push(i);
-        ws.push(chosenWeights[i][k]);
-      }
-    }
-    if (rows.length === 0) continue;
-    const je = joined?.experts?.[e];
-    const y = je ? gluForward(selectRows(x, rows), je, precision) : feedForward(selectRows(x, rows), ffn.experts[e]);
-    for (let r = 0; r < rows.length; r++) {
-      const o = rows[r] * x.cols;
-      for (let j = 0; j < x.cols; j++) out.data[o + j] += ws[r] * y.data[r * x.cols + j];
-    }
-  }
-  if (cap && tensors?.has("router")) cap.router = { experts: chosen, weights: chosenWeights };
-  if (!ffn.shared) return out;
-  return addInPlace(out, joined?.shared ? gluForward(x, joined.shared, precision) : feedForward(x, ffn.shared));
 }

@@ -392,14 +392,14 @@ export class ResidentPrefill {
 }
 
 /** Query rows per block of the arena attention: the fused driver's prefix-mask block (softmaxWasm.ts). */
-const QUERY_BLOCK = 32;
+export const QUERY_BLOCK = 32;
 /** Key-width step of a block's causal limit, as the fused driver's (a multiple of the softmax loops' 8/16). */
 const KEY_STEP = 16;
 /** Depth of one A·V slice, as the fused driver's KC. */
 const AV_KC = 256;
 
 /** Byte addresses of the arena attention's regions (see `ResidentPrefill.run`). */
-interface AttentionRegions {
+export interface AttentionRegions {
   readonly kp: number;
   readonly vp: number;
   readonly q: number;
@@ -489,7 +489,7 @@ function attendInArena(
  * One head in the arena (see `attendInArena`); false when a normalizer is not in (0, ∞) or, in
  * float32, an output is not finite (the driver's caller then redoes the head in float64).
  */
-function attendHead(
+export function attendHead(
   k: Kernels,
   R: AttentionRegions,
   f32: boolean,
@@ -573,7 +573,7 @@ function packPanelsInto(
 }
 
 /** A valid RMSNorm of width d (applyNorm's checks; the arena norm then needs none per call). */
-function finalNormOk(n: NormParams, d: number): n is NormParams & { kind: "rms" } {
+export function finalNormOk(n: NormParams, d: number): n is NormParams & { kind: "rms" } {
   if (n.kind !== "rms") return false;
   try {
     assertNormParams(n, "finalNorm", d);
@@ -590,7 +590,7 @@ function addBlockBias(data: Float64Array, rows: number, ld: number, c0: number, 
 }
 
 /** model.ts' `assertFinite(xn, "x")` on a normalized block (float64 or float32 view): the same error. */
-function checkFinite(v: Float64Array | Float32Array, rows: number, cols: number): void {
+export function checkFinite(v: Float64Array | Float32Array, rows: number, cols: number): void {
   for (let i = 0; i < v.length; i++) {
     if (!Number.isFinite(v[i])) assertFinite(new Matrix(rows, cols, Float64Array.from(v)), "x");
   }
@@ -677,12 +677,12 @@ function attendAllHeadsInto(
 }
 
 /** Every normalizer in (0, ∞) (no empty row, no overflowed logit). */
-function rowsFinite(l: Float64Array): boolean {
+export function rowsFinite(l: Float64Array): boolean {
   for (let i = 0; i < l.length; i++) if (!(l[i] > 0 && l[i] < Number.POSITIVE_INFINITY)) return false;
   return true;
 }
 
-function columnsFinite(x: Float64Array, rows: number, ld: number, c0: number, w: number): boolean {
+export function columnsFinite(x: Float64Array, rows: number, ld: number, c0: number, w: number): boolean {
   for (let i = 0; i < rows; i++) for (let j = 0; j < w; j++) if (!Number.isFinite(x[i * ld + c0 + j])) return false;
   return true;
 }

@@ -1,0 +1,755 @@
+/**
+ * The DeepSeek (MLA + MoE) prefill with every activation resident in a kernel arena of the model's
+ * own — pretrained/resident.ts' design (weights packed once into the arena, activations chained
+ * product to product in place, RMSNorm/SwiGLU/residual/finiteness as the WASM passes of
+ * kernels/watModel.ts) for MLA layers with decoupled RoPE and dense or MoE SwiGLU FFNs (issue 14:
+ * the per-sublayer path of model.ts spent more time copying activations into and out of the shared
+ * kernel memory, converting float64 ↔ float32 around each float32 product and assembling each
+ * head's K_h = [L W_LK^h | k_R], V_h = L W_LV^h than in the products).
+ *
+ * Per MLA layer: norm → the joined query-up product (every head's [q_nope | q_rope]) → RoPE on the
+ * rope columns (JavaScript, on the float64 block: interleaved pairing) → the latent and rotary-key
+ * products → the latent norm → the exact latent cache (which owns L and k_R) → [L W_LK^h]_h |
+ * [L W_LV^h]_h over all cached rows → per head, K_h's and V_h's panels packed straight from that
+ * block and the cached k_R (float32's range decision from maxima found while packing), the fused
+ * driver's prefix-mask steps (`attendHead`, resident.ts) → W_O → residual → norm → FFN. A MoE layer
+ * routes every token once (moe.ts `route`, float64 as before), gathers each expert's rows into the
+ * arena, runs its gate/up product, SwiGLU and down product there and scatter-adds the weighted rows;
+ * then the shared expert.
+ *
+ * Bits: the same operations in the same order as model.ts' path (mlaStep, moeForward, gluForward):
+ * the same kernels over the same panels, float32 rounding exactly where the copies into float32
+ * kernel memory rounded, so the logits are unchanged bit for bit (tested against the per-sublayer
+ * path, float64 and float32). The joined down product [W_L | W_KR] runs as its two halves (each
+ * entry the same sum). An expert with too few rows for the WebAssembly kernels keeps gluForward.
+ *
+ * Applies to prefill-sized steps of a model whose layers are all such MLA layers (q_lora_rank null,
+ * RMSNorms, weights of one GEMM block each), on exact latent caches, without captures, an
+ * attention override or `mlaForm: "absorbed"`. Everything else keeps model.ts' path.
+ */
+import { attentionCachedKeys } from "../attention/attend.js";
+import { resolveAttention } from "../attention/options.js";
+import type { AttentionPrecisionOption } from "../attention/options.js";
+import { LatentCache } from "../cache/latent-cache.js";
+import { NumericalError } from "../errors.js";
+import { KernelArena } from "../kernels/arena.js";
+import {
+  type Kernels,
+  getKernelBackend,
+  kernelBackendFor,
+  packOperandF32,
+  packOperandF64,
+  packableOperand,
+  wasmSimdAvailable,
+} from "../kernels/gemm.js";
+import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
+import { useFusedSoftmax } from "../kernels/softmaxWasm.js";
+import { F32_NR, F64_NR } from "../kernels/wat.js";
+import { Matrix } from "../matrix.js";
+import { type NormParams, applyNorm, rmsNorm } from "../norm.js";
+import { assertFinite } from "../validate.js";
+import type { MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
+import { type JoinedGlu, type ProjectionPrecision, columnSlice, gluForward } from "./fused.js";
+import { route } from "./moe.js";
+import { type AttentionRegions, QUERY_BLOCK, attendHead, checkFinite, finalNormOk } from "./resident.js";
+
+const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
+/** Row granularity of the frame: the kernels' register tile (the edge tile reads and writes whole tiles). */
+const TILE_ROWS = 4;
+
+/** One weight's byte address in the arena and its product shape (C = A · W, A rows×k, W k×n). */
+interface Placed {
+  readonly addr: number;
+  readonly k: number;
+  readonly n: number;
+}
+
+/** The joined MLA projections of model.ts (`JoinedMla`), as far as this path reads them. */
+interface JoinedMlaLike {
+  readonly queryUp: Matrix;
+  readonly keyValueUp: Matrix;
+  readonly queryDownIdentity: boolean;
+}
+
+/** The joined projections of one layer (model.ts' `JoinedLayer`), as far as this path reads them. */
+export interface JoinedMlaLayer {
+  readonly mla?: JoinedMlaLike;
+  readonly ffn?: JoinedGlu;
+  readonly experts?: readonly (JoinedGlu | undefined)[];
+  readonly shared?: JoinedGlu;
+}
+
+/** A GLU FFN in the arena. */
+interface PlacedGlu {
+  readonly gateUp: Placed;
+  readonly down: Placed;
+  readonly glu: JoinedGlu;
+}
+
+interface PlacedLayer {
+  readonly inputGain: number;
+  readonly postGain: number;
+  readonly latentGain: number;
+  readonly queryUp: Placed;
+  readonly latentDown: Placed;
+  readonly keyRope: Placed;
+  readonly keyValueUp: Placed;
+  readonly output: Placed;
+  /** Dense FFN, or the routed experts and the shared one. */
+  readonly ffn?: PlacedGlu;
+  readonly experts?: PlacedGlu[];
+  readonly shared?: PlacedGlu;
+}
+
+/** The static shape of an eligible layer. */
+interface LayerPlan {
+  readonly a: MlaLayerAttention;
+  readonly inputNorm: NormParams & { kind: "rms" };
+  readonly postNorm: NormParams & { kind: "rms" };
+  readonly latentNorm: NormParams & { kind: "rms" };
+  readonly j: JoinedMlaLike;
+  readonly ffn?: JoinedGlu;
+  readonly moe?: { readonly ffn: MoeFfn; readonly experts: JoinedGlu[]; readonly shared?: JoinedGlu };
+  readonly H: number;
+  readonly nope: number;
+  readonly dR: number;
+  readonly dL: number;
+  readonly dV: number;
+}
+
+function pack(w: Matrix, transposed: boolean, precision: ProjectionPrecision): Float64Array | Float32Array | undefined {
+  const [k, n] = transposed ? [w.cols, w.rows] : [w.rows, w.cols];
+  const p = precision === "float32" ? packOperandF32(w.data, transposed, k, n) : packOperandF64(w.data, transposed, k, n);
+  return p?.panels;
+}
+
+/** A SwiGLU FFN this path runs (gluForward's fast branch: silu, no biases — DeepSeek has none). */
+function swigluOk(f: JoinedGlu | undefined): f is JoinedGlu {
+  return (
+    f !== undefined && f.activation === "silu" && f.weights.b1 === undefined && f.weights.c === undefined && f.weights.b2 === undefined
+  );
+}
+
+/**
+ * The resident MLA prefill of one model (module doc); `plan` returns undefined for a model it does
+ * not apply to. Weights are placed at the first step of each precision.
+ */
+export class ResidentMlaPrefill {
+  private readonly layers: LayerPlan[];
+  private readonly weights: PretrainedWeights;
+  private readonly d: number;
+  private arena: KernelArena | undefined;
+  private readonly placed = new Map<ProjectionPrecision, { layers: PlacedLayer[]; lmHead?: Placed; finalGain?: number }>();
+  /** Steps run here so far (tests check that the resident path really ran). */
+  steps = 0;
+
+  private constructor(weights: PretrainedWeights, layers: LayerPlan[]) {
+    this.weights = weights;
+    this.d = weights.embed.cols;
+    this.layers = layers;
+  }
+
+  /** The plan for a model, or undefined when some layer is not of the eligible kind (module doc). */
+  static plan(weights: PretrainedWeights, joined: readonly JoinedMlaLayer[]): ResidentMlaPrefill | undefined {
+    const layers: LayerPlan[] = [];
+    for (const [l, layer] of weights.layers.entries()) {
+      const a = layer.attention;
+      const j = joined[l];
+      if (a.kind !== "mla" || !j.mla || !j.mla.queryDownIdentity) return undefined;
+      const w = a.weights;
+      if (!w.keyRope || !w.queryRope || !w.latentNorm) return undefined;
+      if (layer.inputNorm.kind !== "rms" || layer.postNorm.kind !== "rms") return undefined;
+      const f = layer.ffn;
+      let moe: LayerPlan["moe"];
+      if (f.kind === "dense") {
+        if (!swigluOk(j.ffn)) return undefined;
+      } else {
+        const experts = j.experts ?? [];
+        if (experts.length !== f.experts.length || !experts.every(swigluOk)) return undefined;
+        if (f.shared && !swigluOk(j.shared)) return undefined;
+        moe = { ffn: f, experts: experts as JoinedGlu[], shared: f.shared ? j.shared : undefined };
+      }
+      const plan: LayerPlan = {
+        a,
+        inputNorm: layer.inputNorm as LayerPlan["inputNorm"],
+        postNorm: layer.postNorm as LayerPlan["postNorm"],
+        latentNorm: w.latentNorm,
+        j: j.mla,
+        ffn: f.kind === "dense" ? j.ffn : undefined,
+        moe,
+        H: w.queryUp.length,
+        nope: w.queryUp[0].cols,
+        dR: w.keyRope.cols,
+        dL: w.latentDown.cols,
+        dV: w.valueUp[0].cols,
+      };
+      if (plan.j.queryUp.cols !== plan.H * (plan.nope + plan.dR) || w.keyUp[0].cols !== plan.nope) return undefined;
+      const glus = [plan.ffn, ...(moe?.experts ?? []), moe?.shared].filter((g): g is JoinedGlu => g !== undefined);
+      for (const m of [
+        plan.j.queryUp,
+        w.latentDown,
+        w.keyRope,
+        plan.j.keyValueUp,
+        w.output,
+        ...glus.flatMap((g) => [g.gateUp, g.weights.w2]),
+      ]) {
+        if (!packableOperand(m.rows, m.cols)) return undefined;
+      }
+      layers.push(plan);
+    }
+    return layers.length > 0 ? new ResidentMlaPrefill(weights, layers) : undefined;
+  }
+
+  /** Whether a step of t tokens runs here (the products on the WebAssembly kernels, exact latent caches). */
+  applies(t: number, p0: number, caches: readonly unknown[], precision: AttentionPrecisionOption | undefined): boolean {
+    if (precision !== undefined && precision !== "float64" && precision !== "float32") return false;
+    if (!wasmSimdAvailable() || getKernelBackend() === "scalar") return false;
+    const n = p0 + t;
+    for (const [l, p] of this.layers.entries()) {
+      if (!(caches[l] instanceof LatentCache) || (caches[l] as LatentCache).length !== p0) return false;
+      const w = p.a.weights;
+      const g = p.ffn ?? p.moe?.shared;
+      for (const [m, rows] of [
+        [p.j.queryUp, t],
+        [w.latentDown, t],
+        [w.keyRope as Matrix, t],
+        [p.j.keyValueUp, n],
+        [w.output, t],
+        ...(g ? ([[g.gateUp, t] as const, [g.weights.w2, t] as const] as const) : []),
+      ] as const) {
+        if (kernelBackendFor(rows, m.rows, m.cols) !== "wasm") return false;
+      }
+      if (!useFusedSoftmax(t, n, p.nope + p.dR)) return false;
+    }
+    return true;
+  }
+
+  private weightsIn(precision: ProjectionPrecision): { arena: KernelArena; layers: PlacedLayer[]; lmHead?: Placed; finalGain?: number } {
+    if (!this.arena) this.arena = new KernelArena();
+    const arena = this.arena;
+    let p = this.placed.get(precision);
+    if (!p) {
+      const place = (w: Matrix, transposed: boolean): Placed | undefined => {
+        const panels = pack(w, transposed, precision);
+        if (!panels) return undefined;
+        return { addr: arena.place(panels), k: transposed ? w.cols : w.rows, n: transposed ? w.rows : w.cols };
+      };
+      const glu = (g: JoinedGlu): PlacedGlu => ({
+        gateUp: place(g.gateUp, false) as Placed,
+        down: place(g.weights.w2, false) as Placed,
+        glu: g,
+      });
+      const layers = this.layers.map((l) => {
+        const w = l.a.weights;
+        return {
+          inputGain: arena.place(l.inputNorm.gain),
+          postGain: arena.place(l.postNorm.gain),
+          latentGain: arena.place(l.latentNorm.gain),
+          queryUp: place(l.j.queryUp, false) as Placed,
+          latentDown: place(w.latentDown, false) as Placed,
+          keyRope: place(w.keyRope as Matrix, false) as Placed,
+          keyValueUp: place(l.j.keyValueUp, false) as Placed,
+          output: place(w.output, false) as Placed,
+          ffn: l.ffn ? glu(l.ffn) : undefined,
+          experts: l.moe?.experts.map(glu),
+          shared: l.moe?.shared ? glu(l.moe.shared) : undefined,
+        };
+      });
+      const fin = this.weights.finalNorm;
+      p = { layers, lmHead: place(this.weights.lmHead, true), finalGain: finalNormOk(fin, this.d) ? arena.place(fin.gain) : undefined };
+      this.placed.set(precision, p);
+    }
+    return { arena, ...p };
+  }
+
+  /**
+   * One step of t tokens from the embeddings `x` (t×d): every layer, the final norm and the LM head
+   * (`projectLmHead` when the head does not fit one GEMM block). Appends to the latent caches.
+   * @throws as model.ts' path (NonFiniteError naming `x` or the latent, NumericalError for a
+   *   non-finite FFN output, attention's errors).
+   */
+  run(
+    x: Matrix,
+    caches: readonly unknown[],
+    positions: Float64Array,
+    p0: number,
+    precision: AttentionPrecisionOption | undefined,
+    projectLmHead: (hidden: Matrix) => Matrix,
+  ): { logits: Matrix; hidden: Matrix } {
+    const prec: ProjectionPrecision = precision === "float32" ? "float32" : "float64";
+    const f32 = prec === "float32";
+    this.steps++;
+    const es = f32 ? 4 : 8;
+    const { arena, layers, lmHead, finalGain } = this.weightsIn(prec);
+    const t = x.rows;
+    const d = x.cols;
+    const n = p0 + t;
+    const t4 = roundUp(t, TILE_ROWS);
+    const n4 = roundUp(n, TILE_ROWS);
+    let wQ = 0;
+    let wKV = 0;
+    let wY = 0;
+    let dL = 0;
+    let dR = 0;
+    let dQ = 0;
+    let dV = 0;
+    let dff = 0;
+    for (const p of this.layers) {
+      wQ = Math.max(wQ, p.j.queryUp.cols);
+      wKV = Math.max(wKV, p.j.keyValueUp.cols);
+      wY = Math.max(wY, p.H * p.dV);
+      dL = Math.max(dL, p.dL);
+      dR = Math.max(dR, p.dR);
+      dQ = Math.max(dQ, p.nope + p.dR);
+      dV = Math.max(dV, p.dV);
+      for (const g of [p.ffn, ...(p.moe?.experts ?? []), p.moe?.shared]) if (g) dff = Math.max(dff, g.dHidden);
+    }
+    const nOut = lmHead ? lmHead.n : 0;
+    const [X, XN, XN64, Q, Q32, LAT, LAT64, LATN, KR, KR64, LALL, KV, HEADS, HEADS32, AO, AO32, GU, E, HID, GATH, EOUT, FOUT, ...rest] =
+      arena.frame([
+        t4 * d * 8,
+        t4 * d * es,
+        f32 ? t4 * d * 8 : 0,
+        t4 * wQ * 8,
+        f32 ? t4 * wQ * 4 : 0,
+        t4 * dL * es,
+        f32 ? t4 * dL * 8 : 0,
+        t4 * dL * 8,
+        t4 * dR * es,
+        f32 ? t4 * dR * 8 : 0,
+        n4 * dL * es,
+        n4 * wKV * es,
+        t4 * wY * 8,
+        f32 ? t4 * wY * 4 : 0,
+        t4 * d * 8,
+        f32 ? t4 * d * 4 : 0,
+        t4 * 2 * dff * es,
+        f32 ? dff * 8 : 0,
+        t4 * dff * es,
+        t4 * d * es,
+        t4 * d * es,
+        t4 * d * 8,
+        // The attention regions (attendHead: K_h and V_h panels, one query block's Q, S, Y, m, l), the logits.
+        roundUp(n, 8) * dQ * 8,
+        roundUp(dV, 8) * n * 8,
+        QUERY_BLOCK * dQ * 8,
+        QUERY_BLOCK * n * 8,
+        QUERY_BLOCK * dV * 8,
+        QUERY_BLOCK * 8,
+        QUERY_BLOCK * 8,
+        t4 * nOut * es,
+      ]);
+    const [KP, VP, QB, SB, YB, MB, LB, LOGITS] = rest;
+    const R: AttentionRegions = { kp: KP, vp: VP, q: QB, s: SB, y: YB, m: MB, l: LB };
+    const k = arena.k;
+    const m64 = k.f64;
+    const m32 = k.f32;
+    const v64 = (addr: number, len: number) => m64.subarray(addr / 8, addr / 8 + len);
+    const v32 = (addr: number, len: number) => m32.subarray(addr / 4, addr / 4 + len);
+    const vp = (addr: number, len: number) => (f32 ? v32(addr, len) : v64(addr, len));
+    const gemm = (a: number, w: Placed, c: number, rows: number) =>
+      f32 ? k.gemm_f32_ra(a, w.k, w.addr, w.k, c, w.n, rows, w.n, w.k, 0) : k.gemm_f64_ra(a, w.k, w.addr, w.k, c, w.n, rows, w.n, w.k, 0);
+    const is32 = f32 ? 1 : 0;
+    const xs = v64(X, t * d);
+    xs.set(x.data);
+    const xn = vp(XN, t * d);
+    const ao = v64(AO, t * d);
+    const ropeTab = new Float64Array(t * dR);
+    let ropeOf: unknown;
+    for (const [l, p] of this.layers.entries()) {
+      const w = layers[l];
+      const a = p.a;
+      const cache = caches[l] as LatentCache;
+      const { H, nope } = p;
+      const dQh = nope + p.dR;
+      // Input norm; mlaStep checks the normalized rows (assertFinite(xn, "x")).
+      k.rms_rows_f64(X, XN, t, d, w.inputGain, p.inputNorm.epsilon, is32);
+      if (!k.all_finite(XN, t * d, is32)) checkFinite(xn, t, d);
+      // Every head's [q_nope | q_rope] (float64 in the arena: RoPE runs in float64 as before).
+      const ldQ = p.j.queryUp.cols;
+      const q = v64(Q, t * ldQ);
+      if (f32) {
+        gemm(XN, w.queryUp, Q32, t);
+        q.set(v32(Q32, t * ldQ));
+      } else gemm(XN, w.queryUp, Q, t);
+      if (ropeOf !== a.rope) {
+        // Per row the (cos, sin) of every pair, from the rope itself: rotating (1, 0) gives
+        // (1·c − 0·s, 1·s + 0·c) = (c, s) exactly; then every head's rope columns in one pass.
+        for (let i = 0; i < t; i++) for (let c = 0; c < p.dR; c++) ropeTab[i * p.dR + c] = c % 2 === 0 ? 1 : 0;
+        a.rope.rotateColumnsInPlace(ropeTab, t, p.dR, 0, positions);
+        ropeOf = a.rope;
+      }
+      if (a.rope.pairing === "interleaved" && a.rope.dim === p.dR) rotateInterleaved(q, t, ldQ, H, dQh, nope, p.dR, ropeTab);
+      else for (let h = 0; h < H; h++) a.rope.rotateColumnsInPlace(q, t, ldQ, h * dQh + nope, positions);
+      // L = Norm(X W_L), k_R = RoPE(X W_KR), both float64 (the latent cache's rows).
+      gemm(XN, w.latentDown, LAT, t);
+      gemm(XN, w.keyRope, KR, t);
+      const lat = f32 ? v64(LAT64, t * p.dL) : v64(LAT, t * p.dL);
+      if (f32) lat.set(v32(LAT, t * p.dL));
+      if (!k.all_finite(f32 ? LAT64 : LAT, t * p.dL, 0)) rmsNorm(new Matrix(t, p.dL, lat.slice()), p.latentNorm); // its NonFiniteError
+      k.rms_rows_f64(f32 ? LAT64 : LAT, LATN, t, p.dL, w.latentGain, p.latentNorm.epsilon, 0);
+      const kr = f32 ? v64(KR64, t * p.dR) : v64(KR, t * p.dR);
+      if (f32) kr.set(v32(KR, t * p.dR));
+      if (a.rope.pairing === "interleaved" && a.rope.dim === p.dR) rotateInterleaved(kr, t, p.dR, 1, p.dR, 0, p.dR, ropeTab);
+      else a.rope.rotateColumnsInPlace(kr, t, p.dR, 0, positions);
+      // The cache copies the rows it keeps (and checks them, naming latent / rotaryKeys).
+      cache.append(new Matrix(t, p.dL, v64(LATN, t * p.dL)), new Matrix(t, p.dR, kr));
+      // [L W_LK^h]_h | [L W_LV^h]_h over every cached row (float32: L rounded, as the copy in rounded it).
+      const latent = cache.latent().data;
+      const rotary = (cache.rotaryKeys() as Matrix).data;
+      vp(LALL, n * p.dL).set(latent);
+      gemm(LALL, w.keyValueUp, KV, n);
+      const ldKV = p.j.keyValueUp.cols;
+      if (!k.all_finite(KV, n * ldKV, is32)) {
+        assertFinite(new Matrix(n, ldKV, Float64Array.from(vp(KV, n * ldKV))), "keys, values (latent · [W_LK | W_LV])");
+      }
+      const width = H * p.dV;
+      const y = v64(HEADS, t * width);
+      if (!attendMlaInArena(k, R, f32, Q, ldQ, t, n, p, KV / es, ldKV, rotary, a.scale, p0, precision, HEADS)) {
+        attendMlaHeadsJs(q, ldQ, t, n, p, vp(KV, n * ldKV), ldKV, rotary, a.scale, p0, precision, y);
+      }
+      // W_O, then h = attn + x (model.ts: addInPlace(attn, x)).
+      if (f32) {
+        v32(HEADS32, t * width).set(y);
+        gemm(HEADS32, w.output, AO32, t);
+      } else gemm(HEADS, w.output, AO, t);
+      k.add_rows_f64(f32 ? AO32 : AO, X, AO, t * d, is32);
+      // Post norm (float64 for the router, rounded for the products), checked as layerStep does.
+      if (p.moe && f32) {
+        k.rms_rows_f64(AO, XN64, t, d, w.postGain, p.postNorm.epsilon, 0);
+        xn.set(v64(XN64, t * d));
+      } else k.rms_rows_f64(AO, XN, t, d, w.postGain, p.postNorm.epsilon, is32);
+      if (!k.all_finite(p.moe && f32 ? XN64 : XN, t * d, p.moe && f32 ? 0 : is32)) checkFinite(p.moe && f32 ? v64(XN64, t * d) : xn, t, d);
+      if (w.ffn) {
+        // Dense SwiGLU FFN (gluForward's operations), then x = FFN + h (addInPlace(f, h)).
+        glu(k, w.ffn, XN, GU, E, HID, EOUT, t, f32, gemm);
+        k.add_rows_f64(EOUT, AO, X, t * d, is32);
+        continue;
+      }
+      // MoE: route (float64), each expert on its gathered rows, weighted scatter-add, then the shared expert.
+      const moe = p.moe as NonNullable<LayerPlan["moe"]>;
+      const hn = new Matrix(t, d, f32 ? v64(XN64, t * d) : (xn as Float64Array));
+      const { rows, rowWeights, count } = groupByExpert(route(moe.ffn, hn), moe.ffn.experts.length, moe.ffn.topK, t);
+      const fo = v64(FOUT, t * d);
+      fo.fill(0);
+      const E_ = moe.experts.length;
+      for (let e = 0; e < E_; e++) {
+        const r0 = count[e];
+        const te = count[e + 1] - r0;
+        if (te === 0) continue;
+        const pe = (w.experts as PlacedGlu[])[e];
+        let yd: Float64Array | Float32Array;
+        if (kernelBackendFor(te, pe.gateUp.k, pe.gateUp.n) === "wasm" && kernelBackendFor(te, pe.down.k, pe.down.n) === "wasm") {
+          // The expert's rows of the normalized block gathered next to it (memmoves within the arena).
+          const mem = f32 ? m32 : m64;
+          const g0 = GATH / es;
+          const x0 = XN / es;
+          for (let r = 0; r < te; r++) mem.copyWithin(g0 + r * d, x0 + rows[r0 + r] * d, x0 + (rows[r0 + r] + 1) * d);
+          glu(k, pe, GATH, GU, E, HID, EOUT, te, f32, gemm);
+          yd = vp(EOUT, te * d);
+        } else {
+          // Too few rows for the WebAssembly kernels: gluForward's own products (as moeForward).
+          const g = new Matrix(te, d);
+          for (let r = 0; r < te; r++) g.data.set(hn.data.subarray(rows[r0 + r] * d, (rows[r0 + r] + 1) * d), r * d);
+          yd = gluForward(g, moe.experts[e], prec).data;
+        }
+        for (let r = 0; r < te; r++) {
+          const wt = rowWeights[r0 + r];
+          const ob = rows[r0 + r] * d;
+          for (let j = 0; j < d; j++) fo[ob + j] += wt * yd[r * d + j];
+        }
+      }
+      if (w.shared) {
+        glu(k, w.shared, XN, GU, E, HID, EOUT, t, f32, gemm);
+        // routed + shared (moeForward: out[i] += shared[i]; IEEE addition commutes exactly).
+        k.add_rows_f64(EOUT, FOUT, FOUT, t * d, is32);
+      }
+      k.add_rows_f64(FOUT, AO, X, t * d, 0);
+    }
+    // The final norm (RMSNorm in the arena, float64 as returned); else applyNorm.
+    const fin = this.weights.finalNorm;
+    let hidden: Matrix;
+    if (fin.kind === "rms" && finalGain !== undefined && k.all_finite(X, t * d, 0)) {
+      k.rms_rows_f64(X, AO, t, d, finalGain, fin.epsilon, 0);
+      hidden = new Matrix(t, d, ao.slice());
+    } else hidden = applyNorm(new Matrix(t, d, xs.slice()), fin);
+    if (!lmHead) return { logits: projectLmHead(hidden), hidden };
+    if (f32) xn.set(hidden.data);
+    else xn.set(ao);
+    gemm(XN, lmHead, LOGITS, t);
+    const logits = new Matrix(t, lmHead.n, f32 ? new Float64Array(v32(LOGITS, t * lmHead.n)) : v64(LOGITS, t * lmHead.n).slice());
+    return { logits, hidden };
+  }
+}
+
+/**
+ * `Rope.rotateColumnsInPlace` (interleaved pairs (2p, 2p + 1)) on the d_R rope columns nope … of
+ * each of the H heads (dQ wide) of a row-major block, with row i's (cos, sin) of pair p at
+ * tab[i·d_R + 2p], tab[i·d_R + 2p + 1]: the same products and sums per entry, so the same bits,
+ * with the angles looked up once per row instead of once per head.
+ */
+function rotateInterleaved(
+  x: Float64Array,
+  rows: number,
+  ld: number,
+  H: number,
+  dQ: number,
+  nope: number,
+  dR: number,
+  tab: Float64Array,
+): void {
+  for (let i = 0; i < rows; i++) {
+    const tr = i * dR;
+    for (let h = 0; h < H; h++) {
+      const o = i * ld + h * dQ + nope;
+      for (let c = 0; c < dR; c += 2) {
+        const cos = tab[tr + c];
+        const sin = tab[tr + c + 1];
+        const a = x[o + c];
+        const b = x[o + c + 1];
+        x[o + c] = a * cos - b * sin;
+        x[o + c + 1] = a * sin + b * cos;
+      }
+    }
+  }
+}
+
+/**
+ * A SwiGLU FFN on `rows` rows at byte `xAddr` into `outAddr` (gluForward's operations: gate/up
+ * product, silu(g)·u with the module's exp, down product), the output checked finite as gluForward
+ * does (its NumericalError).
+ */
+function glu(
+  k: Kernels,
+  g: PlacedGlu,
+  xAddr: number,
+  GU: number,
+  E: number,
+  HID: number,
+  outAddr: number,
+  rows: number,
+  f32: boolean,
+  gemm: (a: number, w: Placed, c: number, rows: number) => void,
+): void {
+  const is32 = f32 ? 1 : 0;
+  gemm(xAddr, g.gateUp, GU, rows);
+  k.swiglu_f64(GU, HID, f32 ? E : HID, rows, g.glu.dHidden, is32);
+  gemm(HID, g.down, outAddr, rows);
+  const d = g.down.n;
+  if (k.all_finite(outAddr, rows * d, is32)) return;
+  const o = f32 ? k.f32.subarray(outAddr / 4, outAddr / 4 + rows * d) : k.f64.subarray(outAddr / 8, outAddr / 8 + rows * d);
+  for (let i = 0; i < o.length; i++) {
+    if (!Number.isFinite(o[i])) {
+      throw new NumericalError(
+        "weights",
+        "finite FFN weights and outputs (x was finite)",
+        `output ${o[i]} at [${Math.floor(i / d)}, ${i % d}]`,
+      );
+    }
+  }
+}
+
+/** moe.ts' per-expert index lists: tokens of expert e at rows[count[e] … count[e + 1]) ascending, with their weights. */
+function groupByExpert(
+  r: { readonly experts: Int32Array; readonly weights: Float64Array },
+  E: number,
+  k: number,
+  t: number,
+): { rows: Int32Array; rowWeights: Float64Array; count: Int32Array } {
+  const count = new Int32Array(E + 1);
+  for (let q = 0; q < t * k; q++) count[r.experts[q] + 1]++;
+  for (let e = 0; e < E; e++) count[e + 1] += count[e];
+  const rows = new Int32Array(t * k);
+  const rowWeights = new Float64Array(t * k);
+  const fill = count.slice(0, E);
+  for (let i = 0; i < t; i++) {
+    for (let q = 0; q < k; q++) {
+      const e = r.experts[i * k + q];
+      rows[fill[e]] = i;
+      rowWeights[fill[e]++] = r.weights[i * k + q];
+    }
+  }
+  return { rows, rowWeights, count };
+}
+
+/**
+ * Every head of an MLA layer inside the arena: per head, K_h = [L W_LK^h | k_R] packed by rows and
+ * V_h = L W_LV^h by columns straight from the [L W_LK^h]_h | [L W_LV^h]_h block (element offset
+ * `kvOff`, row stride `ldKV`, float32 or float64 as the products ran) and the cached rotary keys —
+ * the panels the fused driver packs from K_h and V_h (softmaxWasm.ts packPanels) — then the
+ * driver's prefix-mask steps (`attendHead`). float32 per head exactly as the driver decides it
+ * (`attentionInFloat32Range` of Q_h, K_h, V_h, here from maxima found while packing), with its
+ * fallback to float64 on a non-finite normalizer or output. False (nothing usable written) where a
+ * row needs attention's error path; the caller then takes `attendMlaHeadsJs`.
+ */
+function attendMlaInArena(
+  k: Kernels,
+  R: AttentionRegions,
+  f32Products: boolean,
+  qAddr: number,
+  ldQ: number,
+  t: number,
+  n: number,
+  p: LayerPlan,
+  kvOff: number,
+  ldKV: number,
+  rotary: Float64Array,
+  scale: number,
+  p0: number,
+  precision: AttentionPrecisionOption | undefined,
+  outAddr: number,
+): boolean {
+  const { H, nope, dR, dV } = p;
+  const dQ = nope + dR;
+  if (dQ % 2 !== 0) return false; // the arena's query scaling runs on pairs
+  const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, n, dQ);
+  const limits = r.mask?.prefixLimits?.();
+  if (r.kernel.kind !== "softmax" || !limits) return false;
+  const sc = r.kernel.scale;
+  const width = H * dV;
+  const src = f32Products ? k.f32 : k.f64;
+  // The rotary part of K_h's panels is every head's (k_R is shared): packed once per precision.
+  let ropePacked = 0;
+  const packHead = (h: number, f32: boolean, withMaxima: boolean) => {
+    const es = f32 ? 4 : 8;
+    const m = packMlaHead(
+      src,
+      kvOff,
+      ldKV,
+      h * nope,
+      H * nope + h * dV,
+      nope,
+      dR,
+      dV,
+      rotary,
+      n,
+      f32 ? k.f32 : k.f64,
+      R,
+      f32 ? F32_NR : F64_NR,
+      es,
+      ropePacked !== es,
+      withMaxima,
+    );
+    ropePacked = es;
+    return m;
+  };
+  for (let h = 0; h < H; h++) {
+    const qh = qAddr + h * dQ * 8;
+    let f32 = false;
+    if (r.precision === "float32") {
+      // max|Q_h| from its rows' maxima (rows_max_f64 into the free score region, as resident.ts).
+      k.rows_max_f64(qh, ldQ, t, dQ, R.s, 1);
+      const qm = maxAbsOf(k.f64.subarray(R.s / 8, R.s / 8 + t), t);
+      // Pack in float32 first: the maxima decide whether the panels are used or repacked in float64.
+      const { kMax, vMax } = packHead(h, true, true);
+      f32 = attentionMaximaInFloat32Range(qm, kMax, vMax, n, dQ, sc);
+    }
+    for (;;) {
+      if (!f32) packHead(h, false, false);
+      if (attendHead(k, R, f32, qh, ldQ, t, n, dQ, dV, sc, limits, outAddr + h * dV * 8, width)) break;
+      if (!f32) return false;
+      f32 = false;
+    }
+  }
+  return true;
+}
+
+/**
+ * K_h's panels (NR keys × d_QK per panel: [nope columns of the block | the rotary key]) and V_h's
+ * (NR value columns × N per panel), zero-padded as softmaxWasm.ts packPanels lays them out, into the
+ * attention regions of `mem`; the rotary columns (the same for every head) only `withRope`; returns
+ * max |K_h| and max |V_h| (NaN when one is NaN) when `withMaxima`, else 0s.
+ */
+function packMlaHead(
+  src: Float64Array | Float32Array,
+  off: number,
+  ld: number,
+  kCol: number,
+  vCol: number,
+  nope: number,
+  dR: number,
+  dV: number,
+  rotary: Float64Array,
+  n: number,
+  mem: Float64Array | Float32Array,
+  R: AttentionRegions,
+  NR: number,
+  es: number,
+  withRope: boolean,
+  withMaxima: boolean,
+): { kMax: number; vMax: number } {
+  const d = nope + dR;
+  const kp = R.kp / es;
+  let km = 0;
+  for (let j = 0; j < n; j += NR) {
+    const base = kp + j * d;
+    const cnt = Math.min(NR, n - j);
+    if (cnt < NR && withRope) mem.fill(0, base, base + NR * d);
+    for (let jj = 0; jj < cnt; jj++) {
+      const s = off + (j + jj) * ld + kCol;
+      let t = base + jj;
+      if (withMaxima) {
+        for (let c = 0; c < nope; c++, t += NR) {
+          const x = src[s + c];
+          mem[t] = x;
+          km = Math.max(km, Math.abs(x));
+        }
+      } else for (let c = 0; c < nope; c++, t += NR) mem[t] = src[s + c];
+      const rs = (j + jj) * dR;
+      if (withRope) for (let c = 0; c < dR; c++, t += NR) mem[t] = rotary[rs + c];
+      if (withMaxima) for (let c = 0; c < dR; c++) km = Math.max(km, Math.abs(rotary[rs + c]));
+    }
+  }
+  const vp = R.vp / es;
+  let vm = 0;
+  for (let c = 0; c < dV; c += NR) {
+    const base = vp + c * n;
+    const cnt = Math.min(NR, dV - c);
+    for (let i = 0, t = base, s = off + vCol + c; i < n; i++, t += NR, s += ld) {
+      if (cnt === NR && !withMaxima) {
+        for (let jj = 0; jj < NR; jj++) mem[t + jj] = src[s + jj];
+        continue;
+      }
+      for (let jj = 0; jj < NR; jj++) {
+        if (jj < cnt) {
+          const x = src[s + jj];
+          mem[t + jj] = x;
+          vm = Math.max(vm, Math.abs(x));
+        } else mem[t + jj] = 0;
+      }
+    }
+  }
+  return { kMax: km, vMax: vm };
+}
+
+/** The per-head calls of model.ts (attentionCachedKeys on K_h, V_h copies), which raise attention's errors. */
+function attendMlaHeadsJs(
+  q: Float64Array,
+  ldQ: number,
+  t: number,
+  n: number,
+  p: LayerPlan,
+  kv: Float64Array | Float32Array,
+  ldKV: number,
+  rotary: Float64Array,
+  scale: number,
+  p0: number,
+  precision: AttentionPrecisionOption | undefined,
+  out: Float64Array,
+): void {
+  const { H, nope, dR, dV } = p;
+  const dQ = nope + dR;
+  const width = H * dV;
+  const kv64 = Float64Array.from(kv);
+  const options = { kernel: { kind: "softmax" as const, scale }, mask: { kind: "causal" as const, offset: p0 }, precision };
+  for (let h = 0; h < H; h++) {
+    const K = new Matrix(n, dQ);
+    for (let i = 0; i < n; i++) {
+      K.data.set(kv64.subarray(i * ldKV + h * nope, i * ldKV + (h + 1) * nope), i * dQ);
+      K.data.set(rotary.subarray(i * dR, (i + 1) * dR), i * dQ + nope);
+    }
+    const V = columnSlice(kv64, n, ldKV, H * nope + h * dV, dV);
+    const y = attentionCachedKeys(columnSlice(q, t, ldQ, h * dQ, dQ), K, V, options).data;
+    for (let i = 0; i < t; i++) out.set(y.subarray(i * dV, (i + 1) * dV), i * width + h * dV);
+  }
+}
