@@ -64,6 +64,7 @@ export {
   setFusedSoftmaxProfiling,
   simdExp,
   simdExp32,
+  simdExpScaled,
   useFusedSoftmax,
 } from "./kernels/softmaxWasm.js";
 export { assertNormParams, rmsNormRowsInto } from "./norm.js";

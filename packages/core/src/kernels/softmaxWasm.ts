@@ -13,7 +13,9 @@
  *
  * The materialized form is the one-key-block case (each query block's full N_KV-wide row block, so
  * exactly one row max and one exp pass per row as in the literal formula); the streaming form is
- * FlashAttention's recurrence over key blocks. Nothing crosses the JS/WebAssembly boundary per
+ * FlashAttention's recurrence over key blocks. The float64 materialized form without a mask or score
+ * output shifts each row by an upper bound of its logits instead of its max (`rowShift: "bound"`,
+ * `boundSoftmaxAttention`): no max pass, and L2-sized key chunks from S through exp to A V. Nothing crosses the JS/WebAssembly boundary per
  * element except the scaled queries coming in and Y (and, when asked, the score rows) going out,
  * and no N_Q × N_KV array exists unless the caller asks for the scores.
  *
@@ -100,6 +102,16 @@ export interface FusedSoftmaxSpec {
    */
   precision?: "float64" | "float32";
   /**
+   * The row shift m[i] of A = exp(S − m): `"max"` the row max (a max pass over each score row
+   * before its exp pass); `"bound"` an upper bound of the row's logits known before any score is
+   * computed (see `rowShiftBounds`), so no max pass runs and each query block is done in key chunks
+   * of `BOUND_KEY_CHUNK` whose scores stay in L2 from S = Q Kᵀ through the exp to A V. `"bound"`
+   * applies to float64, the materialized form, no mask and no `scores`; elsewhere `"max"` is used.
+   * Rows where the bound is far above the true max (l < `BOUND_MIN_NORMALIZER`) or not finite are
+   * recomputed with `"max"`, so every row has l ≥ 2⁻²⁰⁰ or its exact-max result. @default "bound"
+   */
+  rowShift?: "max" | "bound";
+  /**
    * With `precision: "float32"`: the caller's `attentionInFloat32Range` of exactly these operands
    * (e.g. from maxima it found while writing them, `attentionMaximaInFloat32Range`), so the call
    * does not rescan Q, K and V. @default undefined (the call scans them)
@@ -107,10 +119,84 @@ export interface FusedSoftmaxSpec {
   inFloat32Range?: boolean;
 }
 
-/** Per-row results: the final max m[i] (−∞ for a row with no allowed key) and normalizer l[i]. */
+/**
+ * Per-row results: the shift m[i] and normalizer l[i] = Σ_j exp(S[i,j] − m[i]). m[i] is the row's
+ * max logit (−∞ for a row with no allowed key), or under `rowShift: "bound"` the upper bound used
+ * (then m[i] ≥ max_j S[i,j] up to its conversion from the kernel's units, and l[i] ∈ [2⁻²⁰⁰, N_KV]); log l[i] + m[i] is the row's log-sum-exp
+ * either way.
+ */
 export interface FusedSoftmaxStats {
   rowMax: Float64Array;
   normalizer: Float64Array;
+}
+
+/**
+ * Keys per chunk of the `rowShift: "bound"` form: a 128-row score tile of 256 keys is 256 KiB, so
+ * it stays in the 512 KiB L2 from its product through the exp pass to A V (the materialized row
+ * block, 32 × 4096 × 8 B = 1 MiB at N = 4096, went out to L3 between the three steps). A multiple
+ * of KC, so A V sums the same KC-deep slices from key 0 as the materialized form.
+ */
+const BOUND_KEY_CHUNK = 256;
+/**
+ * Query rows per block of the `"bound"` form: 128 rows stream the K and V panels (2 MiB each at
+ * N = 4096, d = 64) from L3 a quarter as often as the materialized form's 32-row blocks (measured
+ * at N = 4096: the whole call 0.90–0.91× against 0.94–0.99× with 32 rows × 512 keys).
+ */
+const BOUND_QUERY_BLOCK = 128;
+/**
+ * Smallest normalizer a `"bound"` row keeps (else it is recomputed with the row max): l ≥ 2⁻²⁰⁰
+ * means the largest weight is ≥ 2⁻²⁰⁰/N_KV, so every weight within a factor 2⁻⁷⁵⁰ of it — all
+ * that can reach the sum — is a normal float64 with its full 1-ulp accuracy, and A V's products
+ * stay as far from underflow as V's entries allow.
+ */
+const BOUND_MIN_NORMALIZER = 2 ** -200;
+/** Logit units of the `"bound"` form's exp pass per natural unit (`softmax_shift_rows_f64`: 2^(y/2048) = e^x). */
+const Y_PER_NAT = 2048 / Math.LN2;
+const NAT_PER_Y = Math.LN2 / 2048;
+/**
+ * Largest bound the `"bound"` form takes, 1024 in logits (in y units; larger ones use the row max).
+ * The scaled query copy fl(σ·q) adds one rounding per product term to each logit, an error
+ * ≤ 2⁻⁵³·Σ_p |q_p k_p| ≤ 2⁻⁵³·bound in the exponent, so ≤ 1.2e-13 relative in the weights at this
+ * limit — the order of the rounding of a stored logit of that size (ulp(1024)/2) that the
+ * max-shift path carries, except where that logit happens to be exact (integer logits such as
+ * ±1e4 stay exact with the row max). Also keeps |y| < 2²² for the exp's rounding trick and the
+ * bound's slack (m·(d + 4)·2⁻⁵¹) far below one unit.
+ */
+const BOUND_MAX = 1024 * Y_PER_NAT;
+
+/**
+ * Upper bounds m[i] ≥ max_j S[i,j] of the logits S = (scale·Q) Kᵀ before computing them, for the
+ * `rowShift: "bound"` form (in whatever units the scaled queries give S): the smaller of Cauchy–Schwarz, ‖q_i‖·max_j ‖k_j‖, and the coordinate
+ * bound Σ_p |q_ip|·max_j |k_jp| (tighter when a few channels of K carry the large values), each
+ * raised by (d + 4)·2⁻⁵¹ relative to cover the rounding of both the bound (≤ γ_{d+3}) and of the
+ * computed logit (|fl(q·k) − q·k| ≤ γ_d Σ_p |q_p k_p| ≤ γ_d·bound), so S − m ≤ 0 in floating point.
+ * `qs` holds the scaled query rows (row stride d) exactly as the product reads them; `kNorm` and
+ * `kAbs` are max_j ‖k_j‖ and max_j |k_jp|. NaN where an input is not finite (the caller then uses
+ * the row max).
+ */
+function rowShiftBounds(
+  qs: Float64Array,
+  qOff: number,
+  rows: number,
+  d: number,
+  kNorm: number,
+  kAbs: Float64Array,
+  m: Float64Array,
+  mOff: number,
+): void {
+  const slack = 1 + (d + 4) * 2 ** -51;
+  for (let r = 0; r < rows; r++) {
+    const o = qOff + r * d;
+    let sq = 0;
+    let b2 = 0;
+    for (let p = 0; p < d; p++) {
+      const x = qs[o + p];
+      sq += x * x;
+      b2 += Math.abs(x) * kAbs[p];
+    }
+    const b1 = Math.sqrt(sq) * kNorm;
+    m[mOff + r] = Math.min(b1, b2) * slack; // NaN if either is: the caller then uses the row max
+  }
 }
 
 const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
@@ -217,6 +303,7 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   const dV = V ? spec.dV : 0;
   const ldOut = spec.outStride ?? dV;
   const materialized = spec.keyBlock === undefined || spec.keyBlock >= nKV;
+  if (!f32 && materialized && !mask && !scores && (spec.rowShift ?? "bound") === "bound") return boundSoftmaxAttention(spec);
   const kb = materialized ? nKV : Math.max(NR, roundUp(spec.keyBlock!, NR));
   if (scores && !materialized) throw new Error("fusedSoftmaxAttention: scores need the materialized form");
   const rowsDefault = materialized ? Math.floor(ROW_BLOCK_BYTES / (es * nKV)) : 128;
@@ -347,6 +434,150 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
 }
 
 /**
+ * The `rowShift: "bound"` form of `fusedSoftmaxAttention` (float64, materialized, no mask, no
+ * scores): the row shifts m[i] come from `rowShiftBounds` before any score, so for each block of
+ * query rows and each chunk of `BOUND_KEY_CHUNK` keys the three steps run back to back on an
+ * L2-resident tile — S = (σ·Q) K_cᵀ (`gemm_f64_ra`, σ = scale·2048/ln 2: logits in units of
+ * ln2/2048), S ← 2^((S − m)/2048) = e^(x − m_x) with l += Σ (`softmax_shift_rows_f64`: no max pass,
+ * no rescaling since m is fixed, and no Cody–Waite pair in the exp's reduction), Y += S V_c (`gemm_f64_ra`, KC-deep slices from key 0 as
+ * in the materialized form). The result is the same exact softmax attention as with the row max
+ * (the shift cancels in Y = Σ_j e^{s_ij − m_i} v_j / Σ_j e^{s_ij − m_i}); only the last bits differ.
+ * Rows whose bound is not finite or above `BOUND_MAX` (1024 in logits), or lies so far above the true max that
+ * l < `BOUND_MIN_NORMALIZER`, are recomputed in one more call with `rowShift: "max"`; each row's
+ * result depends only on that row (the products, the exp and the sums are per row), so it is the
+ * same whatever the query blocking — as `attentionParallel`'s row splits need.
+ */
+function boundSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null {
+  const { queries: Q, keys: K, values: V, nQ, nKV, d, scale, out } = spec;
+  const ldQ = spec.queryStride ?? d;
+  const dV = V ? spec.dV : 0;
+  const ldOut = spec.outStride ?? dV;
+  const es = 8;
+  const NR = F64_NR;
+  const qb = Math.max(1, Math.min(nQ, spec.queryBlock ?? BOUND_QUERY_BLOCK));
+  const ch = BOUND_KEY_CHUNK;
+  const nKVp = roundUp(nKV, NR);
+  const dVp = roundUp(Math.max(dV, 1), NR);
+  const kAddr = KERNEL_RESERVED_BYTES;
+  const vAddr = roundUp(kAddr + nKVp * d * es, 16);
+  const qAddr = roundUp(vAddr + (dV > 0 ? dVp * nKV * es : 0), 16);
+  const sAddr = roundUp(qAddr + qb * d * es, 64);
+  const yAddr = roundUp(sAddr + qb * ch * es, 16);
+  const mAddr = roundUp(yAddr + qb * Math.max(dV, 1) * es, 16);
+  const lAddr = mAddr + qb * 8;
+  const end = lAddr + qb * 8;
+  if (end > FUSED_MAX_BYTES) return null;
+  if (profiling) {
+    profile.calls++;
+    lapT = performance.now();
+  }
+  const k = getKernels();
+  ensureKernelMemory(k, end);
+  const mem = k.f64;
+  packPanels(K, mem, kAddr / es, nKV, d, NR, true);
+  if (V && dV > 0) packPanels(V, mem, vAddr / es, nKV, dV, NR, false);
+  // max_j ‖k_j‖ and max_j |k_jp| for the bounds (O(N_KV·d), beside the O(N_KV·d) packing).
+  const kAbs = new Float64Array(d);
+  let kNorm = 0;
+  for (let j = 0; j < nKV; j++) {
+    let sq = 0;
+    for (let p = 0, o = j * d; p < d; p++) {
+      const x = K[o + p];
+      sq += x * x;
+      const a = Math.abs(x);
+      if (a > kAbs[p] || Number.isNaN(a)) kAbs[p] = a;
+    }
+    if (sq > kNorm || Number.isNaN(sq)) kNorm = sq;
+  }
+  kNorm = Math.sqrt(kNorm);
+
+  const sy = scale * Y_PER_NAT;
+  const rowMax = new Float64Array(nQ);
+  const normalizer = new Float64Array(nQ);
+  const redo: number[] = [];
+  const qOff = qAddr / es;
+  const yOff = yAddr / es;
+  const mOff = mAddr / 8;
+  const lOff = lAddr / 8;
+  for (let i0 = 0; i0 < nQ; i0 += qb) {
+    const rows = Math.min(qb, nQ - i0);
+    // Scaled by scale·2048/ln 2: the logits come out in the exp pass's units (y = x·2048/ln 2).
+    if (ldQ === d) for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * sy;
+    else {
+      for (let r = 0; r < rows; r++) {
+        const src = (i0 + r) * ldQ;
+        const dst = qOff + r * d;
+        for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * sy;
+      }
+    }
+    rowShiftBounds(mem, qOff, rows, d, kNorm, kAbs, mem, mOff);
+    // Whole units of ln2/2048 (the kernel folds an integer shift into its rounding constant).
+    for (let r = 0; r < rows; r++) mem[mOff + r] = mem[mOff + r] <= BOUND_MAX ? Math.ceil(mem[mOff + r]) : 0; // 0: recomputed below
+    mem.fill(0, lOff, lOff + rows);
+    if (dV > 0) mem.fill(0, yOff, yOff + rows * dV);
+    for (let c0 = 0; c0 < nKV; c0 += ch) {
+      const w = Math.min(ch, nKV - c0);
+      if (profiling) lap("copyMs");
+      k.gemm_f64_ra(qAddr, d, kAddr + c0 * d * es, d, sAddr, ch, rows, w, d, 0);
+      if (profiling) lap("scoresMs");
+      k.softmax_shift_rows_f64(sAddr, rows, w, ch, mAddr, lAddr);
+      if (profiling) lap("softmaxMs");
+      for (let p0 = 0; dV > 0 && p0 < w; p0 += KC) {
+        const kc = Math.min(KC, w - p0);
+        k.gemm_f64_ra(sAddr + p0 * es, ch, vAddr + (c0 + p0) * NR * es, nKV, yAddr, dV, rows, dV, kc, 1);
+      }
+      if (profiling && dV > 0) lap("valuesMs");
+    }
+    for (let r = 0; r < rows; r++) {
+      const i = i0 + r;
+      const l = mem[lOff + r];
+      // Also catches a bound that was replaced by 0 above (its l is then not a softmax normalizer):
+      // the bound's own row check is repeated from the query copy.
+      if (!(l >= BOUND_MIN_NORMALIZER && l < Number.POSITIVE_INFINITY) || mem[mOff + r] === 0) {
+        redo.push(i);
+        continue;
+      }
+      rowMax[i] = mem[mOff + r] * NAT_PER_Y;
+      normalizer[i] = l;
+      if (out && dV > 0) {
+        const o = i * ldOut;
+        const yo = yOff + r * dV;
+        const inv = 1 / l;
+        for (let c = 0; c < dV; c++) out[o + c] = mem[yo + c] * inv;
+      }
+    }
+  }
+  if (profiling) lap("copyMs");
+  if (redo.length > 0) {
+    // The rows the bound did not serve, with the row max, gathered into one call.
+    const nr = redo.length;
+    const qr = new Float64Array(nr * d);
+    for (let t = 0; t < nr; t++) qr.set(Q.subarray(redo[t] * ldQ, redo[t] * ldQ + d), t * d);
+    const yr = out && dV > 0 ? new Float64Array(nr * dV) : undefined;
+    const st = fusedSoftmaxAttention({
+      ...spec,
+      queries: qr,
+      queryStride: d,
+      nQ: nr,
+      out: yr,
+      outStride: dV,
+      queryBlock: undefined,
+      rowShift: "max",
+      // float64 like the rest of the call (a "float32" call reaches this form only out of float32's range).
+      precision: "float64",
+    });
+    if (st === null) return null;
+    for (let t = 0; t < nr; t++) {
+      const i = redo[t];
+      rowMax[i] = st.rowMax[t];
+      normalizer[i] = st.normalizer[t];
+      if (yr && out) for (let c = 0; c < dV; c++) out[i * ldOut + c] = yr[t * dV + c];
+    }
+  }
+  return { rowMax, normalizer };
+}
+
+/**
  * X (rows × cols) into NR-wide panels. `byRows` (K for S = Q Kᵀ): panel jp holds X[NR·jp + jj, p]
  * at jp·NR·cols + NR·p + jj — NR keys, `cols` = d deep. Otherwise (V for A V): panel cp holds
  * X[p, NR·cp + jj] at cp·NR·rows + NR·p + jj — NR value columns, `rows` = N_KV deep. Zero-padded
@@ -430,6 +661,35 @@ export function simdExp(x: Float64Array, out: Float64Array = new Float64Array(x.
     const len = Math.min(chunk, n - i0);
     k.f64.set(x.subarray(i0, i0 + len), base / 8);
     k.exp_f64(base, base, len);
+    out.set(k.f64.subarray(base / 8, base / 8 + len), i0);
+  }
+  return out;
+}
+
+/**
+ * 2^(y/2048) elementwise (= e^x for y = x·2048/ln 2) with the exp of the `"bound"` form's exp pass
+ * (`softmax_shift_rows_f64` with shift 0; ≤ 2 ulp from the exact value in tests; −∞ → 0, underflow
+ * to subnormals/0, NaN → NaN). For y ≤ 2094800 (x ≤ 708.99) only: the exp pass's arguments are
+ * y − m ≤ 0, so its fast path checks only their lower end. For tests of that kernel; falls back to
+ * Math.pow(2, y/2048) where WebAssembly SIMD is unavailable. Writes into `out` (may be `y`).
+ */
+export function simdExpScaled(y: Float64Array, out: Float64Array = new Float64Array(y.length)): Float64Array {
+  const n = y.length;
+  if (!wasmSimdAvailable()) {
+    for (let i = 0; i < n; i++) out[i] = 2 ** (y[i] / 2048);
+    return out;
+  }
+  const chunk = 1 << 16;
+  const k = getKernels();
+  const base = KERNEL_RESERVED_BYTES;
+  ensureKernelMemory(k, base + chunk * 8 + 16);
+  const mp = base + chunk * 8;
+  for (let i0 = 0; i0 < n; i0 += chunk) {
+    const len = Math.min(chunk, n - i0);
+    k.f64.set(y.subarray(i0, i0 + len), base / 8);
+    k.f64[mp / 8] = 0;
+    k.f64[mp / 8 + 1] = 0;
+    k.softmax_shift_rows_f64(base, 1, len, len, mp, mp + 8);
     out.set(k.f64.subarray(base / 8, base / 8 + len), i0);
   }
   return out;

@@ -238,6 +238,12 @@ const EXP_TABLE_SIZE = 1 << EXP_TABLE_BITS;
  * scratch bytes, beside the edge tiles' 128 (no kernel runs an edge tile and an exp at once).
  */
 const EXP_INDEX_SCRATCH = 128;
+/**
+ * Byte address of `softmax_shift_rows_f64`'s per-row fast-path bound (16 B after the index scratch):
+ * loaded once per iteration (1 instruction) rather than kept in a local across the loop, which V8
+ * re-derived from a spilled scalar in every iteration (4 instructions per 8 scores).
+ */
+const EXP_FL_SCRATCH = 192;
 /** Byte address of the exp table in the kernel memory (after the edge-tile scratch). */
 export const EXP_TABLE_ADDR = 256;
 /**
@@ -311,6 +317,14 @@ function expConstants(): Record<string, string> {
     // to the Taylor values 1/2, 1/6.
     c2: f("0x1.000000051ff50p-1"),
     c3: f("0x1.555555596ee62p-3"),
+    // The `"ys"` form (`ExpArg`): fl(ln2/2048), the linear coefficient of the polynomial in u = s − round(s). Its
+    // clamp, [−746, 710] in units of ln2/2048 (−2204161.03, 2097794.01, rounded outwards: −2204200,
+    // 2097800), is added to the row shift in `softmax_shift_rows_f64`.
+    c: f("0x1.62e42fefa39efp-12"),
+    // fl(fl(c2·c)·c) and fl(fl(fl(c3·c)·c)·c) with c = fl(ln2/2048): `expPolyTable`'s Horner form
+    // in u = r/c (test/fast/row-shift-bound.test.ts recomputes them from c2, c3 and c).
+    c2u: f("0x1.ebfbe00205ae9p-25"),
+    c3u: f("0x1.c6b08d75c02bep-38"),
   };
 }
 
@@ -320,6 +334,17 @@ const EXP_STREAMS = 4;
 const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
   ["t", "f", "r", "p", "i", "a"].map((n) => `(local $ex_${n}${u} v128)`).join(" "),
 ).join(" ");
+
+/**
+ * The argument forms of `expInline` / `expFast`: `"x"` e^x; `"ys"` 2^((s − m)/2048), s = x·2048/ln 2
+ * in units of ln2/2048 (so no Cody–Waite pair is needed), for an integer row shift m held in the function's
+ * locals `$cs` = 1.5·2⁵² − m, `$fl` = m − 2088900 (the fast path's lower end), `$cl` = m − 2204200
+ * and `$ch` = m + 2097800 (the clamp), so that the shift costs no operation: t = s + $cs rounds s
+ * to an integer and carries k = round(s) − m in its low bits, u = s − round(s) = s − (t − $cs) is
+ * exact and r = u·ln2/2048 (the polynomial runs in u) — the r and k of y = s − m without forming y
+ * (which could round when |s − m| > |s|), on the fast and on the clamped path alike.
+ */
+type ExpArg = "x" | "ys";
 
 /**
  * Inline f64x2 exp of the v128 locals `xs` into the locals `outs` (up to `EXP_STREAMS` vectors,
@@ -341,7 +366,7 @@ const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
  * ≈ 33 vector operations per two results. The hot loops call `expFast`, which skips the clamp and
  * the two-factor scaling when every lane's result is normal, with identical results.
  */
-function expInline(xs: string[], outs: string[]): string[] {
+function expInline(xs: string[], outs: string[], arg: ExpArg = "x"): string[] {
   const C = expConstants();
   const L: string[] = [];
   const U = xs.map((_, u) => u);
@@ -352,11 +377,19 @@ function expInline(xs: string[], outs: string[]): string[] {
   };
   // pmax/pmin (one maxpd/minpd each; V8 needs several instructions for the IEEE min/max) in the
   // operand order that lets a NaN x through: pmax(x, lo) = x < lo ? lo : x.
-  step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) ${C.lo}) ${C.hi})`));
-  step((u) => set("t", u, `(f64x2.add (f64x2.mul ${v("r", u)} ${C.inv}) ${C.magic})`));
-  step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
-  step((u) => set("r", u, `(f64x2.sub (f64x2.sub ${v("r", u)} (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`));
-  L.push(...expPolyTable(xs.length, C));
+  if (arg === "ys") {
+    step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) (local.get $cl)) (local.get $ch))`));
+    step((u) => set("t", u, `(f64x2.add ${v("r", u)} (local.get $cs))`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} (local.get $cs))`));
+    step((u) => set("r", u, `(f64x2.sub ${v("r", u)} ${v("f", u)})`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
+  } else {
+    step((u) => set("r", u, `(f64x2.pmin (f64x2.pmax (local.get ${xs[u]}) ${C.lo}) ${C.hi})`));
+    step((u) => set("t", u, `(f64x2.add (f64x2.mul ${v("r", u)} ${C.inv}) ${C.magic})`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
+    step((u) => set("r", u, `(f64x2.sub (f64x2.sub ${v("r", u)} (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`));
+  }
+  L.push(...expPolyTable(xs.length, C, arg));
   // e·2⁵² = ((bits(t) & ~2047) − bits(magic)) << 41; e₁·2⁵² = (bits(k/4096 + magic) − bits(magic)) << 52
   // (i64x2.shr_s has no SSE instruction and V8 emulates it slowly, so only left shifts are used).
   step((u) => set("i", u, `(i64x2.shl (i64x2.sub (v128.and ${v("t", u)} ${C.himask}) ${C.magicbits}) (i32.const ${52 - EXP_TABLE_BITS}))`));
@@ -380,7 +413,7 @@ function expInline(xs: string[], outs: string[]): string[] {
  *    (`v128.load64_zero`, `v128.load64_lane`; SIMD128 has no gather), y = hi + hi·p: one rounding
  *    of the product (≤ 2⁻⁵³·|hi·p| < 0.001 ulp) and one of the sum.
  */
-function expPolyTable(streams: number, C: Record<string, string>): string[] {
+function expPolyTable(streams: number, C: Record<string, string>, arg: ExpArg = "x"): string[] {
   const L: string[] = [];
   const U = Array.from({ length: streams }, (_, u) => u);
   const v = (n: string, u: number) => `(local.get $ex_${n}${u})`;
@@ -395,9 +428,19 @@ function expPolyTable(streams: number, C: Record<string, string>): string[] {
   each((u) => `(v128.store offset=${EXP_INDEX_SCRATCH + 16 * u} (i32.const 0) ${v("t", u)})`);
   const index = (u: number, lane: number) =>
     `(i32.shl (i32.and (i32.load offset=${EXP_INDEX_SCRATCH + 16 * u + 8 * lane} (i32.const 0)) (i32.const ${EXP_TABLE_SIZE - 1})) (i32.const 3))`;
-  each((u) => set("p", u, `(f64x2.mul ${v("r", u)} ${v("r", u)})`));
-  each((u) => set("a", u, `(f64x2.add ${C.c2} (f64x2.mul ${v("r", u)} ${C.c3}))`));
-  each((u) => set("i", u, `(f64x2.add ${v("r", u)} (f64x2.mul ${v("p", u)} ${v("a", u)}))`));
+  if (arg === "ys") {
+    // `$ex_r` holds u = s − round(s) (r = u·ln2/2048 not formed): the same polynomial in u by Horner,
+    // p = u·(c + u·(c2·c² + u·c3·c³)) — one multiply fewer than forming r first. The folded
+    // coefficients' roundings (2⁻⁵³ relative on terms ≤ 3·10⁻⁸) and Horner's (≤ 2⁻⁵³·|p| each)
+    // stay < 0.001 ulp of the result, as r's own two roundings did.
+    each((u) => set("a", u, `(f64x2.add (f64x2.mul ${v("r", u)} ${C.c3u}) ${C.c2u})`));
+    each((u) => set("a", u, `(f64x2.add (f64x2.mul ${v("a", u)} ${v("r", u)}) ${C.c})`));
+    each((u) => set("i", u, `(f64x2.mul ${v("a", u)} ${v("r", u)})`));
+  } else {
+    each((u) => set("p", u, `(f64x2.mul ${v("r", u)} ${v("r", u)})`));
+    each((u) => set("a", u, `(f64x2.add ${C.c2} (f64x2.mul ${v("r", u)} ${C.c3}))`));
+    each((u) => set("i", u, `(f64x2.add ${v("r", u)} (f64x2.mul ${v("p", u)} ${v("a", u)}))`));
+  }
   each((u) => set("a", u, `(v128.load64_zero offset=${EXP_TABLE_ADDR} ${index(u, 0)})`));
   each((u) => set("a", u, `(v128.load64_lane offset=${EXP_TABLE_ADDR} 1 ${index(u, 1)} ${v("a", u)})`));
   each((u) => set("p", u, `(f64x2.add ${v("a", u)} (f64x2.mul ${v("a", u)} ${v("i", u)}))`));
@@ -411,6 +454,8 @@ function expPolyTable(streams: number, C: Record<string, string>): string[] {
  */
 const EXP_FAST_LO = "-707";
 const EXP_FAST_HI = "709";
+/** The fast path's lower end in the `"ys"` form's units (y = x·2048/ln 2), rounded inwards: −706.99. */
+const EXP2_FAST_LO = "-2088900";
 
 /**
  * f64x2 exp of `xs` into `outs` with a rare-path split (the hot loop of the softmax and `exp_f64`).
@@ -423,7 +468,7 @@ const EXP_FAST_HI = "709";
  * saves the clamp (2 ops) and the two-factor scaling (6 ops) per vector: ≈ 27 vector operations
  * per two results instead of ≈ 35 (masked −∞ logits, e.g. a causal row, take the slow path).
  */
-function expFast(xs: string[], outs: string[], upper: boolean): string[] {
+function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"): string[] {
   const C = expConstants();
   const L: string[] = [];
   const U = xs.map((_, u) => u);
@@ -435,18 +480,31 @@ function expFast(xs: string[], outs: string[], upper: boolean): string[] {
   const lo = `(v128.const f64x2 ${EXP_FAST_LO} ${EXP_FAST_LO})`;
   const hi = `(v128.const f64x2 ${EXP_FAST_HI} ${EXP_FAST_HI})`;
   const inside = (u: number) =>
-    upper
-      ? `(v128.and (f64x2.ge (local.get ${xs[u]}) ${lo}) (f64x2.le (local.get ${xs[u]}) ${hi}))`
-      : `(f64x2.ge (local.get ${xs[u]}) ${lo})`;
+    arg === "ys"
+      ? `(f64x2.ge (local.get ${xs[u]}) (local.get $fl))`
+      : upper
+        ? `(v128.and (f64x2.ge (local.get ${xs[u]}) ${lo}) (f64x2.le (local.get ${xs[u]}) ${hi}))`
+        : `(f64x2.ge (local.get ${xs[u]}) ${lo})`;
   let all = inside(0);
   for (let u = 1; u < xs.length; u++) all = `(v128.and ${all} ${inside(u)})`;
+  if (arg === "ys") L.push(`(local.set $fl (v128.load offset=${EXP_FL_SCRATCH} (i32.const 0)))`);
   L.push(`(if (i32.eq (i64x2.bitmask ${all}) (i32.const 3)) (then`);
-  step((u) => set("t", u, `(f64x2.add (f64x2.mul (local.get ${xs[u]}) ${C.inv}) ${C.magic})`));
-  step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
-  step((u) =>
-    set("r", u, `(f64x2.sub (f64x2.sub (local.get ${xs[u]}) (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`),
-  );
-  L.push(...expPolyTable(xs.length, C));
+  if (arg === "ys") {
+    // 3 FP operations from the stored logit to u where `"x"` takes 8 to r (the shift, the multiply by
+    // 2048/ln 2 and the Cody–Waite pair k·l1, k·l2): t = s + (magic − m) rounds s (|s| < 2²³ ≪ 2⁵¹)
+    // with k = round(s) − m in t's low bits, round(s) = t − (magic − m), and s − round(s) is exact
+    // (Sterbenz, or round(s) = 0); `$ex_r` keeps u = s − round(s) and `expPolyTable` works in u.
+    step((u) => set("t", u, `(f64x2.add (local.get ${xs[u]}) (local.get $cs))`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} (local.get $cs))`));
+    step((u) => set("r", u, `(f64x2.sub (local.get ${xs[u]}) ${v("f", u)})`));
+  } else {
+    step((u) => set("t", u, `(f64x2.add (f64x2.mul (local.get ${xs[u]}) ${C.inv}) ${C.magic})`));
+    step((u) => set("f", u, `(f64x2.sub ${v("t", u)} ${C.magic})`));
+    step((u) =>
+      set("r", u, `(f64x2.sub (f64x2.sub (local.get ${xs[u]}) (f64x2.mul ${v("f", u)} ${C.l1})) (f64x2.mul ${v("f", u)} ${C.l2}))`),
+    );
+  }
+  L.push(...expPolyTable(xs.length, C, arg));
   // bits(t) = bits(magic) + k exactly and bits(magic) has 51 trailing zeros, so (bits(t) & ~2047) << 41
   // is (k − i)·2⁴⁴ = e·2⁵² (mod 2⁶⁴): the exponent of 2^e, added to the exponent bits of y.
   step(
@@ -454,7 +512,7 @@ function expFast(xs: string[], outs: string[], upper: boolean): string[] {
       `(local.set ${outs[u]} (i64x2.add ${v("p", u)} (i64x2.shl (v128.and ${v("t", u)} ${C.himask}) (i32.const ${52 - EXP_TABLE_BITS}))))`,
   );
   L.push(")(else");
-  L.push(...expInline(xs, outs));
+  L.push(...expInline(xs, outs, arg));
   L.push("))");
   return L;
 }
@@ -702,6 +760,70 @@ function softmaxRowsFunction(): string {
 }
 
 /**
+ * `softmax_shift_rows_f64(sp, rows, cols, ld, mp, lp)`: the exp pass of a tile of logits held in
+ * units of ln2/2048 — S = y = x·2048/ln 2, rows × cols at sp, row stride ld — under a row shift
+ * m[r] (mp, same units) fixed in advance: an upper bound of the row (the fused driver's bound,
+ * `softmaxWasm.ts`), not its max, so no max pass runs and no rescaling is needed between key chunks:
+ *   S[r,c] ← 2^((S[r,c] − m[r])/2048) = exp(x − m_x) in place;  l[r] ← l[r] + Σ_c S[r,c].
+ * m[r] must be an integer (|m| < 2²²; the driver rounds its bound up). The driver folds 2048/ln 2
+ * into the query scale (as FlashAttention folds log₂e into its exp2), so the exp's reduction needs
+ * no Cody–Waite pair, and the integer shift folds into the rounding constant (`ExpArg` "ys"): 3 FP
+ * operations from the stored logit to u = s − round(s) where `softmax_rows_f64` takes 8 to r (x = s − m,
+ * x·2048/ln 2 + magic, k·l1, k·l2), and the polynomial runs in u (`expPolyTable`). The rest is `expInline` / `expFast` unchanged: error ≤ 1.17 ulp from the
+ * exact 2^((s − m)/2048) in the normal range (the reduction's 2 roundings add ≤ 2⁻⁵²·|r| ≤ 4e-20
+ * relative, < 0.001 ulp), subnormals rounded once, −∞ → 0, NaN → NaN; the fast path checks only
+ * s − m ≥ −706.99 nats (its inputs are ≤ 0), and fast and clamped paths give the same bits. 8 per
+ * iteration, then pairs, then the odd one.
+ */
+function softmaxShiftRowsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $softmax_shift_rows_f64 (export "softmax_shift_rows_f64") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32)',
+  );
+  L.push(`(local $r i32) (local $row i32) (local $q i32) (local $n i32) (local $vm v128) (local $vs v128) ${V4_LOCALS} ${EXP_LOCALS}`);
+  L.push("(local $sum f64) (local $m f64) (local $cs v128) (local $fl v128) (local $cl v128) (local $ch v128)");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop");
+  L.push("(br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $row (i32.add (local.get $sp) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $m (f64.load (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8)))))");
+  L.push(`(local.set $cs (f64x2.splat (f64.sub (f64.const ${ROUND_MAGIC}) (local.get $m))))`);
+  L.push(`(v128.store offset=${EXP_FL_SCRATCH} (i32.const 0) (f64x2.splat (f64.add (local.get $m) (f64.const ${EXP2_FAST_LO}))))`);
+  L.push("(local.set $cl (f64x2.splat (f64.add (local.get $m) (f64.const -2204200))))");
+  L.push("(local.set $ch (f64x2.splat (f64.add (local.get $m) (f64.const 2097800))))");
+  L.push("(local.set $vs (v128.const f64x2 0 0))");
+  L.push("(local.set $q (local.get $row)) (local.set $n (local.get $cols))");
+  L.push("(block $e8done (loop $e8loop (br_if $e8done (i32.lt_s (local.get $n) (i32.const 8)))");
+  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (v128.load offset=${u * 16} (local.get $q)))`);
+  L.push(...expFast(X4, E4, false, "ys"));
+  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
+  // One accumulator: (e0 + e1) + (e2 + e3) added to it, 3 adds per 8 where softmax_rows_f64 takes 4.
+  L.push(
+    "(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (f64x2.add (local.get $e0) (local.get $e1)) (f64x2.add (local.get $e2) (local.get $e3)))))",
+  );
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (local.set $n (i32.sub (local.get $n) (i32.const 8))) (br $e8loop)))");
+  L.push("(block $edone (loop $eloop (br_if $edone (i32.lt_s (local.get $n) (i32.const 2)))");
+  L.push("(local.set $x0 (v128.load (local.get $q)))");
+  L.push(...expInline(["$x0"], ["$e0"], "ys"));
+  L.push("(v128.store (local.get $q) (local.get $e0))");
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $e0)))");
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 16))) (local.set $n (i32.sub (local.get $n) (i32.const 2))) (br $eloop)))");
+  L.push("(local.set $sum (f64.add (f64x2.extract_lane 0 (local.get $vs)) (f64x2.extract_lane 1 (local.get $vs))))");
+  L.push("(if (i32.eq (local.get $n) (i32.const 1)) (then");
+  L.push("(local.set $x0 (v128.load64_zero (local.get $q)))");
+  L.push(...expInline(["$x0"], ["$e0"], "ys"));
+  L.push("(f64.store (local.get $q) (f64x2.extract_lane 0 (local.get $e0)))");
+  L.push("(local.set $sum (f64.add (local.get $sum) (f64x2.extract_lane 0 (local.get $e0))))))");
+  L.push(
+    "(f64.store (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))) (f64.add (local.get $sum) (f64.load (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))))))",
+  );
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1)))");
+  L.push("(br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
  * `softmax_rows_f32(sp, rows, cols, ld, mp, lp, yp, ldy, dv)`: `softmax_rows_f64` for a float32 tile
  * S and float32 Y (the float32 attention path), with m and l still float64: the logits are widened
  * max-shifted in float32 (the max is one of the row's float32 logits, so the shift is exact) and
@@ -810,7 +932,8 @@ function softmaxRowsF32Function(): string {
  * The whole kernel module as WAT text: one exported, growable memory (`memory`); the packed
  * macro-kernels `gemm_f64(ap, bp, cp, ldc, mc, nc, kc)` and `gemm_f32(…)`, their row-major-A forms
  * `gemm_f64_ra(ap, lda, bp, ldb, cp, ldc, mc, nc, kc, acc)` / `gemm_f32_ra`, the SIMD exponential
- * `exp_f64(src, dst, n)` and the online-softmax tile updates `softmax_rows_f64(…)` /
+ * `exp_f64(src, dst, n)`, the online-softmax tile updates `softmax_rows_f64(…)`, its fixed-shift
+ * exp pass `softmax_shift_rows_f64(…)` and
  * `softmax_rows_f32(…)` (byte addresses;
  * strides and sizes in elements). Assembled by `assembleKernels()` (wabt) into the bytes embedded
  * in `kernelBytes.ts`.
@@ -828,6 +951,7 @@ export function kernelWat(): string {
     expFunction(),
     expF32Function(),
     softmaxRowsFunction(),
+    softmaxShiftRowsFunction(),
     softmaxRowsF32Function(),
     rowsMaxFunction(),
     rowsAffineExpFunction(),
