@@ -21,6 +21,7 @@
  * falls back to Householder, which handles every one of those cases.
  */
 import { powerOfTwoScale } from "./householder.js";
+import { maxAbs } from "./scan.js";
 import { gramMatrix, upperTriangularRightProduct } from "./tallproducts.js";
 
 /** Fewer entries than this (m·ℓ) or a sample less than 4× taller than wide: Householder directly. */
@@ -128,23 +129,6 @@ function secondPass(first: FirstPass, m: number, l: number): Float64Array | null
   const q = first.scaled ? first.ys : new Float64Array(m * l); // the scaled copy is free now
   upperTriangularRightProduct(q1, r2inv, q, m, l);
   return q;
-}
-
-/** max |y| with four running maxima (one dependent chain is ≈ 4× slower); NaN if an entry is NaN. */
-function maxAbs(y: Float64Array): number {
-  let m0 = 0;
-  let m1 = 0;
-  let m2 = 0;
-  let m3 = 0;
-  let i = 0;
-  for (; i + 3 < y.length; i += 4) {
-    m0 = Math.max(m0, Math.abs(y[i]));
-    m1 = Math.max(m1, Math.abs(y[i + 1]));
-    m2 = Math.max(m2, Math.abs(y[i + 2]));
-    m3 = Math.max(m3, Math.abs(y[i + 3]));
-  }
-  for (; i < y.length; i++) m0 = Math.max(m0, Math.abs(y[i]));
-  return Math.max(m0, m1, m2, m3);
 }
 
 /**

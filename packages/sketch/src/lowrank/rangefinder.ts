@@ -37,6 +37,7 @@ import {
 } from "../operators/index.js";
 import { choleskyQr2, powerStepFactor } from "./cholqr.js";
 import { householderQr, luLowerFactor, powerOfTwoScale } from "./householder.js";
+import { maxAbs } from "./scan.js";
 import { PackedTallOperand } from "./tallproducts.js";
 
 /** Entries of magnitude outside [2^-400, 2^400] are rescaled before the low-rank algorithms run. */
@@ -48,10 +49,9 @@ const SAFE_EXPONENT = 400;
  * Why: ‖A‖², Aᵀ(AY) and the power iterations square the scale of A — entries of 1e-300 underflow
  * (a zero norm reads as "already converged", a zero column as "no reflector needed") and entries of
  * 1e150 overflow. Q is invariant under the rescaling, B and the singular values scale by `factor`.
- * `maxAbsA` (default: computed) is max |A| when the caller has it already ({@link checkInputScale}).
+ * `mx` (default: computed) is max |A| when the caller has it already ({@link checkInputScale}).
  */
-export function safeScaled(a: Matrix, maxAbsA: number = maxAbs(a.data)): { scaled: Matrix; factor: number } {
-  const mx = maxAbsA;
+export function safeScaled(a: Matrix, mx: number = maxAbs(a.data)): { scaled: Matrix; factor: number } {
   if (mx === 0 || (mx >= 2 ** -SAFE_EXPONENT && mx <= 2 ** SAFE_EXPONENT)) return { scaled: a, factor: 1 };
   const s = powerOfTwoScale(mx);
   return {
@@ -62,23 +62,6 @@ export function safeScaled(a: Matrix, maxAbsA: number = maxAbs(a.data)): { scale
     ),
     factor: 1 / s,
   };
-}
-
-/** max |x| over finite entries, four running maxima at once (one dependent chain was 5 ns per entry). */
-function maxAbs(d: Float64Array): number {
-  let m0 = 0;
-  let m1 = 0;
-  let m2 = 0;
-  let m3 = 0;
-  let i = 0;
-  for (; i + 3 < d.length; i += 4) {
-    m0 = Math.max(m0, Math.abs(d[i]));
-    m1 = Math.max(m1, Math.abs(d[i + 1]));
-    m2 = Math.max(m2, Math.abs(d[i + 2]));
-    m3 = Math.max(m3, Math.abs(d[i + 3]));
-  }
-  for (; i < d.length; i++) m0 = Math.max(m0, Math.abs(d[i]));
-  return Math.max(m0, m1, m2, m3);
 }
 
 /** Sketch kinds usable as a range-finder test matrix by name. */
