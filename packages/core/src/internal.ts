@@ -60,6 +60,7 @@ export {
   type TileMask,
   fusedSoftmaxAttention,
   fusedSoftmaxProfile,
+  packPanels,
   prefixTileMask,
   setFusedSoftmaxProfiling,
   simdExp,
@@ -69,4 +70,5 @@ export {
 } from "./kernels/softmaxWasm.js";
 export { assertNormParams, rmsNormRowsInto } from "./norm.js";
 export { assertFfnWeights } from "./layers/ffn.js";
+export { scatterAddWeighted } from "./pretrained/moe.js";
 export { assertSublayerNorms } from "./layers/residual.js";

@@ -92,6 +92,25 @@ export class LatentCache implements LatentDecodeCache {
     this.record = record;
   }
 
+  /**
+   * `append` of t rows the caller has shaped and checked finite (pretrained/residentMla.ts: one
+   * WebAssembly finiteness pass over each block; a block that fails it takes `append` for its
+   * error) at the positions after the last, with the rotation remembered (or "none"): the same
+   * rows and fill record as `append(latent, rotaryKeys)`, without its per-element checks.
+   * @internal
+   */
+  appendFinite(latent: Matrix, rotaryKeys: Matrix | undefined): void {
+    const t = latent.rows;
+    const start = this.record === undefined ? this.length : Math.max(this.length, Math.floor(this.record.lastPosition) + 1);
+    // A plain loop (Float64Array.from with a map callback costs ≈ 1 % of a model prefill; kv-cache.ts).
+    const positions = new Float64Array(t);
+    for (let i = 0; i < t; i++) positions[i] = start + i;
+    const record = checkFill(this.record, { rotation: this.record?.rotation ?? "none", positions }, t);
+    this.latentRows.append(latent);
+    if (this.rotaryRows && rotaryKeys) this.rotaryRows.append(rotaryKeys);
+    this.record = record;
+  }
+
   /** The rotation and last position the cache was filled with; undefined while empty. */
   get fill(): FillRecord | undefined {
     return this.record;

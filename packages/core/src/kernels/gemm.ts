@@ -115,6 +115,33 @@ export interface Kernels {
   copy_cols_f64: (src: number, ld: number, dst: number, rows: number, cols: number) => void;
   scale_rows_f64: (src: number, ld: number, dst: number, rows: number, cols: number, s: number, out32: number) => void;
   rows_normalize_out: (yp: number, lp: number, out: number, ldo: number, rows: number, cols: number, in32: number) => number;
+  /** MLA prefill passes of `watModel.ts` (pretrained/residentMla.ts). */
+  rope_pairs_f64: (p: number, ld: number, rows: number, blocks: number, bstride: number, dr: number, tab: number) => void;
+  pack_key_panels: (
+    src: number,
+    ld: number,
+    n: number,
+    cols: number,
+    src32: number,
+    dst: number,
+    depth: number,
+    nr: number,
+    dst32: number,
+    withMax: number,
+  ) => number;
+  pack_value_panels: (
+    src: number,
+    ld: number,
+    n: number,
+    cols: number,
+    src32: number,
+    dst: number,
+    nr: number,
+    dst32: number,
+    withMax: number,
+  ) => number;
+  scatter_add_rows: (out: number, y: number, rowsp: number, wp: number, te: number, d: number, y32: number) => void;
+  gather_rows: (src: number, dst: number, rowsp: number, te: number, bytes: number) => void;
   f64: Float64Array;
   f32: Float32Array;
 }

@@ -340,6 +340,192 @@ function rowsNormalizeOutFunction(): string {
   return L.join("\n");
 }
 
+/**
+ * `rope_pairs_f64(p, ld, rows, blocks, bstride, dr, tab)`: RoPE with the interleaved pairing
+ * (2q, 2q + 1) in place on `blocks` dr-wide column blocks per row (block b at element b·bstride
+ * from p, row stride ld): a' = a·c − b·s, b' = a·s + b·c (rope.ts rotateColumnsInPlace), with row
+ * i's (cos, sin) of pair q at tab + (i·dr + 2q)·8 (float64) — MLA's rope columns of every head and
+ * the shared rotary key (pretrained/residentMla.ts). As one f64x2 [a, b]: [a, b]·[c, c] + [b, a]·
+ * [−s, s]; a·c + b·(−s) is a·c − b·s exactly (negation is exact) and b·c + a·s is a·s + b·c
+ * (IEEE addition commutes), so the bits are the loop's. dr even.
+ */
+function ropePairsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $rope_pairs_f64 (export "rope_pairs_f64") (param $p i32) (param $ld i32) (param $rows i32) (param $blocks i32) (param $bstride i32) (param $dr i32) (param $tab i32)',
+  );
+  L.push("(local $i i32) (local $b i32) (local $j i32) (local $o i32) (local $t i32) (local $w i32) (local $v v128) (local $cs v128)");
+  L.push("(local.set $w (i32.shl (local.get $dr) (i32.const 3)))");
+  L.push("(local.set $i (i32.const 0))");
+  L.push("(block $idone (loop $iloop (br_if $idone (i32.ge_s (local.get $i) (local.get $rows)))");
+  L.push("(local.set $t (i32.add (local.get $tab) (i32.mul (local.get $i) (local.get $w))))");
+  L.push("(local.set $b (i32.const 0))");
+  L.push("(block $bdone (loop $bloop (br_if $bdone (i32.ge_s (local.get $b) (local.get $blocks)))");
+  L.push(
+    "(local.set $o (i32.add (local.get $p) (i32.shl (i32.add (i32.mul (local.get $i) (local.get $ld)) (i32.mul (local.get $b) (local.get $bstride))) (i32.const 3))))",
+  );
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $jdone (loop $jloop (br_if $jdone (i32.ge_s (local.get $j) (local.get $w)))");
+  L.push("(local.set $v (v128.load (i32.add (local.get $o) (local.get $j))))");
+  L.push("(local.set $cs (v128.load (i32.add (local.get $t) (local.get $j))))");
+  L.push(
+    "(v128.store (i32.add (local.get $o) (local.get $j)) (f64x2.add (f64x2.mul (local.get $v) (i8x16.shuffle 0 1 2 3 4 5 6 7 0 1 2 3 4 5 6 7 (local.get $cs) (local.get $cs))) (f64x2.mul (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $v) (local.get $v)) (f64x2.mul (i8x16.shuffle 8 9 10 11 12 13 14 15 8 9 10 11 12 13 14 15 (local.get $cs) (local.get $cs)) (v128.const f64x2 -1 1)))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 16))) (br $jloop)))");
+  L.push("(local.set $b (i32.add (local.get $b) (i32.const 1))) (br $bloop)))");
+  L.push("(local.set $i (i32.add (local.get $i) (i32.const 1))) (br $iloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/** WAT: the f64 value at byte address `a` of a float32 (when local `flag` ≠ 0) or float64 array. */
+const loadAs64 = (flag: string, a: string) =>
+  `(if (result f64) (local.get ${flag}) (then (f64.promote_f32 (f32.load ${a}))) (else (f64.load ${a})))`;
+/** WAT: stores the f64 local `x` at byte address `a`, rounded to float32 when local `flag` ≠ 0. */
+const storeAs = (flag: string, a: string, x: string) =>
+  `(if (local.get ${flag}) (then (f32.store ${a} (f32.demote_f64 ${x}))) (else (f64.store ${a} ${x})))`;
+
+/**
+ * `pack_key_panels(src, ld, n, cols, src32, dst, depth, nr, dst32, withmax)` → max |x| (NaN when
+ * some x is NaN; 0 unless withmax): columns 0 … cols − 1 of the n rows at src (row stride ld,
+ * float32 when src32) into the fused driver's key panels (softmaxWasm.ts packPanels, by rows: key
+ * j's column c at element (⌊j/nr⌋·nr·depth + c·nr + j mod nr) from dst, float32 rounded when
+ * dst32) — a depth-wide K_h assembled from column blocks (MLA: [L W_LK^h | k_R]) by one call per
+ * block with dst advanced by the block's first column · nr. The padding keys of a last partial
+ * panel are not written (the caller zeroes them once).
+ */
+function packKeyPanelsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $pack_key_panels (export "pack_key_panels") (param $src i32) (param $ld i32) (param $n i32) (param $cols i32) (param $src32 i32) (param $dst i32) (param $depth i32) (param $nr i32) (param $dst32 i32) (param $withmax i32) (result f64)',
+  );
+  L.push(
+    "(local $j i32) (local $c i32) (local $s i32) (local $t i32) (local $ss i32) (local $sd i32) (local $step i32) (local $x f64) (local $mx f64)",
+  );
+  L.push("(local.set $ss (select (i32.const 2) (i32.const 3) (local.get $src32)))");
+  L.push("(local.set $sd (select (i32.const 2) (i32.const 3) (local.get $dst32)))");
+  L.push("(local.set $step (i32.shl (local.get $nr) (local.get $sd)))");
+  L.push("(local.set $mx (f64.const 0)) (local.set $j (i32.const 0))");
+  L.push("(block $jdone (loop $jloop (br_if $jdone (i32.ge_s (local.get $j) (local.get $n)))");
+  L.push("(local.set $s (i32.add (local.get $src) (i32.shl (i32.mul (local.get $j) (local.get $ld)) (local.get $ss))))");
+  L.push(
+    "(local.set $t (i32.add (local.get $dst) (i32.shl (i32.add (i32.mul (i32.mul (i32.div_u (local.get $j) (local.get $nr)) (local.get $nr)) (local.get $depth)) (i32.rem_u (local.get $j) (local.get $nr))) (local.get $sd))))",
+  );
+  L.push("(local.set $c (i32.const 0))");
+  L.push("(block $cdone (loop $cloop (br_if $cdone (i32.ge_s (local.get $c) (local.get $cols)))");
+  L.push(`(local.set $x ${loadAs64("$src32", "(i32.add (local.get $s) (i32.shl (local.get $c) (local.get $ss)))")})`);
+  L.push("(if (local.get $withmax) (then (local.set $mx (f64.max (local.get $mx) (f64.abs (local.get $x))))))");
+  L.push(storeAs("$dst32", "(local.get $t)", "(local.get $x)"));
+  L.push("(local.set $t (i32.add (local.get $t) (local.get $step)))");
+  L.push("(local.set $c (i32.add (local.get $c) (i32.const 1))) (br $cloop)))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $jloop)))");
+  L.push("(local.get $mx)");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `pack_value_panels(src, ld, n, cols, src32, dst, nr, dst32, withmax)` → max |x| (as
+ * pack_key_panels): columns 0 … cols − 1 of the n rows at src into the fused driver's value panels
+ * (packPanels by columns: column c of row i at element (⌊c/nr⌋·nr·n + i·nr + c mod nr) from dst),
+ * the columns past `cols` of a last partial panel zero.
+ */
+function packValuePanelsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $pack_value_panels (export "pack_value_panels") (param $src i32) (param $ld i32) (param $n i32) (param $cols i32) (param $src32 i32) (param $dst i32) (param $nr i32) (param $dst32 i32) (param $withmax i32) (result f64)',
+  );
+  L.push(
+    "(local $c0 i32) (local $i i32) (local $jj i32) (local $s i32) (local $t i32) (local $ss i32) (local $sd i32) (local $x f64) (local $mx f64)",
+  );
+  L.push("(local.set $ss (select (i32.const 2) (i32.const 3) (local.get $src32)))");
+  L.push("(local.set $sd (select (i32.const 2) (i32.const 3) (local.get $dst32)))");
+  L.push("(local.set $mx (f64.const 0)) (local.set $t (local.get $dst)) (local.set $c0 (i32.const 0))");
+  L.push("(block $cdone (loop $cloop (br_if $cdone (i32.ge_s (local.get $c0) (local.get $cols)))");
+  L.push("(local.set $i (i32.const 0))");
+  L.push("(block $idone (loop $iloop (br_if $idone (i32.ge_s (local.get $i) (local.get $n)))");
+  L.push(
+    "(local.set $s (i32.add (local.get $src) (i32.shl (i32.add (i32.mul (local.get $i) (local.get $ld)) (local.get $c0)) (local.get $ss))))",
+  );
+  L.push("(local.set $jj (i32.const 0))");
+  L.push("(block $jdone (loop $jloop (br_if $jdone (i32.ge_s (local.get $jj) (local.get $nr)))");
+  L.push("(local.set $x (f64.const 0))");
+  L.push("(if (i32.lt_s (i32.add (local.get $c0) (local.get $jj)) (local.get $cols)) (then");
+  L.push(`(local.set $x ${loadAs64("$src32", "(i32.add (local.get $s) (i32.shl (local.get $jj) (local.get $ss)))")})`);
+  L.push("(if (local.get $withmax) (then (local.set $mx (f64.max (local.get $mx) (f64.abs (local.get $x))))))))");
+  L.push(storeAs("$dst32", "(local.get $t)", "(local.get $x)"));
+  L.push("(local.set $t (i32.add (local.get $t) (i32.shl (i32.const 1) (local.get $sd))))");
+  L.push("(local.set $jj (i32.add (local.get $jj) (i32.const 1))) (br $jloop)))");
+  L.push("(local.set $i (i32.add (local.get $i) (i32.const 1))) (br $iloop)))");
+  L.push("(local.set $c0 (i32.add (local.get $c0) (local.get $nr))) (br $cloop)))");
+  L.push("(local.get $mx)");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `scatter_add_rows(out, y, rowsp, wp, te, d, y32)`: out[rows[r]·d + j] += w[r]·y[r·d + j] for
+ * r < te, j < d (moe.ts scatterAddWeighted: the product, then the sum, per element), with rows
+ * (int32) at rowsp, w (float64) at wp, y float32 (widened) when y32 ≠ 0; out float64.
+ */
+function scatterAddFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $scatter_add_rows (export "scatter_add_rows") (param $out i32) (param $y i32) (param $rowsp i32) (param $wp i32) (param $te i32) (param $d i32) (param $y32 i32)',
+  );
+  L.push("(local $r i32) (local $j i32) (local $o i32) (local $s i32) (local $w f64) (local $vw v128) (local $vy v128)");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $te)))");
+  L.push("(local.set $w (f64.load (i32.add (local.get $wp) (i32.shl (local.get $r) (i32.const 3)))))");
+  L.push("(local.set $vw (f64x2.splat (local.get $w)))");
+  L.push(
+    "(local.set $o (i32.add (local.get $out) (i32.shl (i32.mul (i32.load (i32.add (local.get $rowsp) (i32.shl (local.get $r) (i32.const 2)))) (local.get $d)) (i32.const 3))))",
+  );
+  L.push("(local.set $s (i32.mul (local.get $r) (local.get $d)))");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $d)))");
+  L.push(
+    "(local.set $vy (if (result v128) (local.get $y32) (then (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $y) (i32.shl (i32.add (local.get $s) (local.get $j)) (i32.const 2)))))) (else (v128.load (i32.add (local.get $y) (i32.shl (i32.add (local.get $s) (local.get $j)) (i32.const 3)))))))",
+  );
+  L.push(
+    "(v128.store (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3))) (f64x2.add (v128.load (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3)))) (f64x2.mul (local.get $vw) (local.get $vy))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $vloop)))");
+  L.push("(if (i32.lt_s (local.get $j) (local.get $d)) (then");
+  L.push(
+    `(f64.store (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3))) (f64.add (f64.load (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3)))) (f64.mul (local.get $w) ${loadAs64("$y32", "(i32.add (local.get $y) (i32.shl (i32.add (local.get $s) (local.get $j)) (select (i32.const 2) (i32.const 3) (local.get $y32))))")})))))`,
+  );
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `gather_rows(src, dst, rowsp, te, bytes)`: the te rows rows[r] (int32 at rowsp) of `bytes` bytes
+ * each from the block at src into consecutive rows at dst (a MoE expert's tokens; bytes a multiple
+ * of 16).
+ */
+function gatherRowsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $gather_rows (export "gather_rows") (param $src i32) (param $dst i32) (param $rowsp i32) (param $te i32) (param $bytes i32)',
+  );
+  L.push("(local $r i32) (local $j i32) (local $s i32)");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $te)))");
+  L.push(
+    "(local.set $s (i32.add (local.get $src) (i32.mul (i32.load (i32.add (local.get $rowsp) (i32.shl (local.get $r) (i32.const 2)))) (local.get $bytes))))",
+  );
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $jdone (loop $jloop (br_if $jdone (i32.ge_s (local.get $j) (local.get $bytes)))");
+  L.push("(v128.store (i32.add (local.get $dst) (local.get $j)) (v128.load (i32.add (local.get $s) (local.get $j))))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 16))) (br $jloop)))");
+  L.push("(local.set $dst (i32.add (local.get $dst) (local.get $bytes)))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
 /** The functions above, in module order (appended at the end of `kernelWat()`). */
 export function modelKernelFunctions(): string[] {
   return [
@@ -351,5 +537,11 @@ export function modelKernelFunctions(): string[] {
     copyColsFunction(),
     scaleRowsFunction(),
     rowsNormalizeOutFunction(),
+    // MLA prefill passes (pretrained/residentMla.ts).
+    ropePairsFunction(),
+    packKeyPanelsFunction(),
+    packValuePanelsFunction(),
+    scatterAddFunction(),
+    gatherRowsFunction(),
   ];
 }

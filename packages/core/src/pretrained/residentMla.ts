@@ -215,7 +215,8 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
   }
 
   protected layersInArena(step: StepArgs<PlacedLayer>): LayersOut {
-    const { x, caches, positions, p0, precision, prec, f32, placed } = step;
+    const { x, positions, p0, precision, prec, f32, placed } = step;
+    const caches = step.caches as readonly unknown[] | null;
     const es = f32 ? 4 : 8;
     const { arena, layers, lmHead } = placed;
     const t = x.rows;
@@ -242,6 +243,8 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       for (const g of [p.ffn, ...(p.moe?.experts ?? []), p.moe?.shared]) if (g) dff = Math.max(dff, g.dHidden);
     }
     const nOut = lmHead ? lmHead.n : 0;
+    let topK = 0;
+    for (const p of this.layers) if (p.moe) topK = Math.max(topK, p.moe.ffn.topK);
     const [X, XN, XN64, Q, Q32, LAT, LAT64, LATN, KR, KR64, LALL, KV, HEADS, HEADS32, AO, AO32, GU, E, HID, GATH, EOUT, FOUT, ...rest] =
       arena.frame([
         t4 * d * 8,
@@ -275,8 +278,13 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
         QUERY_BLOCK * 8,
         QUERY_BLOCK * 8,
         t4 * nOut * es,
+        // k_R of every row (p0 > 0: the cache's, copied in), the step's RoPE table, a MoE layer's routing lists.
+        p0 > 0 ? n4 * dR * 8 : 0,
+        t4 * dR * 8,
+        roundUp(t * topK, 2) * 4,
+        t * topK * 8,
       ]);
-    const [KP, VP, QB, SB, YB, MB, LB, LOGITS] = rest;
+    const [KP, VP, QB, SB, YB, MB, LB, LOGITS, RALL, TAB, IDX, WTS] = rest;
     const R: AttentionRegions = { kp: KP, vp: VP, q: QB, s: SB, y: YB, m: MB, l: LB };
     const k = arena.k;
     const m64 = k.f64;
@@ -289,12 +297,14 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
     const xs = v64(X, t * d);
     xs.set(x.data);
     const xn = vp(XN, t * d);
-    const ropeTab = new Float64Array(t * dR);
+    // The rope table in the arena (the frame is laid out: nothing grows the memory until the step ends).
+    const ropeTab = v64(TAB, t * dR);
     let ropeOf: unknown;
     for (const [l, p] of this.layers.entries()) {
       const w = layers[l];
       const a = p.a;
-      const cache = caches[l] as LatentCache;
+      // null: a forward that keeps no state (StepArgs.caches; p0 = 0): nothing is appended.
+      const cache = caches === null ? undefined : (caches[l] as LatentCache);
       const { H, nope } = p;
       const dQh = nope + p.dR;
       // Input norm; mlaStep checks the normalized rows (assertFinite(xn, "x")).
@@ -310,7 +320,9 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
         a.rope.rotateColumnsInPlace(ropeTab, t, p.dR, 0, positions);
         ropeOf = a.rope;
       }
-      if (a.rope.pairing === "interleaved" && a.rope.dim === p.dR) rotateInterleaved(q, t, ldQ, H, dQh, nope, p.dR, ropeTab);
+      // Interleaved pairs over exactly the rope columns: every head's in one WebAssembly pass.
+      const pairs = a.rope.pairing === "interleaved" && a.rope.dim === p.dR;
+      if (pairs) k.rope_pairs_f64(Q + nope * 8, ldQ, t, H, dQh, p.dR, TAB);
       else for (let h = 0; h < H; h++) a.rope.rotateColumnsInPlace(q, t, ldQ, h * dQh + nope, positions);
       // L = Norm(X W_L), k_R = RoPE(X W_KR), both float64 (the latent cache's rows).
       gemm(XN, w.latentDown, LAT, t);
@@ -319,25 +331,44 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       if (f32) lat.set(v32(LAT, t * p.dL));
       if (!k.all_finite(f32 ? LAT64 : LAT, t * p.dL, 0)) rmsNorm(new Matrix(t, p.dL, lat.slice()), p.latentNorm); // its NonFiniteError
       k.rms_rows_f64(f32 ? LAT64 : LAT, LATN, t, p.dL, w.latentGain, p.latentNorm.epsilon, 0);
-      const kr = f32 ? v64(KR64, t * p.dR) : v64(KR, t * p.dR);
+      const KRA = f32 ? KR64 : KR;
+      const kr = v64(KRA, t * p.dR);
       if (f32) kr.set(v32(KR, t * p.dR));
-      if (a.rope.pairing === "interleaved" && a.rope.dim === p.dR) rotateInterleaved(kr, t, p.dR, 1, p.dR, 0, p.dR, ropeTab);
+      if (pairs) k.rope_pairs_f64(KRA, p.dR, t, 1, p.dR, p.dR, TAB);
       else a.rope.rotateColumnsInPlace(kr, t, p.dR, 0, positions);
-      // The cache copies the rows it keeps (and checks them, naming latent / rotaryKeys).
-      cache.append(new Matrix(t, p.dL, v64(LATN, t * p.dL)), new Matrix(t, p.dR, kr));
-      // [L W_LK^h]_h | [L W_LV^h]_h over every cached row (float32: L rounded, as the copy in rounded it).
-      const latent = cache.latent().data;
-      const rotary = (cache.rotaryKeys() as Matrix).data;
-      vp(LALL, n * p.dL).set(latent);
-      gemm(LALL, w.keyValueUp, KV, n);
+      // The cache's checks (NonFiniteError naming latent / rotaryKeys) as one WebAssembly pass per
+      // block; a block that fails takes `append` itself for its error (a throwaway cache when none).
+      const latentRows = new Matrix(t, p.dL, v64(LATN, t * p.dL));
+      const rotaryRows = new Matrix(t, p.dR, kr);
+      if (!k.all_finite(LATN, t * p.dL, 0) || !k.all_finite(KRA, t * p.dR, 0)) {
+        (cache ?? new LatentCache({ latentDim: p.dL, ropeDim: p.dR })).append(latentRows, rotaryRows);
+      }
+      // The rows of every position, L and k_R: this step's (in the arena) when nothing precedes
+      // them, else the cache's after the append (copied in).
+      cache?.appendFinite(latentRows, rotaryRows);
+      let latAddr = LATN;
+      let rotAddr = KRA;
+      if (p0 > 0) {
+        const c = cache as LatentCache;
+        v64(RALL, n * p.dR).set((c.rotaryKeys() as Matrix).data);
+        rotAddr = RALL;
+        latAddr = LALL;
+        vp(LALL, n * p.dL).set(c.latent().data);
+      } else if (f32) {
+        // float32 products: L rounded, as the copy into float32 kernel memory rounded it.
+        latAddr = LALL;
+        v32(LALL, n * p.dL).set(v64(LATN, n * p.dL));
+      }
+      // [L W_LK^h]_h | [L W_LV^h]_h over every row.
+      gemm(latAddr, w.keyValueUp, KV, n);
       const ldKV = p.j.keyValueUp.cols;
       if (!k.all_finite(KV, n * ldKV, is32)) {
         assertFinite(new Matrix(n, ldKV, Float64Array.from(vp(KV, n * ldKV))), "keys, values (latent · [W_LK | W_LV])");
       }
       const width = H * p.dV;
       const y = v64(HEADS, t * width);
-      if (!attendMlaInArena(k, R, f32, Q, ldQ, t, n, p, KV / es, ldKV, rotary, a.scale, p0, precision, HEADS)) {
-        attendMlaHeadsJs(q, ldQ, t, n, p, vp(KV, n * ldKV), ldKV, rotary, a.scale, p0, precision, y);
+      if (!attendMlaInArena(k, R, f32, Q, ldQ, t, n, p, KV, ldKV, rotAddr, a.scale, p0, precision, HEADS)) {
+        attendMlaHeadsJs(q, ldQ, t, n, p, vp(KV, n * ldKV), ldKV, v64(rotAddr, n * p.dR), a.scale, p0, precision, y);
       }
       // W_O, then h = attn + x (model.ts: addInPlace(attn, x)).
       gemmFrom64(k, f32, HEADS, HEADS32, w.output, f32 ? AO32 : AO, t, gemm);
@@ -357,6 +388,9 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       const moe = p.moe as NonNullable<LayerPlan["moe"]>;
       const hn = new Matrix(t, d, f32 ? v64(XN64, t * d) : (xn as Float64Array));
       const { rows, rowWeights, count } = groupByExpert(route(moe.ffn, hn), moe.ffn.experts.length, moe.ffn.topK, t);
+      // The routing lists in the arena for the gather and scatter-add passes.
+      new Int32Array(m64.buffer, IDX, rows.length).set(rows);
+      v64(WTS, rowWeights.length).set(rowWeights);
       const fo = v64(FOUT, t * d);
       fo.fill(0);
       const E_ = moe.experts.length;
@@ -365,22 +399,24 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
         const te = count[e + 1] - r0;
         if (te === 0) continue;
         const pe = (w.experts as PlacedGlu[])[e];
-        let yd: Float64Array | Float32Array;
         if (kernelBackendFor(te, pe.gateUp.k, pe.gateUp.n) === "wasm" && kernelBackendFor(te, pe.down.k, pe.down.n) === "wasm") {
-          // The expert's rows of the normalized block gathered next to it (memmoves within the arena).
-          const mem = f32 ? m32 : m64;
-          const g0 = GATH / es;
-          const x0 = XN / es;
-          for (let r = 0; r < te; r++) mem.copyWithin(g0 + r * d, x0 + rows[r0 + r] * d, x0 + (rows[r0 + r] + 1) * d);
+          // The expert's rows of the normalized block gathered next to it (one pass within the arena),
+          // its FFN there, its weighted rows added into the routed sum (scatterAddWeighted's operations).
+          if ((d * es) % 16 === 0) k.gather_rows(XN, GATH, IDX + r0 * 4, te, d * es);
+          else {
+            const mem = f32 ? m32 : m64;
+            const g0 = GATH / es;
+            const x0 = XN / es;
+            for (let r = 0; r < te; r++) mem.copyWithin(g0 + r * d, x0 + rows[r0 + r] * d, x0 + (rows[r0 + r] + 1) * d);
+          }
           gluInArena(k, pe, GATH, GU, E, HID, EOUT, te, f32, gemm);
-          yd = vp(EOUT, te * d);
+          k.scatter_add_rows(FOUT, EOUT, IDX + r0 * 4, WTS + r0 * 8, te, d, is32);
         } else {
           // Too few rows for the WebAssembly kernels: gluForward's own products (as moeForward).
           const g = new Matrix(te, d);
           for (let r = 0; r < te; r++) g.data.set(hn.data.subarray(rows[r0 + r] * d, (rows[r0 + r] + 1) * d), r * d);
-          yd = gluForward(g, moe.experts[e], prec).data;
+          scatterAddWeighted(fo, gluForward(g, moe.experts[e], prec).data, rows, rowWeights, r0, te, d);
         }
-        scatterAddWeighted(fo, yd, rows, rowWeights, r0, te, d);
       }
       if (w.shared) {
         gluInArena(k, w.shared, XN, GU, E, HID, EOUT, t, f32, gemm);
@@ -395,42 +431,11 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
 }
 
 /**
- * `Rope.rotateColumnsInPlace` (interleaved pairs (2p, 2p + 1)) on the d_R rope columns nope … of
- * each of the H heads (dQ wide) of a row-major block, with row i's (cos, sin) of pair p at
- * tab[i·d_R + 2p], tab[i·d_R + 2p + 1]: the same products and sums per entry, so the same bits,
- * with the angles looked up once per row instead of once per head.
- */
-function rotateInterleaved(
-  x: Float64Array,
-  rows: number,
-  ld: number,
-  H: number,
-  dQ: number,
-  nope: number,
-  dR: number,
-  tab: Float64Array,
-): void {
-  for (let i = 0; i < rows; i++) {
-    const tr = i * dR;
-    for (let h = 0; h < H; h++) {
-      const o = i * ld + h * dQ + nope;
-      for (let c = 0; c < dR; c += 2) {
-        const cos = tab[tr + c];
-        const sin = tab[tr + c + 1];
-        const a = x[o + c];
-        const b = x[o + c + 1];
-        x[o + c] = a * cos - b * sin;
-        x[o + c + 1] = a * sin + b * cos;
-      }
-    }
-  }
-}
-
-/**
  * Every head of an MLA layer inside the arena: per head, K_h = [L W_LK^h | k_R] packed by rows and
- * V_h = L W_LV^h by columns straight from the [L W_LK^h]_h | [L W_LV^h]_h block (element offset
- * `kvOff`, row stride `ldKV`, float32 or float64 as the products ran) and the cached rotary keys —
- * the panels the fused driver packs from K_h and V_h (softmaxWasm.ts packPanels) — then the
+ * V_h = L W_LV^h by columns straight from the [L W_LK^h]_h | [L W_LV^h]_h block (byte address
+ * `kvAddr`, row stride `ldKV`, float32 or float64 as the products ran) and the rotary keys of every
+ * row (float64 at `rotAddr`) — the panels the fused driver packs from K_h and V_h (softmaxWasm.ts
+ * packPanels), by the WebAssembly passes `pack_key_panels` / `pack_value_panels` — then the
  * driver's prefix-mask steps (`attendHead`). float32 per head exactly as the driver decides it
  * (`attentionInFloat32Range` of Q_h, K_h, V_h, here from maxima found while packing), with its
  * fallback to float64 on a non-finite normalizer or output. False (nothing usable written) where a
@@ -445,9 +450,9 @@ function attendMlaInArena(
   t: number,
   n: number,
   p: LayerPlan,
-  kvOff: number,
+  kvAddr: number,
   ldKV: number,
-  rotary: Float64Array,
+  rotAddr: number,
   scale: number,
   p0: number,
   precision: AttentionPrecisionOption | undefined,
@@ -459,31 +464,27 @@ function attendMlaInArena(
   if (!plan) return false;
   const { scale: sc, limits } = plan;
   const width = H * dV;
-  const src = f32Products ? k.f32 : k.f64;
-  // The rotary part of K_h's panels is every head's (k_R is shared): packed once per precision.
+  const src32 = f32Products ? 1 : 0;
+  const esSrc = f32Products ? 4 : 8;
+  // The rotary part of K_h's panels is every head's (k_R is shared): packed once per precision,
+  // its max |x| with it.
   let ropePacked = 0;
+  let ropeMax = 0;
   const packHead = (h: number, f32: boolean, withMaxima: boolean) => {
     const es = f32 ? 4 : 8;
-    const m = packMlaHead(
-      src,
-      kvOff,
-      ldKV,
-      h * nope,
-      H * nope + h * dV,
-      nope,
-      dR,
-      dV,
-      rotary,
-      n,
-      f32 ? k.f32 : k.f64,
-      R,
-      f32 ? F32_NR : F64_NR,
-      es,
-      ropePacked !== es,
-      withMaxima,
-    );
-    ropePacked = es;
-    return m;
+    const NR = f32 ? F32_NR : F64_NR;
+    const dst32 = f32 ? 1 : 0;
+    if (ropePacked !== es) {
+      // A last partial panel's padding keys are zero (packPanels' layout).
+      const full = Math.floor(n / NR) * NR;
+      if (full < n) (f32 ? k.f32 : k.f64).fill(0, R.kp / es + full * dQ, R.kp / es + (full + NR) * dQ);
+      ropeMax = k.pack_key_panels(rotAddr, dR, n, dR, 0, R.kp + nope * NR * es, dQ, NR, dst32, 1);
+      ropePacked = es;
+    }
+    const mx = withMaxima ? 1 : 0;
+    const km = k.pack_key_panels(kvAddr + h * nope * esSrc, ldKV, n, nope, src32, R.kp, dQ, NR, dst32, mx);
+    const vm = k.pack_value_panels(kvAddr + (H * nope + h * dV) * esSrc, ldKV, n, dV, src32, R.vp, NR, dst32, mx);
+    return { kMax: Math.max(km, ropeMax), vMax: vm };
   };
   for (let h = 0; h < H; h++) {
     const qh = qAddr + h * dQ * 8;
@@ -504,74 +505,6 @@ function attendMlaInArena(
     }
   }
   return true;
-}
-
-/**
- * K_h's panels (NR keys × d_QK per panel: [nope columns of the block | the rotary key]) and V_h's
- * (NR value columns × N per panel), zero-padded as softmaxWasm.ts packPanels lays them out, into the
- * attention regions of `mem`; the rotary columns (the same for every head) only `withRope`; returns
- * max |K_h| and max |V_h| (NaN when one is NaN) when `withMaxima`, else 0s.
- */
-function packMlaHead(
-  src: Float64Array | Float32Array,
-  off: number,
-  ld: number,
-  kCol: number,
-  vCol: number,
-  nope: number,
-  dR: number,
-  dV: number,
-  rotary: Float64Array,
-  n: number,
-  mem: Float64Array | Float32Array,
-  R: AttentionRegions,
-  NR: number,
-  es: number,
-  withRope: boolean,
-  withMaxima: boolean,
-): { kMax: number; vMax: number } {
-  const d = nope + dR;
-  const kp = R.kp / es;
-  let km = 0;
-  for (let j = 0; j < n; j += NR) {
-    const base = kp + j * d;
-    const cnt = Math.min(NR, n - j);
-    if (cnt < NR && withRope) mem.fill(0, base, base + NR * d);
-    for (let jj = 0; jj < cnt; jj++) {
-      const s = off + (j + jj) * ld + kCol;
-      let t = base + jj;
-      if (withMaxima) {
-        for (let c = 0; c < nope; c++, t += NR) {
-          const x = src[s + c];
-          mem[t] = x;
-          km = Math.max(km, Math.abs(x));
-        }
-      } else for (let c = 0; c < nope; c++, t += NR) mem[t] = src[s + c];
-      const rs = (j + jj) * dR;
-      if (withRope) for (let c = 0; c < dR; c++, t += NR) mem[t] = rotary[rs + c];
-      if (withMaxima) for (let c = 0; c < dR; c++) km = Math.max(km, Math.abs(rotary[rs + c]));
-    }
-  }
-  const vp = R.vp / es;
-  let vm = 0;
-  for (let c = 0; c < dV; c += NR) {
-    const base = vp + c * n;
-    const cnt = Math.min(NR, dV - c);
-    for (let i = 0, t = base, s = off + vCol + c; i < n; i++, t += NR, s += ld) {
-      if (cnt === NR && !withMaxima) {
-        for (let jj = 0; jj < NR; jj++) mem[t + jj] = src[s + jj];
-        continue;
-      }
-      for (let jj = 0; jj < NR; jj++) {
-        if (jj < cnt) {
-          const x = src[s + jj];
-          mem[t + jj] = x;
-          vm = Math.max(vm, Math.abs(x));
-        } else mem[t + jj] = 0;
-      }
-    }
-  }
-  return { kMax: km, vMax: vm };
 }
 
 /** The per-head calls of model.ts (attentionCachedKeys on K_h, V_h copies), which raise attention's errors. */
