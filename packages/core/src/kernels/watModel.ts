@@ -378,12 +378,22 @@ function ropePairsFunction(): string {
   return L.join("\n");
 }
 
-/** WAT: the f64 value at byte address `a` of a float32 (when local `flag` ≠ 0) or float64 array. */
-const loadAs64 = (flag: string, a: string) =>
-  `(if (result f64) (local.get ${flag}) (then (f64.promote_f32 (f32.load ${a}))) (else (f64.load ${a})))`;
-/** WAT: stores the f64 local `x` at byte address `a`, rounded to float32 when local `flag` ≠ 0. */
-const storeAs = (flag: string, a: string, x: string) =>
-  `(if (local.get ${flag}) (then (f32.store ${a} (f32.demote_f64 ${x}))) (else (f64.store ${a} ${x})))`;
+/** WAT: the f64 value at byte address `a` of a float32 (`is32`) or float64 array. */
+const load64 = (is32: boolean, a: string) => (is32 ? `(f64.promote_f32 (f32.load ${a}))` : `(f64.load ${a})`);
+/** WAT: stores the f64 value `x` at byte address `a`, rounded to float32 when `is32`. */
+const store64 = (is32: boolean, a: string, x: string) => (is32 ? `(f32.store ${a} (f32.demote_f64 ${x}))` : `(f64.store ${a} ${x})`);
+/** WAT: the loop `body` for one of the (src32, dst32, withmax) cases, chosen at run time once per call. */
+const byTypes = (body: (s32: boolean, d32: boolean, mx: boolean) => string) => {
+  const pair = (mx: boolean) =>
+    `(if (local.get $src32) (then (if (local.get $dst32) (then ${body(true, true, mx)}) (else ${body(true, false, mx)}))) (else (if (local.get $dst32) (then ${body(false, true, mx)}) (else ${body(false, false, mx)}))))`;
+  return `(if (local.get $withmax) (then ${pair(true)}) (else ${pair(false)}))`;
+};
+/**
+ * WAT: max |x| so far in $mx (a compare and select; f64.max's NaN and ±0 handling cost a branchy
+ * sequence per element) and whether some x was NaN in $nan — together Math.max's result.
+ */
+const trackMax = (x: string) =>
+  `(local.set $a (f64.abs ${x})) (local.set $mx (select (local.get $a) (local.get $mx) (f64.gt (local.get $a) (local.get $mx)))) (local.set $nan (i32.or (local.get $nan) (f64.ne (local.get $a) (local.get $a))))`;
 
 /**
  * `pack_key_panels(src, ld, n, cols, src32, dst, depth, nr, dst32, withmax)` → max |x| (NaN when
@@ -392,34 +402,44 @@ const storeAs = (flag: string, a: string, x: string) =>
  * j's column c at element (⌊j/nr⌋·nr·depth + c·nr + j mod nr) from dst, float32 rounded when
  * dst32) — a depth-wide K_h assembled from column blocks (MLA: [L W_LK^h | k_R]) by one call per
  * block with dst advanced by the block's first column · nr. The padding keys of a last partial
- * panel are not written (the caller zeroes them once).
+ * panel are not written (the caller zeroes them once). One loop per type pair (a branch per
+ * element made it ≈ 4 ns per entry).
  */
 function packKeyPanelsFunction(): string {
+  const loop = (s32: boolean, d32: boolean, withMax: boolean) => {
+    const ss = s32 ? 2 : 3;
+    const sd = d32 ? 2 : 3;
+    const L: string[] = [];
+    L.push("(local.set $step (i32.shl (local.get $nr) (i32.const " + sd + ")))");
+    L.push("(local.set $pstep (i32.shl (i32.mul (local.get $nr) (local.get $depth)) (i32.const " + sd + ")))");
+    L.push("(local.set $pb (local.get $dst)) (local.set $jj (i32.const 0)) (local.set $j (i32.const 0))");
+    L.push("(block $jdone (loop $jloop (br_if $jdone (i32.ge_s (local.get $j) (local.get $n)))");
+    L.push(`(local.set $s (i32.add (local.get $src) (i32.shl (i32.mul (local.get $j) (local.get $ld)) (i32.const ${ss}))))`);
+    L.push(`(local.set $t (i32.add (local.get $pb) (i32.shl (local.get $jj) (i32.const ${sd}))))`);
+    L.push(`(local.set $e (i32.add (local.get $s) (i32.shl (local.get $cols) (i32.const ${ss}))))`);
+    L.push("(block $cdone (loop $cloop (br_if $cdone (i32.ge_u (local.get $s) (local.get $e)))");
+    L.push(`(local.set $x ${load64(s32, "(local.get $s)")})`);
+    if (withMax) L.push(trackMax("(local.get $x)"));
+    L.push(store64(d32, "(local.get $t)", "(local.get $x)"));
+    L.push("(local.set $t (i32.add (local.get $t) (local.get $step)))");
+    L.push(`(local.set $s (i32.add (local.get $s) (i32.const ${s32 ? 4 : 8}))) (br $cloop)))`);
+    L.push("(local.set $jj (i32.add (local.get $jj) (i32.const 1)))");
+    L.push(
+      "(if (i32.eq (local.get $jj) (local.get $nr)) (then (local.set $jj (i32.const 0)) (local.set $pb (i32.add (local.get $pb) (local.get $pstep)))))",
+    );
+    L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $jloop)))");
+    return L.join("\n");
+  };
   const L: string[] = [];
   L.push(
     '(func $pack_key_panels (export "pack_key_panels") (param $src i32) (param $ld i32) (param $n i32) (param $cols i32) (param $src32 i32) (param $dst i32) (param $depth i32) (param $nr i32) (param $dst32 i32) (param $withmax i32) (result f64)',
   );
   L.push(
-    "(local $j i32) (local $c i32) (local $s i32) (local $t i32) (local $ss i32) (local $sd i32) (local $step i32) (local $x f64) (local $mx f64)",
+    "(local $j i32) (local $jj i32) (local $s i32) (local $e i32) (local $t i32) (local $pb i32) (local $step i32) (local $pstep i32) (local $x f64) (local $a f64) (local $mx f64) (local $nan i32)",
   );
-  L.push("(local.set $ss (select (i32.const 2) (i32.const 3) (local.get $src32)))");
-  L.push("(local.set $sd (select (i32.const 2) (i32.const 3) (local.get $dst32)))");
-  L.push("(local.set $step (i32.shl (local.get $nr) (local.get $sd)))");
-  L.push("(local.set $mx (f64.const 0)) (local.set $j (i32.const 0))");
-  L.push("(block $jdone (loop $jloop (br_if $jdone (i32.ge_s (local.get $j) (local.get $n)))");
-  L.push("(local.set $s (i32.add (local.get $src) (i32.shl (i32.mul (local.get $j) (local.get $ld)) (local.get $ss))))");
-  L.push(
-    "(local.set $t (i32.add (local.get $dst) (i32.shl (i32.add (i32.mul (i32.mul (i32.div_u (local.get $j) (local.get $nr)) (local.get $nr)) (local.get $depth)) (i32.rem_u (local.get $j) (local.get $nr))) (local.get $sd))))",
-  );
-  L.push("(local.set $c (i32.const 0))");
-  L.push("(block $cdone (loop $cloop (br_if $cdone (i32.ge_s (local.get $c) (local.get $cols)))");
-  L.push(`(local.set $x ${loadAs64("$src32", "(i32.add (local.get $s) (i32.shl (local.get $c) (local.get $ss)))")})`);
-  L.push("(if (local.get $withmax) (then (local.set $mx (f64.max (local.get $mx) (f64.abs (local.get $x))))))");
-  L.push(storeAs("$dst32", "(local.get $t)", "(local.get $x)"));
-  L.push("(local.set $t (i32.add (local.get $t) (local.get $step)))");
-  L.push("(local.set $c (i32.add (local.get $c) (i32.const 1))) (br $cloop)))");
-  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $jloop)))");
-  L.push("(local.get $mx)");
+  L.push("(local.set $mx (f64.const 0)) (local.set $nan (i32.const 0))");
+  L.push(byTypes(loop));
+  L.push("(select (f64.const nan) (local.get $mx) (local.get $nan))");
   L.push(")");
   return L.join("\n");
 }
@@ -428,37 +448,86 @@ function packKeyPanelsFunction(): string {
  * `pack_value_panels(src, ld, n, cols, src32, dst, nr, dst32, withmax)` → max |x| (as
  * pack_key_panels): columns 0 … cols − 1 of the n rows at src into the fused driver's value panels
  * (packPanels by columns: column c of row i at element (⌊c/nr⌋·nr·n + i·nr + c mod nr) from dst),
- * the columns past `cols` of a last partial panel zero.
+ * the columns past `cols` of a last partial panel zero. Same-type full panels of 32 bytes (the
+ * kernels' nr: 4 float64, 8 float32) copy as two v128 per row, the maxima by f64x2/f32x4.max of
+ * the absolute values (NaN-propagating like Math.max; the max of float32 magnitudes is exact).
  */
 function packValuePanelsFunction(): string {
+  const scalar = (s32: boolean, d32: boolean, withMax: boolean) => {
+    const ss = s32 ? 2 : 3;
+    const sd = d32 ? 2 : 3;
+    const L: string[] = [];
+    L.push("(local.set $t (local.get $dst)) (local.set $c0 (i32.const 0))");
+    L.push("(block $cdone (loop $cloop (br_if $cdone (i32.ge_s (local.get $c0) (local.get $cols)))");
+    L.push("(local.set $i (i32.const 0))");
+    L.push("(block $idone (loop $iloop (br_if $idone (i32.ge_s (local.get $i) (local.get $n)))");
+    L.push(
+      `(local.set $s (i32.add (local.get $src) (i32.shl (i32.add (i32.mul (local.get $i) (local.get $ld)) (local.get $c0)) (i32.const ${ss}))))`,
+    );
+    L.push("(local.set $jj (i32.const 0))");
+    L.push("(block $jdone (loop $jloop (br_if $jdone (i32.ge_s (local.get $jj) (local.get $nr)))");
+    L.push("(local.set $x (f64.const 0))");
+    L.push("(if (i32.lt_s (i32.add (local.get $c0) (local.get $jj)) (local.get $cols)) (then");
+    L.push(`(local.set $x ${load64(s32, `(i32.add (local.get $s) (i32.shl (local.get $jj) (i32.const ${ss})))`)})`);
+    L.push(`${withMax ? trackMax("(local.get $x)") : ""}))`);
+    L.push(store64(d32, "(local.get $t)", "(local.get $x)"));
+    L.push(`(local.set $t (i32.add (local.get $t) (i32.const ${d32 ? 4 : 8})))`);
+    L.push("(local.set $jj (i32.add (local.get $jj) (i32.const 1))) (br $jloop)))");
+    L.push("(local.set $i (i32.add (local.get $i) (i32.const 1))) (br $iloop)))");
+    L.push("(local.set $c0 (i32.add (local.get $c0) (local.get $nr))) (br $cloop)))");
+    return L.join("\n");
+  };
+  // Same type, nr·es = 32 bytes, cols a multiple of nr: two v128 per row and panel.
+  const vector = (is32: boolean, withMax: boolean) => {
+    const sh = is32 ? 2 : 3;
+    const abs = is32 ? "f32x4.abs" : "f64x2.abs";
+    const max = is32 ? "f32x4.pmax" : "f64x2.pmax";
+    const ne = is32 ? "f32x4.ne" : "f64x2.ne";
+    const L: string[] = [];
+    L.push("(local.set $t (local.get $dst)) (local.set $c0 (i32.const 0))");
+    L.push("(block $cdone (loop $cloop (br_if $cdone (i32.ge_s (local.get $c0) (local.get $cols)))");
+    L.push(`(local.set $s (i32.add (local.get $src) (i32.shl (local.get $c0) (i32.const ${sh}))))`);
+    L.push("(local.set $i (i32.const 0))");
+    L.push("(block $idone (loop $iloop (br_if $idone (i32.ge_s (local.get $i) (local.get $n)))");
+    L.push("(local.set $va (v128.load (local.get $s))) (local.set $vb (v128.load offset=16 (local.get $s)))");
+    L.push("(v128.store (local.get $t) (local.get $va)) (v128.store offset=16 (local.get $t) (local.get $vb))");
+    if (withMax) {
+      // pmax (one maxpd) drops NaN: tracked apart, lane by lane (x ≠ x).
+      L.push(`(local.set $vm (${max} (local.get $vm) (${max} (${abs} (local.get $va)) (${abs} (local.get $vb)))))`);
+      L.push(
+        `(local.set $vn (v128.or (local.get $vn) (v128.or (${ne} (local.get $va) (local.get $va)) (${ne} (local.get $vb) (local.get $vb)))))`,
+      );
+    }
+    L.push("(local.set $t (i32.add (local.get $t) (i32.const 32)))");
+    L.push(`(local.set $s (i32.add (local.get $s) (i32.shl (local.get $ld) (i32.const ${sh}))))`);
+    L.push("(local.set $i (i32.add (local.get $i) (i32.const 1))) (br $iloop)))");
+    L.push("(local.set $c0 (i32.add (local.get $c0) (local.get $nr))) (br $cloop)))");
+    if (!withMax) return L.join("\n");
+    if (is32) {
+      L.push(
+        "(local.set $mx (f64.promote_f32 (f32.max (f32.max (f32x4.extract_lane 0 (local.get $vm)) (f32x4.extract_lane 1 (local.get $vm))) (f32.max (f32x4.extract_lane 2 (local.get $vm)) (f32x4.extract_lane 3 (local.get $vm))))))",
+      );
+    } else L.push("(local.set $mx (f64.max (f64x2.extract_lane 0 (local.get $vm)) (f64x2.extract_lane 1 (local.get $vm))))");
+    L.push("(local.set $nan (v128.any_true (local.get $vn)))");
+    return L.join("\n");
+  };
   const L: string[] = [];
   L.push(
     '(func $pack_value_panels (export "pack_value_panels") (param $src i32) (param $ld i32) (param $n i32) (param $cols i32) (param $src32 i32) (param $dst i32) (param $nr i32) (param $dst32 i32) (param $withmax i32) (result f64)',
   );
   L.push(
-    "(local $c0 i32) (local $i i32) (local $jj i32) (local $s i32) (local $t i32) (local $ss i32) (local $sd i32) (local $x f64) (local $mx f64)",
+    "(local $c0 i32) (local $i i32) (local $jj i32) (local $s i32) (local $t i32) (local $x f64) (local $a f64) (local $mx f64) (local $nan i32) (local $va v128) (local $vb v128) (local $vm v128) (local $vn v128)",
   );
-  L.push("(local.set $ss (select (i32.const 2) (i32.const 3) (local.get $src32)))");
-  L.push("(local.set $sd (select (i32.const 2) (i32.const 3) (local.get $dst32)))");
-  L.push("(local.set $mx (f64.const 0)) (local.set $t (local.get $dst)) (local.set $c0 (i32.const 0))");
-  L.push("(block $cdone (loop $cloop (br_if $cdone (i32.ge_s (local.get $c0) (local.get $cols)))");
-  L.push("(local.set $i (i32.const 0))");
-  L.push("(block $idone (loop $iloop (br_if $idone (i32.ge_s (local.get $i) (local.get $n)))");
   L.push(
-    "(local.set $s (i32.add (local.get $src) (i32.shl (i32.add (i32.mul (local.get $i) (local.get $ld)) (local.get $c0)) (local.get $ss))))",
+    "(local.set $mx (f64.const 0)) (local.set $nan (i32.const 0)) (local.set $vm (v128.const i64x2 0 0)) (local.set $vn (v128.const i64x2 0 0))",
   );
-  L.push("(local.set $jj (i32.const 0))");
-  L.push("(block $jdone (loop $jloop (br_if $jdone (i32.ge_s (local.get $jj) (local.get $nr)))");
-  L.push("(local.set $x (f64.const 0))");
-  L.push("(if (i32.lt_s (i32.add (local.get $c0) (local.get $jj)) (local.get $cols)) (then");
-  L.push(`(local.set $x ${loadAs64("$src32", "(i32.add (local.get $s) (i32.shl (local.get $jj) (local.get $ss)))")})`);
-  L.push("(if (local.get $withmax) (then (local.set $mx (f64.max (local.get $mx) (f64.abs (local.get $x))))))))");
-  L.push(storeAs("$dst32", "(local.get $t)", "(local.get $x)"));
-  L.push("(local.set $t (i32.add (local.get $t) (i32.shl (i32.const 1) (local.get $sd))))");
-  L.push("(local.set $jj (i32.add (local.get $jj) (i32.const 1))) (br $jloop)))");
-  L.push("(local.set $i (i32.add (local.get $i) (i32.const 1))) (br $iloop)))");
-  L.push("(local.set $c0 (i32.add (local.get $c0) (local.get $nr))) (br $cloop)))");
-  L.push("(local.get $mx)");
+  L.push(
+    "(if (i32.and (i32.eq (local.get $src32) (local.get $dst32)) (i32.and (i32.eq (i32.shl (local.get $nr) (select (i32.const 2) (i32.const 3) (local.get $dst32))) (i32.const 32)) (i32.eqz (i32.rem_u (local.get $cols) (local.get $nr)))))",
+  );
+  const vec = (mx: boolean) => `(if (local.get $dst32) (then ${vector(true, mx)}) (else ${vector(false, mx)}))`;
+  L.push(`(then (if (local.get $withmax) (then ${vec(true)}) (else ${vec(false)})))`);
+  L.push(`(else ${byTypes(scalar)}))`);
+  L.push("(select (f64.const nan) (local.get $mx) (local.get $nan))");
   L.push(")");
   return L.join("\n");
 }
@@ -493,7 +562,7 @@ function scatterAddFunction(): string {
   L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $vloop)))");
   L.push("(if (i32.lt_s (local.get $j) (local.get $d)) (then");
   L.push(
-    `(f64.store (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3))) (f64.add (f64.load (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3)))) (f64.mul (local.get $w) ${loadAs64("$y32", "(i32.add (local.get $y) (i32.shl (i32.add (local.get $s) (local.get $j)) (select (i32.const 2) (i32.const 3) (local.get $y32))))")})))))`,
+    `(f64.store (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3))) (f64.add (f64.load (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 3)))) (f64.mul (local.get $w) (if (result f64) (local.get $y32) (then ${load64(true, "(i32.add (local.get $y) (i32.shl (i32.add (local.get $s) (local.get $j)) (i32.const 2)))")}) (else ${load64(false, "(i32.add (local.get $y) (i32.shl (i32.add (local.get $s) (local.get $j)) (i32.const 3)))")})))))))`,
   );
   L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
   L.push(")");

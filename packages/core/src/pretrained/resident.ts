@@ -92,6 +92,8 @@ interface LayerPlan {
  */
 export class ResidentPrefill extends ResidentModel<PlacedLayer> {
   private readonly layers: LayerPlan[];
+  /** A forward without a state attends to each layer's keys and values in the arena (StepArgs.caches null). */
+  override readonly cacheFree = true;
 
   private constructor(weights: PretrainedWeights, layers: LayerPlan[]) {
     super(weights, (arena, place, glu) =>
@@ -143,11 +145,11 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
     return layers.length > 0 ? new ResidentPrefill(weights, layers) : undefined;
   }
 
-  /** Whether a step of t tokens runs here (the products on the WebAssembly kernels, exact caches). */
-  applies(t: number, p0: number, caches: readonly unknown[], precision: AttentionPrecisionOption | undefined): boolean {
+  /** Whether a step of t tokens runs here (the products on the WebAssembly kernels, exact caches or none). */
+  applies(t: number, p0: number, caches: readonly unknown[] | null, precision: AttentionPrecisionOption | undefined): boolean {
     if (!residentBackendOk(precision)) return false;
     for (const [l, p] of this.layers.entries()) {
-      if (!(caches[l] instanceof KVCache)) return false;
+      if (caches !== null && !(caches[l] instanceof KVCache)) return false;
       // A sliding window past its length: model.ts' path raises the error.
       if (p.a.slidingWindow !== undefined && p0 + t > p.a.slidingWindow) return false;
       const w = p.a.weights;
@@ -223,7 +225,6 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
     for (const [l, p] of this.layers.entries()) {
       const w = layers[l];
       const a = p.a;
-      const cache = caches[l] as KVCache;
       const { H, G, dQ, dK, dV } = p;
       // Input norm (model.ts: normRows, then gqaStep checks the normalized rows).
       normChecked(k, X, XN, t, d, w.inputGain, p.inputNorm.epsilon, f32);
@@ -253,7 +254,10 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
         for (let h = 0; h < H; h++) rope.rotateColumnsInPlace(all, t, ld, h * dQ, positions);
         for (let g = 0; g < G; g++) rope.rotateColumnsInPlace(all, t, ld, kOff + g * dK, positions);
       }
-      // K and V straight from the block when it is finite (one pass); else append's own checks and errors.
+      // K and V straight from the block when it is finite (one pass); else append's own checks and
+      // errors. Without a state (caches null) the heads attend to these arena rows themselves: the
+      // same values a cache would hold after its append (p0 = 0), so the same bits.
+      let cache: KeysValues;
       if (dK % 2 === 0 && dV % 2 === 0 && k.all_finite(QKV, t * ld, 0)) {
         const keys: Matrix[] = [];
         const values: Matrix[] = [];
@@ -265,9 +269,16 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
           keys.push(new Matrix(t, dK, v64(kt, t * dK)));
           values.push(new Matrix(t, dV, v64(vt, t * dV)));
         }
-        cache.appendFinite(keys, values);
+        if (caches === null) cache = arenaKeysValues(keys, values);
+        else {
+          (caches[l] as KVCache).appendFinite(keys, values);
+          cache = caches[l] as KVCache;
+        }
       } else {
-        cache.append(
+        // A cache of the step's own for a forward without a state: its append raises the errors.
+        const kv = caches === null ? new KVCache({ numKvHeads: G, keyDim: dK, valueDim: dV, initialCapacity: t }) : (caches[l] as KVCache);
+        cache = kv;
+        kv.append(
           Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, kOff + g * dK, dK)),
           Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, vOff + g * dV, dV)),
         );
@@ -347,7 +358,7 @@ function attendInArena(
   G: number,
   dQ: number,
   dV: number,
-  cache: KVCache,
+  cache: KeysValues,
   scale: number,
   p0: number,
   precision: AttentionPrecisionOption | undefined,
@@ -477,6 +488,21 @@ export function attendHead(
   return true;
 }
 
+/**
+ * What the heads read of a layer's keys and values (an exact `KVCache` satisfies it): K_g and V_g
+ * of every cached token, `length` rows each.
+ */
+export interface KeysValues {
+  readonly length: number;
+  keys(g: number): Matrix;
+  values(g: number): Matrix;
+}
+
+/** The step's own keys and values in the arena as `KeysValues` (a forward without a state: no cache). */
+function arenaKeysValues(keys: readonly Matrix[], values: readonly Matrix[]): KeysValues {
+  return { length: keys[0].rows, keys: (g) => keys[g], values: (g) => values[g] };
+}
+
 /** b added to columns c0 … c0 + b.length − 1 of every row of a row-major block with `ld` columns. */
 function addBlockBias(data: Float64Array, rows: number, ld: number, c0: number, b: Float64Array | undefined): void {
   if (!b) return;
@@ -500,7 +526,7 @@ export function attendAllHeads(
   G: number,
   dQ: number,
   dV: number,
-  cache: KVCache,
+  cache: KeysValues,
   scale: number,
   p0: number,
   precision: AttentionPrecisionOption | undefined,
@@ -546,7 +572,7 @@ function attendAllHeadsInto(
   G: number,
   dQ: number,
   dV: number,
-  cache: KVCache,
+  cache: KeysValues,
   scale: number,
   p0: number,
   precision: AttentionPrecisionOption | undefined,

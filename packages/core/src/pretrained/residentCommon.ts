@@ -107,10 +107,16 @@ export interface LayersOut {
 export interface StepArgs<L> {
   /** The embeddings (t×d). */
   readonly x: Matrix;
-  readonly caches: readonly unknown[];
+  /**
+   * The state's per-layer caches, appended to; `null` (`NO_CACHE`): a forward from empty that keeps
+   * no state (`PretrainedModel.forward`: its result holds no caches), so each layer's new keys and
+   * values (or latent and rotary keys) stay in the arena for this one step only — the layers attend
+   * to them there, p0 is 0, and nothing is copied into a cache (the bits are those of the cached step).
+   */
+  readonly caches: readonly unknown[] | null;
   /** The t tokens' positions. */
   readonly positions: Float64Array;
-  /** Tokens already cached. */
+  /** Tokens already cached (0 when `caches` is null). */
   readonly p0: number;
   /** The attention precision option as given (the heads resolve it). */
   readonly precision: AttentionPrecisionOption | undefined;
@@ -132,6 +138,11 @@ export abstract class ResidentModel<L> {
   protected readonly placed: ResidentWeights<L>;
   /** Steps run here so far (tests check that the resident path really ran). */
   steps = 0;
+  /**
+   * Whether `layersInArena` honours `caches: null` (StepArgs: a forward that keeps no state); a
+   * model whose subclass does not keeps building empty caches for its forwards.
+   */
+  readonly cacheFree: boolean = false;
 
   protected constructor(
     weights: PretrainedWeights,
@@ -141,21 +152,25 @@ export abstract class ResidentModel<L> {
     this.placed = new ResidentWeights(weights, placeLayers);
   }
 
-  /** Whether a step of t tokens after p0 cached ones runs here. */
-  abstract applies(t: number, p0: number, caches: readonly unknown[], precision: AttentionPrecisionOption | undefined): boolean;
+  /**
+   * Whether a step of t tokens after p0 cached ones runs here; `caches` null: a forward without a
+   * state (p0 = 0, asked only when `cacheFree`).
+   */
+  abstract applies(t: number, p0: number, caches: readonly unknown[] | null, precision: AttentionPrecisionOption | undefined): boolean;
 
-  /** Every layer of a step of t = x.rows tokens in the arena (appending to the caches). */
+  /** Every layer of a step of t = x.rows tokens in the arena (appending to the caches unless they are null). */
   protected abstract layersInArena(s: StepArgs<L>): LayersOut;
 
   /**
    * One step of t tokens from the embeddings `x` (t×d): every layer, the final norm and the LM head
-   * (`projectLmHead` when the head does not fit one GEMM block). Appends to the caches.
+   * (`projectLmHead` when the head does not fit one GEMM block). Appends to the caches (none when
+   * `caches` is null: a forward without a state, see StepArgs).
    * @throws as model.ts' path: NonFiniteError naming `x` (or the latent), NumericalError for a
    *   non-finite FFN output, the caches' and attention's errors.
    */
   run(
     x: Matrix,
-    caches: readonly unknown[],
+    caches: readonly unknown[] | null,
     positions: Float64Array,
     p0: number,
     precision: AttentionPrecisionOption | undefined,

@@ -191,12 +191,18 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
     return layers.length > 0 ? new ResidentMlaPrefill(weights, layers) : undefined;
   }
 
-  /** Whether a step of t tokens runs here (the products on the WebAssembly kernels, exact latent caches). */
-  applies(t: number, p0: number, caches: readonly unknown[], precision: AttentionPrecisionOption | undefined): boolean {
+  /**
+   * A forward without a state keeps each layer's latent and rotary keys in the arena (StepArgs.caches
+   * null): nothing is appended, the heads read them there.
+   */
+  override readonly cacheFree = true;
+
+  /** Whether a step of t tokens runs here (the products on the WebAssembly kernels, exact latent caches or none). */
+  applies(t: number, p0: number, caches: readonly unknown[] | null, precision: AttentionPrecisionOption | undefined): boolean {
     if (!residentBackendOk(precision)) return false;
     const n = p0 + t;
     for (const [l, p] of this.layers.entries()) {
-      if (!(caches[l] instanceof LatentCache) || (caches[l] as LatentCache).length !== p0) return false;
+      if (caches !== null && (!(caches[l] instanceof LatentCache) || (caches[l] as LatentCache).length !== p0)) return false;
       const w = p.a.weights;
       const g = p.ffn ?? p.moe?.shared;
       for (const [m, rows] of [
@@ -215,8 +221,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
   }
 
   protected layersInArena(step: StepArgs<PlacedLayer>): LayersOut {
-    const { x, positions, p0, precision, prec, f32, placed } = step;
-    const caches = step.caches as readonly unknown[] | null;
+    const { x, caches, positions, p0, precision, prec, f32, placed } = step;
     const es = f32 ? 4 : 8;
     const { arena, layers, lmHead } = placed;
     const t = x.rows;

@@ -53,13 +53,19 @@ describe("MLA prefill passes equal the JavaScript they replace", () => {
     [true, false],
     [false, true],
   ])("pack_key_panels / pack_value_panels are packPanels of [L W_LK^h | k_R], L W_LV^h (src32 %s, dst32 %s)", (src32, dst32) => {
-    const [H, nope, dR, dV] = [2, 6, 4, 10]; // dV not a multiple of NR: padded columns
-    const dQ = nope + dR;
-    const ld = H * (nope + dV) + 1;
-    const NR = dst32 ? 8 : 4;
-    const es = dst32 ? 4 : 8;
-    const ess = src32 ? 4 : 8;
-    for (const n of [13, 16]) {
+    // dV 10: not a multiple of NR (padded columns, the scalar loop); 16: whole panels (the v128 copy when the types agree).
+    for (const [n, dV] of [
+      [13, 10],
+      [16, 10],
+      [13, 16],
+      [16, 16],
+    ]) {
+      const [H, nope, dR] = [2, 6, 4];
+      const dQ = nope + dR;
+      const ld = H * (nope + dV) + 1;
+      const NR = dst32 ? 8 : 4;
+      const es = dst32 ? 4 : 8;
+      const ess = src32 ? 4 : 8;
       const kv = gauss(n * ld, 4);
       const rot = gauss(n * dR, 3);
       const src = src32 ? Float64Array.from(kv, Math.fround) : kv;

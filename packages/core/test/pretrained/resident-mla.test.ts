@@ -61,6 +61,56 @@ describe.each([
         expect(resident?.steps ?? 0).toBe(before + (isResident ? (backend === "wasm" ? 4 : 3) : 0));
       }),
   );
+
+  it.each(["float64", "float32"] as const)(
+    "a forward without a state (no latent caches: L and k_R stay in the arena) has the cached step's bits (%s)",
+    (precision) =>
+      withKernelBackend(backend, () => {
+        if (isResident) expect((resident as { cacheFree?: boolean }).cacheFree).toBe(true);
+        const before = resident?.steps ?? 0;
+        const fwd = model.forward(ids, { precision });
+        expect(resident?.steps ?? 0).toBe(before + (isResident ? 1 : 0));
+        const cached = model.step(model.createState(), ids, { precision });
+        const ref = model.forward(ids, { precision, mlaForm: "unmerged", ...declined });
+        for (const r of [cached, ref]) {
+          expect(firstDifference(fwd.logits.data, r.logits.data)).toBe(-1);
+          expect(firstDifference(fwd.hidden.data, r.hidden.data)).toBe(-1);
+        }
+      }),
+  );
+});
+
+describe("resident MLA forward without a state on bad rotary keys", () => {
+  it("raises the cached step's error (k_R overflowing to ±∞) and the per-sublayer path's", () => {
+    const base = loadPretrained(shipped);
+    const layers = base.weights.layers.map((l, i) => {
+      if (i !== 2 || l.attention.kind !== "mla") return l;
+      const w = l.attention.weights;
+      const keyRope = w.keyRope as Matrix;
+      const big = new Matrix(
+        keyRope.rows,
+        keyRope.cols,
+        keyRope.data.map((v) => v * 1e308),
+      );
+      return { ...l, attention: { ...l.attention, weights: { ...w, keyRope: big } } };
+    });
+    const model = new PretrainedModel(base.config, { ...base.weights, layers });
+    const ids = Array.from({ length: 24 }, (_, i) => (i * 29 + 3) % model.vocabSize);
+    const message = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return `${(e as Error).name}: ${(e as Error).message}`;
+      }
+      return "no error";
+    };
+    const resident = (model as unknown as WithResident).resident;
+    const fwd = message(() => model.forward(ids));
+    expect(resident?.steps).toBe(1);
+    expect(fwd).toMatch(/^NonFiniteError: rotaryKeys/);
+    expect(fwd).toBe(message(() => model.step(model.createState(), ids)));
+    expect(fwd).toBe(message(() => model.forward(ids, { mlaForm: "unmerged", ...declined })));
+  });
 });
 
 describe("resident MLA prefill outside float32's safe range", () => {

@@ -42,6 +42,65 @@ describe.each([
       expect(resident?.steps).toBe(before + 2);
     },
   );
+  it.each(["float64", "float32"] as const)(
+    "a forward without a state (no caches: keys and values stay in the arena) has the cached step's bits (%s)",
+    (precision) => {
+      const resident = (model as unknown as { resident?: { steps: number; cacheFree: boolean } }).resident;
+      expect(resident?.cacheFree).toBe(true);
+      const before = resident?.steps ?? Number.NaN;
+      const fwd = model.forward(ids, { precision });
+      expect(resident?.steps).toBe(before + 1);
+      const state = model.createState();
+      const cached = model.step(state, ids, { precision });
+      const ref = model.forward(ids, { precision, ...declined });
+      for (const r of [cached, ref]) {
+        expect(Array.from(fwd.logits.data)).toEqual(Array.from(r.logits.data));
+        expect(Array.from(fwd.hidden.data)).toEqual(Array.from(r.hidden.data));
+      }
+      // The logits and hidden rows are the caller's own: a later forward does not overwrite them.
+      const kept = Array.from(fwd.logits.data);
+      model.forward(ids.slice(0, 20), { precision });
+      expect(Array.from(fwd.logits.data)).toEqual(kept);
+    },
+  );
+});
+
+describe("resident forward without a state on bad keys or values", () => {
+  it("raises the cached step's error (keys overflowing to ±∞) and the per-sublayer path's", () => {
+    const base = loadPretrained(shipped);
+    const layers = base.weights.layers.map((l, i) => {
+      if (i !== 2 || l.attention.kind !== "gqa") return l;
+      const w = l.attention.weights;
+      // The normalized rows ≈ 1e300 (finite), K_1 = X_n W_K scaled by 1e12 overflows to ±∞.
+      const keys = w.keys.map((k, g) =>
+        g === 1
+          ? new Matrix(
+              k.rows,
+              k.cols,
+              k.data.map((v) => v * 1e12),
+            )
+          : k,
+      );
+      const inputNorm = { ...l.inputNorm, gain: (l.inputNorm as { gain: Float64Array }).gain.map((v) => v * 1e300) };
+      return { ...l, inputNorm, attention: { ...l.attention, weights: { ...w, keys } } };
+    });
+    const model = new PretrainedModel(base.config, { ...base.weights, layers });
+    const ids = Array.from({ length: 24 }, (_, i) => (i * 29 + 3) % model.vocabSize);
+    const message = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return `${(e as Error).name}: ${(e as Error).message}`;
+      }
+      return "no error";
+    };
+    const resident = (model as unknown as { resident?: { steps: number } }).resident;
+    const fwd = message(() => model.forward(ids));
+    expect(resident?.steps).toBe(1);
+    expect(fwd).toMatch(/^NonFiniteError: keys\[1\]/);
+    expect(fwd).toBe(message(() => model.step(model.createState(), ids)));
+    expect(fwd).toBe(message(() => model.forward(ids, declined)));
+  });
 });
 
 describe("resident prefill outside float32's safe range", () => {
