@@ -455,7 +455,6 @@ function packKeyPanelsFunction(): string {
 function packValuePanelsFunction(): string {
   const scalar = (s32: boolean, d32: boolean, withMax: boolean) => {
     const ss = s32 ? 2 : 3;
-    const sd = d32 ? 2 : 3;
     const L: string[] = [];
     L.push("(local.set $t (local.get $dst)) (local.set $c0 (i32.const 0))");
     L.push("(block $cdone (loop $cloop (br_if $cdone (i32.ge_s (local.get $c0) (local.get $cols)))");
