@@ -594,6 +594,47 @@ function gatherRowsFunction(): string {
   return L.join("\n");
 }
 
+/**
+ * `convert_f64(src, dst, n, to32)`: n floats from src to dst, float64 → float32 rounded to nearest
+ * (to32 ≠ 0; JavaScript's Float32Array assignment) or float32 → float64 (exact) — the float32
+ * products' operands and results around the float64 passes (a typed-array `set` across the two
+ * types costs 1–2.3 ns per element; this ≈ 0.2). src and dst do not overlap.
+ */
+function convertFunction(): string {
+  const L: string[] = [];
+  L.push('(func $convert_f64 (export "convert_f64") (param $src i32) (param $dst i32) (param $n i32) (param $to32 i32)');
+  L.push("(local $j i32)");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(if (local.get $to32) (then");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.gt_s (i32.add (local.get $j) (i32.const 4)) (local.get $n)))");
+  L.push(
+    "(v128.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 2))) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (f32x4.demote_f64x2_zero (v128.load (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 3))))) (f32x4.demote_f64x2_zero (v128.load offset=16 (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 3)))))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 4))) (br $vloop)))");
+  L.push("(block $tdone (loop $tloop (br_if $tdone (i32.ge_s (local.get $j) (local.get $n)))");
+  L.push(
+    "(f32.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 2))) (f32.demote_f64 (f64.load (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 3))))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $tloop)))");
+  L.push(")(else");
+  L.push("(block $wdone (loop $wloop (br_if $wdone (i32.gt_s (i32.add (local.get $j) (i32.const 4)) (local.get $n)))");
+  L.push(
+    "(v128.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 3))) (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 2))))))",
+  );
+  L.push(
+    "(v128.store offset=16 (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 3))) (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 2))))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 4))) (br $wloop)))");
+  L.push("(block $udone (loop $uloop (br_if $udone (i32.ge_s (local.get $j) (local.get $n)))");
+  L.push(
+    "(f64.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 3))) (f64.promote_f32 (f32.load (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 2))))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $uloop)))");
+  L.push("))");
+  L.push(")");
+  return L.join("\n");
+}
+
 /** The functions above, in module order (appended at the end of `kernelWat()`). */
 export function modelKernelFunctions(): string[] {
   return [
@@ -611,5 +652,6 @@ export function modelKernelFunctions(): string[] {
     packValuePanelsFunction(),
     scatterAddFunction(),
     gatherRowsFunction(),
+    convertFunction(),
   ];
 }
