@@ -143,6 +143,7 @@ export interface Kernels {
   scatter_add_rows: (out: number, y: number, rowsp: number, wp: number, te: number, d: number, y32: number) => void;
   gather_rows: (src: number, dst: number, rowsp: number, te: number, bytes: number) => void;
   convert_f64: (src: number, dst: number, n: number, to32: number) => void;
+  max_abs_block: (src: number, ld: number, rows: number, cols: number) => number;
   f64: Float64Array;
   f32: Float32Array;
 }

@@ -635,6 +635,42 @@ function convertFunction(): string {
   return L.join("\n");
 }
 
+/**
+ * `max_abs_block(src, ld, rows, cols)` → max |x| over a rows × cols float64 block (row stride ld),
+ * NaN when some x is NaN, 0 when empty: maxAbsOf of rows_max_f64's row maxima (range32.ts) in one
+ * pass — f64x2.pmax (one maxpd; f64x2.max's NaN and ±0 handling cost a longer sequence) on |x|,
+ * NaN lanes tracked apart (x ≠ x). Max is exact, so the order does not matter. MLA's max |Q_h|
+ * for float32 attention's range decision (pretrained/residentMla.ts).
+ */
+function maxAbsBlockFunction(): string {
+  const L: string[] = [];
+  L.push('(func $max_abs_block (export "max_abs_block") (param $src i32) (param $ld i32) (param $rows i32) (param $cols i32) (result f64)');
+  L.push(
+    "(local $r i32) (local $p i32) (local $end i32) (local $v v128) (local $vm v128) (local $vn v128) (local $x f64) (local $m f64) (local $nan i32)",
+  );
+  L.push(
+    "(local.set $vm (v128.const i64x2 0 0)) (local.set $vn (v128.const i64x2 0 0)) (local.set $m (f64.const 0)) (local.set $nan (i32.const 0))",
+  );
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $p (i32.add (local.get $src) (i32.shl (i32.mul (local.get $r) (local.get $ld)) (i32.const 3))))");
+  L.push("(local.set $end (i32.add (local.get $p) (i32.shl (i32.and (local.get $cols) (i32.const -2)) (i32.const 3))))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.ge_u (local.get $p) (local.get $end)))");
+  L.push("(local.set $v (v128.load (local.get $p)))");
+  L.push("(local.set $vm (f64x2.pmax (local.get $vm) (f64x2.abs (local.get $v))))");
+  L.push("(local.set $vn (v128.or (local.get $vn) (f64x2.ne (local.get $v) (local.get $v))))");
+  L.push("(local.set $p (i32.add (local.get $p) (i32.const 16))) (br $vloop)))");
+  L.push("(if (i32.and (local.get $cols) (i32.const 1)) (then");
+  L.push("(local.set $x (f64.abs (f64.load (local.get $p))))");
+  L.push("(local.set $m (select (local.get $x) (local.get $m) (f64.gt (local.get $x) (local.get $m))))");
+  L.push("(local.set $nan (i32.or (local.get $nan) (f64.ne (local.get $x) (local.get $x))))))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push("(local.set $m (f64.max (local.get $m) (f64.max (f64x2.extract_lane 0 (local.get $vm)) (f64x2.extract_lane 1 (local.get $vm)))))");
+  L.push("(select (f64.const nan) (local.get $m) (i32.or (local.get $nan) (v128.any_true (local.get $vn))))");
+  L.push(")");
+  return L.join("\n");
+}
+
 /** The functions above, in module order (appended at the end of `kernelWat()`). */
 export function modelKernelFunctions(): string[] {
   return [
@@ -653,5 +689,6 @@ export function modelKernelFunctions(): string[] {
     scatterAddFunction(),
     gatherRowsFunction(),
     convertFunction(),
+    maxAbsBlockFunction(),
   ];
 }

@@ -32,7 +32,7 @@ import { attentionCachedKeys } from "../attention/attend.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
 import { LatentCache } from "../cache/latent-cache.js";
 import { type Kernels, kernelBackendFor, packableOperand } from "../kernels/gemm.js";
-import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
+import { attentionMaximaInFloat32Range } from "../kernels/range32.js";
 import { useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
 import { Matrix } from "../matrix.js";
@@ -501,9 +501,8 @@ function attendMlaInArena(
     const qh = qAddr + h * dQ * 8;
     let f32 = false;
     if (plan.float32) {
-      // max|Q_h| from its rows' maxima (rows_max_f64 into the free score region, as resident.ts).
-      k.rows_max_f64(qh, ldQ, t, dQ, R.s, 1);
-      const qm = maxAbsOf(k.f64.subarray(R.s / 8, R.s / 8 + t), t);
+      // max|Q_h| in one WebAssembly pass (maxAbsOf of rows_max_f64's row maxima, as resident.ts).
+      const qm = k.max_abs_block(qh, ldQ, t, dQ);
       // Pack in float32 first: the maxima decide whether the panels are used or repacked in float64.
       const { kMax, vMax } = packHead(h, true, true);
       f32 = attentionMaximaInFloat32Range(qm, kMax, vMax, n, dQ, sc);

@@ -148,4 +148,27 @@ describe("MLA prefill passes equal the JavaScript they replace", () => {
       expect(bits(k.f64.subarray(C / 8, C / 8 + n))).toEqual(bits(Float32Array.from(x)));
     }
   });
+
+  it("max_abs_block is max |x| over a strided block (NaN found in any lane or the odd column; 0 when empty)", () => {
+    const ld = 40;
+    for (const cols of [32, 7]) {
+      const rows = 9;
+      const x = gauss(rows * ld, 5);
+      const [X] = arena.frame([x.byteLength]);
+      const ref = (v: Float64Array) => {
+        let m = 0;
+        for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) m = Math.max(m, Math.abs(v[r * ld + c]));
+        return m;
+      };
+      x[4 * ld + cols] = 1e9; // outside the block: not counted
+      k.f64.set(x, X / 8);
+      expect(k.max_abs_block(X, ld, rows, cols)).toBe(ref(x));
+      expect(k.max_abs_block(X, ld, 0, cols)).toBe(0);
+      for (const at of [0, 1, cols - 1]) {
+        k.f64.set(x, X / 8);
+        k.f64[X / 8 + 5 * ld + at] = Number.NaN;
+        expect(k.max_abs_block(X, ld, rows, cols)).toBeNaN();
+      }
+    }
+  });
 });
