@@ -115,6 +115,9 @@ export interface Kernels {
   copy_cols_f64: (src: number, ld: number, dst: number, rows: number, cols: number) => void;
   scale_rows_f64: (src: number, ld: number, dst: number, rows: number, cols: number, s: number, out32: number) => void;
   rows_normalize_out: (yp: number, lp: number, out: number, ldo: number, rows: number, cols: number, in32: number) => number;
+  /** float32 → float64 (exact) and float64 → float32 (rounded) over n elements (watModel.ts). */
+  widen_f32: (src: number, dst: number, n: number) => void;
+  narrow_f64: (src: number, dst: number, n: number) => void;
   f64: Float64Array;
   f32: Float32Array;
 }

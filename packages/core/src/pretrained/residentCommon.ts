@@ -224,8 +224,7 @@ export function gemmInto64(k: Kernels, f32: boolean, a: number, w: Placed, c64: 
     return;
   }
   gemm(a, w, c32, rows);
-  const n = rows * w.n;
-  k.f64.subarray(c64 / 8, c64 / 8 + n).set(k.f32.subarray(c32 / 4, c32 / 4 + n));
+  k.widen_f32(c32, c64, rows * w.n);
 }
 
 /**
@@ -237,8 +236,7 @@ export function gemmFrom64(k: Kernels, f32: boolean, a64: number, a32: number, w
     gemm(a64, w, c, rows);
     return;
   }
-  const n = rows * w.k;
-  k.f32.subarray(a32 / 4, a32 / 4 + n).set(k.f64.subarray(a64 / 8, a64 / 8 + n));
+  k.narrow_f64(a64, a32, rows * w.k);
   gemm(a32, w, c, rows);
 }
 
@@ -308,7 +306,7 @@ export function finalNormAndHead(
     k.rms_rows_f64(X, dst, t, d, finalGain, fin.epsilon, 0);
     hidden = new Matrix(t, d, m64.slice(dst / 8, dst / 8 + n));
     if (!lmHead) return { logits: projectLmHead(hidden), hidden };
-    if (f32) k.f32.subarray(XN / 4, XN / 4 + n).set(hidden.data);
+    if (f32) k.narrow_f64(NORM, XN, n);
   } else {
     hidden = applyNorm(new Matrix(t, d, m64.slice(X / 8, X / 8 + n)), fin);
     if (!lmHead) return { logits: projectLmHead(hidden), hidden };
