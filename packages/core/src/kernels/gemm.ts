@@ -115,6 +115,9 @@ export interface Kernels {
   copy_cols_f64: (src: number, ld: number, dst: number, rows: number, cols: number) => void;
   scale_rows_f64: (src: number, ld: number, dst: number, rows: number, cols: number, s: number, out32: number) => void;
   rows_normalize_out: (yp: number, lp: number, out: number, ldo: number, rows: number, cols: number, in32: number) => number;
+  /** float32 → float64 (exact) and float64 → float32 (rounded) over n elements (watModel.ts). */
+  widen_f32: (src: number, dst: number, n: number) => void;
+  narrow_f64: (src: number, dst: number, n: number) => void;
   /** MLA prefill passes of `watModel.ts` (pretrained/residentMla.ts). */
   rope_pairs_f64: (p: number, ld: number, rows: number, blocks: number, bstride: number, dr: number, tab: number) => void;
   pack_key_panels: (
@@ -142,7 +145,6 @@ export interface Kernels {
   ) => number;
   scatter_add_rows: (out: number, y: number, rowsp: number, wp: number, te: number, d: number, y32: number) => void;
   gather_rows: (src: number, dst: number, rowsp: number, te: number, bytes: number) => void;
-  convert_f64: (src: number, dst: number, n: number, to32: number) => void;
   max_abs_block: (src: number, ld: number, rows: number, cols: number) => number;
   f64: Float64Array;
   f32: Float32Array;

@@ -284,6 +284,8 @@ export class PretrainedModel {
   private readonly joined: JoinedLayer[];
   /** The resident prefill (pretrained/resident.ts), when every layer is of its kind. */
   private readonly resident: ResidentModel<unknown> | undefined;
+  /** The resident steps' embeddings (see `embed`), grown as needed. */
+  private embedScratch: Float64Array | undefined;
 
   constructor(config: PretrainedConfig, weights: PretrainedWeights, tokenizer?: Tokenizer) {
     this.config = config;
@@ -404,17 +406,31 @@ export class PretrainedModel {
     return t;
   }
 
-  /** The t×d embeddings of `ids` at positions p0 … (token rows, plus learned positions when the model has them). */
-  private embed(ids: ArrayLike<number>, p0: number): { x: Matrix; positions: Float64Array } {
+  /**
+   * The t×d embeddings of `ids` at positions p0 … (token rows, plus learned positions when the model
+   * has them); into a buffer reused from step to step when `reuse` (the resident step only copies
+   * them into its arena, so they need no fresh 8·t·d bytes per forward — issue 14).
+   */
+  private embed(ids: ArrayLike<number>, p0: number, reuse = false): { x: Matrix; positions: Float64Array } {
     const w = this.weights;
     const t = ids.length;
     const d = this.config.hiddenSize;
-    const x = new Matrix(t, d);
+    let x: Matrix;
+    if (reuse) {
+      if (!this.embedScratch || this.embedScratch.length < t * d) this.embedScratch = new Float64Array(t * d);
+      x = new Matrix(t, d, this.embedScratch.subarray(0, t * d));
+    } else x = new Matrix(t, d);
+    // Plain loops: a `subarray` view per row cost more than the row's copy (≈ 2 % of a prefill).
+    const xd = x.data;
+    const e = w.embed.data;
+    const pos = w.positions?.data;
     for (let i = 0; i < t; i++) {
-      x.data.set(w.embed.rowView(ids[i]), i * d);
-      if (w.positions) {
-        const pos = w.positions.rowView(p0 + i);
-        for (let j = 0; j < d; j++) x.data[i * d + j] += pos[j];
+      const o = i * d;
+      const s = ids[i] * d;
+      for (let j = 0; j < d; j++) xd[o + j] = e[s + j];
+      if (pos) {
+        const q = (p0 + i) * d;
+        for (let j = 0; j < d; j++) xd[o + j] += pos[q + j];
       }
     }
     const positions = new Float64Array(t);
@@ -442,7 +458,7 @@ export class PretrainedModel {
 
   /** A prefill-sized step with activations resident in the model's kernel arena (same bits as layerStep's). */
   private residentStep(caches: DecodeState["caches"] | null, ids: ArrayLike<number>, p0: number, options: RunOptions): ForwardResult {
-    const { x, positions } = this.embed(ids, p0);
+    const { x, positions } = this.embed(ids, p0, true);
     const prec = projectionPrecision(options);
     const lmHead = this.weights.lmHead;
     const r = (this.resident as ResidentModel<unknown>).run(x, caches, positions, p0, options.precision, (h) =>

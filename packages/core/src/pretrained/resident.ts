@@ -424,13 +424,38 @@ export function arenaSoftmaxPlan(
   t: number,
   nKV: number,
   d: number,
-): { scale: number; limits: Int32Array; float32: boolean } | undefined {
+): ArenaSoftmaxPlan | undefined {
   if (d % 2 !== 0) return undefined;
+  // Every layer of a step asks the same question (issue 14: resolving the options and compiling
+  // the causal mask per layer was ≈ 1 % of a prefill): the last answer is kept. Its `limits` are
+  // only read (attendHead), so sharing them is safe.
+  const m = lastPlan;
+  if (m && m.scale0 === scale && m.p0 === p0 && m.precision === precision && m.t === t && m.nKV === nKV && m.d === d) return m.plan;
   const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, nKV, d);
   const limits = r.mask?.prefixLimits?.();
-  if (r.kernel.kind !== "softmax" || !limits) return undefined;
-  return { scale: r.kernel.scale, limits, float32: r.precision === "float32" };
+  const plan = r.kernel.kind !== "softmax" || !limits ? undefined : { scale: r.kernel.scale, limits, float32: r.precision === "float32" };
+  lastPlan = { scale0: scale, p0, precision, t, nKV, d, plan };
+  return plan;
 }
+
+/** What `arenaSoftmaxPlan` returns: the resolved scale, each query row's key limit, float32 or not. */
+export interface ArenaSoftmaxPlan {
+  readonly scale: number;
+  readonly limits: Int32Array;
+  readonly float32: boolean;
+}
+
+let lastPlan:
+  | {
+      scale0: number;
+      p0: number;
+      precision: AttentionPrecisionOption | undefined;
+      t: number;
+      nKV: number;
+      d: number;
+      plan: ArenaSoftmaxPlan | undefined;
+    }
+  | undefined;
 
 /**
  * One head in the arena (see `attendInArena`); false when a normalizer is not in (0, ∞) or, in

@@ -224,8 +224,7 @@ export function gemmInto64(k: Kernels, f32: boolean, a: number, w: Placed, c64: 
     return;
   }
   gemm(a, w, c32, rows);
-  const n = rows * w.n;
-  k.f64.subarray(c64 / 8, c64 / 8 + n).set(k.f32.subarray(c32 / 4, c32 / 4 + n));
+  k.widen_f32(c32, c64, rows * w.n);
 }
 
 /**
@@ -237,8 +236,7 @@ export function gemmFrom64(k: Kernels, f32: boolean, a64: number, a32: number, w
     gemm(a64, w, c, rows);
     return;
   }
-  const n = rows * w.k;
-  k.f32.subarray(a32 / 4, a32 / 4 + n).set(k.f64.subarray(a64 / 8, a64 / 8 + n));
+  k.narrow_f64(a64, a32, rows * w.k);
   gemm(a32, w, c, rows);
 }
 
@@ -299,17 +297,27 @@ export function finalNormAndHead(
 ): { logits: Matrix; hidden: Matrix } {
   const { finalGain, lmHead } = placed;
   const m64 = k.f64;
-  const ao = m64.subarray(NORM / 8, NORM / 8 + t * d);
+  const n = t * d;
   let hidden: Matrix;
-  if (fin.kind === "rms" && finalGain !== undefined && k.all_finite(X, t * d, 0)) {
-    k.rms_rows_f64(X, NORM, t, d, finalGain, fin.epsilon, 0);
-    hidden = new Matrix(t, d, ao.slice());
-  } else hidden = applyNorm(new Matrix(t, d, m64.slice(X / 8, X / 8 + t * d)), fin);
-  if (!lmHead) return { logits: projectLmHead(hidden), hidden };
-  if (f32) k.f32.subarray(XN / 4, XN / 4 + t * d).set(hidden.data);
-  else m64.subarray(XN / 8, XN / 8 + t * d).set(ao);
+  if (fin.kind === "rms" && finalGain !== undefined && k.all_finite(X, n, 0)) {
+    // float64: the norm straight into the head's A region (XN), the returned rows copied from there;
+    // float32: into NORM (float64, returned), then rounded into XN below (as the copy in rounded).
+    const dst = f32 ? NORM : XN;
+    k.rms_rows_f64(X, dst, t, d, finalGain, fin.epsilon, 0);
+    hidden = new Matrix(t, d, m64.slice(dst / 8, dst / 8 + n));
+    if (!lmHead) return { logits: projectLmHead(hidden), hidden };
+    if (f32) k.narrow_f64(NORM, XN, n);
+  } else {
+    hidden = applyNorm(new Matrix(t, d, m64.slice(X / 8, X / 8 + n)), fin);
+    if (!lmHead) return { logits: projectLmHead(hidden), hidden };
+    if (f32) k.f32.subarray(XN / 4, XN / 4 + n).set(hidden.data);
+    else m64.subarray(XN / 8, XN / 8 + n).set(hidden.data);
+  }
   gemm(XN, lmHead, LOGITS, t);
   const nOut = lmHead.n;
+  // The logits out into a fresh array the caller owns (the arena's bytes are the next step's): one
+  // copy (float64) or one widening (float32). This fresh t × vocabulary allocation (1 MiB at
+  // N = 128) is the step's largest cost outside the kernels: new pages from the allocator each time.
   const logits = new Matrix(
     t,
     nOut,

@@ -50,6 +50,8 @@ import {
   ResidentModel,
   TILE_ROWS,
   arenaGemm,
+  gemmFrom64,
+  gemmInto64,
   gluInArena,
   normChecked,
   residentBackendOk,
@@ -339,11 +341,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       // Every head's [q_nope | q_rope] (float64 in the arena: RoPE runs in float64 as before).
       const ldQ = p.j.queryUp.cols;
       const q = v64(Q, t * ldQ);
-      // (float32: the product into Q32, widened exactly — gemmInto64 with the WebAssembly conversion.)
-      if (f32) {
-        gemm(XN, w.queryUp, Q32, t);
-        k.convert_f64(Q32, Q, t * ldQ, 0);
-      } else gemm(XN, w.queryUp, Q, t);
+      gemmInto64(k, f32, XN, w.queryUp, Q, Q32, t, gemm);
       if (ropeOf !== a.rope) {
         ropeTab.set(this.ropeTable(a.rope, p.dR, positions));
         ropeOf = a.rope;
@@ -356,12 +354,12 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       gemm(XN, w.latentDown, LAT, t);
       gemm(XN, w.keyRope, KR, t);
       const lat = f32 ? v64(LAT64, t * p.dL) : v64(LAT, t * p.dL);
-      if (f32) k.convert_f64(LAT, LAT64, t * p.dL, 0);
+      if (f32) k.widen_f32(LAT, LAT64, t * p.dL);
       if (!k.all_finite(f32 ? LAT64 : LAT, t * p.dL, 0)) rmsNorm(new Matrix(t, p.dL, lat.slice()), p.latentNorm); // its NonFiniteError
       k.rms_rows_f64(f32 ? LAT64 : LAT, LATN, t, p.dL, w.latentGain, p.latentNorm.epsilon, 0);
       const KRA = f32 ? KR64 : KR;
       const kr = v64(KRA, t * p.dR);
-      if (f32) k.convert_f64(KR, KR64, t * p.dR, 0);
+      if (f32) k.widen_f32(KR, KR64, t * p.dR);
       if (pairs) k.rope_pairs_f64(KRA, p.dR, t, 1, p.dR, p.dR, TAB);
       else a.rope.rotateColumnsInPlace(kr, t, p.dR, 0, positions);
       // The cache's checks (NonFiniteError naming latent / rotaryKeys) as one WebAssembly pass per
@@ -385,7 +383,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       } else if (f32) {
         // float32 products: L rounded, as the copy into float32 kernel memory rounded it.
         latAddr = LALL;
-        k.convert_f64(LATN, LALL, n * p.dL, 1);
+        k.narrow_f64(LATN, LALL, n * p.dL);
       }
       // [L W_LK^h]_h | [L W_LV^h]_h over every row.
       gemm(latAddr, w.keyValueUp, KV, n);
@@ -399,16 +397,12 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
         attendMlaHeadsJs(q, ldQ, t, n, p, vp(KV, n * ldKV), ldKV, v64(rotAddr, n * p.dR), a.scale, p0, precision, y);
       }
       // W_O, then h = attn + x (model.ts: addInPlace(attn, x)).
-      // (float32: concat(Y_h) rounded first, as gemmFrom64 — by the WebAssembly conversion.)
-      if (f32) {
-        k.convert_f64(HEADS, HEADS32, t * width, 1);
-        gemm(HEADS32, w.output, AO32, t);
-      } else gemm(HEADS, w.output, AO, t);
+      gemmFrom64(k, f32, HEADS, HEADS32, w.output, f32 ? AO32 : AO, t, gemm);
       k.add_rows_f64(f32 ? AO32 : AO, X, AO, t * d, is32);
       // Post norm (float64 for the router, rounded for the products), checked as layerStep does.
       if (p.moe && f32) {
         normChecked(k, AO, XN64, t, d, w.postGain, p.postNorm.epsilon, false);
-        k.convert_f64(XN64, XN, t * d, 1);
+        k.narrow_f64(XN64, XN, t * d);
       } else normChecked(k, AO, XN, t, d, w.postGain, p.postNorm.epsilon, f32);
       if (w.ffn) {
         // Dense SwiGLU FFN (gluForward's operations), then x = FFN + h (addInPlace(f, h)).

@@ -141,6 +141,20 @@ describe("watModel kernels equal the JavaScript loops they replace", () => {
   const k = arena.k;
   const rows = 7;
 
+  it("widen_f32 and narrow_f64 are the Float32Array ↔ Float64Array copies (rounding, ±∞, NaN, −0, subnormals)", () => {
+    const special = [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN, -0, 1e-40, -3e-45, 1e39, -1e39, 2 ** -149];
+    for (const n of [0, 3, 4, 13, 64]) {
+      const x = gauss(n, 1e3);
+      for (let i = 0; i < Math.min(n, special.length); i++) x[(i * 5) % n] = special[i];
+      const [A, B, C] = arena.frame([n * 8 + 16, n * 4 + 16, n * 8 + 16]);
+      k.f64.set(x, A / 8);
+      k.narrow_f64(A, B, n);
+      expect(Array.from(k.f32.subarray(B / 4, B / 4 + n))).toEqual(Array.from(Float32Array.from(x)));
+      k.widen_f32(B, C, n);
+      expect(Array.from(k.f64.subarray(C / 8, C / 8 + n))).toEqual(Array.from(Float64Array.from(Float32Array.from(x))));
+    }
+  });
+
   it("rms_rows_f64 (float64 and float32 out) is rmsNormRowsInto", () => {
     for (const cols of [64, 15]) {
       const x = gauss(rows * cols, 3);
