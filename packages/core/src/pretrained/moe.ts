@@ -70,10 +70,16 @@ export interface Routing {
  * k > 1; summed in rank order + 1e-20) or scaled by `routed_scaling_factor`.
  */
 export function route(ffn: MoeFfn, x: Matrix): Routing {
+  return routeLogits(ffn, matmulTransB(x, ffn.gate).data, x.rows);
+}
+
+/**
+ * `route` from the router logits x W_gᵀ (t × E, row-major) — the resident MoE computes them in
+ * its kernel arena (pretrained/residentMla.ts).
+ */
+export function routeLogits(ffn: MoeFfn, logits: Float64Array, t: number): Routing {
   const E = ffn.experts.length;
   const k = ffn.topK;
-  const t = x.rows;
-  const logits = matmulTransB(x, ffn.gate).data;
   const experts = new Int32Array(t * k);
   const weights = new Float64Array(t * k);
   const p = new Float64Array(E);

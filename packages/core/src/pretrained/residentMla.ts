@@ -31,7 +31,8 @@
 import { attentionCachedKeys } from "../attention/attend.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
 import { LatentCache } from "../cache/latent-cache.js";
-import { type Kernels, kernelBackendFor, packableOperand } from "../kernels/gemm.js";
+import type { KernelArena } from "../kernels/arena.js";
+import { type Kernels, kernelBackendFor, packOperandF64, packableOperand } from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range } from "../kernels/range32.js";
 import { useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
@@ -40,7 +41,7 @@ import { type NormParams, rmsNorm } from "../norm.js";
 import { assertFinite } from "../validate.js";
 import type { MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
 import { type JoinedGlu, columnSlice, gluForward } from "./fused.js";
-import { groupByExpert, route, scatterAddWeighted } from "./moe.js";
+import { groupByExpert, route, routeLogits, scatterAddWeighted } from "./moe.js";
 import { type AttentionRegions, QUERY_BLOCK, arenaSoftmaxPlan, attendHead } from "./resident.js";
 import {
   type Placed,
@@ -86,6 +87,8 @@ interface PlacedLayer {
   readonly ffn?: PlacedGlu;
   readonly experts?: PlacedGlu[];
   readonly shared?: PlacedGlu;
+  /** The router W_g (E×d) as the operand of x W_gᵀ, always float64 (the router runs in float64). */
+  readonly router?: Placed;
 }
 
 /** The static shape of an eligible layer. */
@@ -136,6 +139,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
           ffn: l.ffn ? glu(l.ffn) : undefined,
           experts: l.moe?.experts.map(glu),
           shared: l.moe?.shared ? glu(l.moe.shared) : undefined,
+          router: l.moe ? placeRouter(arena, l.moe.ffn.gate) : undefined,
         };
       }),
     );
@@ -273,7 +277,11 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
     }
     const nOut = lmHead ? lmHead.n : 0;
     let topK = 0;
-    for (const p of this.layers) if (p.moe) topK = Math.max(topK, p.moe.ffn.topK);
+    let nExperts = 0;
+    for (const p of this.layers) {
+      if (p.moe) topK = Math.max(topK, p.moe.ffn.topK);
+      if (p.moe) nExperts = Math.max(nExperts, p.moe.ffn.experts.length);
+    }
     const [X, XN, XN64, Q, Q32, LAT, LAT64, LATN, KR, KR64, LALL, KV, HEADS, HEADS32, AO, AO32, GU, E, HID, GATH, EOUT, FOUT, ...rest] =
       arena.frame([
         t4 * d * 8,
@@ -312,8 +320,9 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
         t4 * dR * 8,
         roundUp(t * topK, 2) * 4,
         t * topK * 8,
+        t4 * nExperts * 8,
       ]);
-    const [KP, VP, QB, SB, YB, MB, LB, LOGITS, RALL, TAB, IDX, WTS] = rest;
+    const [KP, VP, QB, SB, YB, MB, LB, LOGITS, RALL, TAB, IDX, WTS, RLOG] = rest;
     const R: AttentionRegions = { kp: KP, vp: VP, q: QB, s: SB, y: YB, m: MB, l: LB };
     const k = arena.k;
     const m64 = k.f64;
@@ -322,6 +331,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
     const v32 = (addr: number, len: number) => m32.subarray(addr / 4, addr / 4 + len);
     const vp = (addr: number, len: number) => (f32 ? v32(addr, len) : v64(addr, len));
     const gemm = arenaGemm(k, f32);
+    const gemm64 = f32 ? arenaGemm(k, false) : gemm;
     const is32 = f32 ? 1 : 0;
     const xs = v64(X, t * d);
     xs.set(x.data);
@@ -413,7 +423,16 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       // MoE: route (float64), each expert on its gathered rows, weighted scatter-add, then the shared expert.
       const moe = p.moe as NonNullable<LayerPlan["moe"]>;
       const hn = new Matrix(t, d, f32 ? v64(XN64, t * d) : (xn as Float64Array));
-      const { rows, rowWeights, count } = groupByExpert(route(moe.ffn, hn), moe.ffn.experts.length, moe.ffn.topK, t);
+      // The router logits x W_gᵀ in the arena where route's product would run on the WebAssembly
+      // kernels (the same kernel over the same panels: the same bits), else route's own product.
+      const Eg = moe.ffn.experts.length;
+      let routing: ReturnType<typeof route>;
+      if (w.router && kernelBackendFor(t, d, Eg) === "wasm") {
+        const XR = f32 ? XN64 : XN;
+        gemm64(XR, w.router, RLOG, t);
+        routing = routeLogits(moe.ffn, v64(RLOG, t * Eg), t);
+      } else routing = route(moe.ffn, hn);
+      const { rows, rowWeights, count } = groupByExpert(routing, Eg, moe.ffn.topK, t);
       // The routing lists in the arena for the gather and scatter-add passes.
       new Int32Array(m64.buffer, IDX, rows.length).set(rows);
       v64(WTS, rowWeights.length).set(rowWeights);
@@ -454,6 +473,15 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
     // The final norm (RMSNorm in the arena, into W_O's free region) and the LM head: ResidentModel.run.
     return { X, NORM: AO, XN, LOGITS };
   }
+}
+
+/**
+ * The router W_g (E×d) packed as the float64 operand of x·W_gᵀ (matmulTransB's panels, as
+ * residentCommon.ts places the LM head), or undefined when it does not fit one GEMM block.
+ */
+function placeRouter(arena: KernelArena, gate: Matrix): Placed | undefined {
+  const panels = packOperandF64(gate.data, true, gate.cols, gate.rows)?.panels;
+  return panels ? { addr: arena.place(panels), k: gate.cols, n: gate.rows } : undefined;
 }
 
 /**
