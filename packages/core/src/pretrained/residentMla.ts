@@ -9,14 +9,18 @@
  * V_h = L W_LV^h than in the products).
  *
  * Per MLA layer: norm → the joined query-up product (every head's [q_nope | q_rope]) → RoPE on the
- * rope columns (JavaScript, on the float64 block: interleaved pairing) → the latent and rotary-key
- * products → the latent norm → the exact latent cache (which owns L and k_R) → [L W_LK^h]_h |
- * [L W_LV^h]_h over all cached rows → per head, K_h's and V_h's panels packed straight from that
- * block and the cached k_R (float32's range decision from maxima found while packing), the fused
- * driver's prefix-mask steps (`attendHead`, resident.ts) → W_O → residual → norm → FFN. A MoE layer
- * routes every token once (moe.ts `route`, float64 as before), gathers each expert's rows into the
- * arena, runs its gate/up product, SwiGLU and down product there and scatter-adds the weighted rows;
- * then the shared expert.
+ * rope columns of every head (`rope_pairs_f64`, on the float64 block: interleaved pairing, from a
+ * (cos, sin) table kept across steps) → the latent and rotary-key products → the latent norm → the
+ * exact latent cache (which owns L and k_R; `appendFinite` after one WASM finiteness pass per
+ * block) — or, for a forward that keeps no state (StepArgs.caches null), nothing: L and k_R stay in
+ * the arena → [L W_LK^h]_h | [L W_LV^h]_h over all rows → per head, K_h's and V_h's panels packed
+ * straight from that block and k_R (`pack_key_panels` / `pack_value_panels`; float32's range
+ * decision from maxima found while packing and `max_abs_block` of Q_h), the fused driver's
+ * prefix-mask steps (`attendHead`, resident.ts) → W_O → residual → norm → FFN. A MoE layer routes
+ * every token once (router logits x W_gᵀ in the arena, moe.ts `routeLogits`, float64 as before),
+ * gathers each expert's rows in the arena (`gather_rows`), runs its gate/up product, SwiGLU and down
+ * product there and scatter-adds the weighted rows (`scatter_add_rows`); then the shared expert.
+ * (issue 14, pass "mla128": these were JavaScript loops, ≈ 10 % of an N = 128 float32 prefill.)
  *
  * Bits: the same operations in the same order as model.ts' path (mlaStep, moeForward, gluForward):
  * the same kernels over the same panels, float32 rounding exactly where the copies into float32
@@ -25,8 +29,8 @@
  * entry the same sum). An expert with too few rows for the WebAssembly kernels keeps gluForward.
  *
  * Applies to prefill-sized steps of a model whose layers are all such MLA layers (q_lora_rank null,
- * RMSNorms, weights of one GEMM block each), on exact latent caches, without captures, an
- * attention override or `mlaForm: "absorbed"`. Everything else keeps model.ts' path.
+ * RMSNorms, weights of one GEMM block each), on exact latent caches or none (a forward), without
+ * captures, an attention override or `mlaForm: "absorbed"`. Everything else keeps model.ts' path.
  */
 import { attentionCachedKeys } from "../attention/attend.js";
 import type { AttentionPrecisionOption } from "../attention/options.js";
