@@ -323,7 +323,29 @@ export function finalNormAndHead(
     nOut,
     f32 ? new Float64Array(k.f32.subarray(LOGITS / 4, LOGITS / 4 + t * nOut)) : m64.slice(LOGITS / 8, LOGITS / 8 + t * nOut),
   );
+  guardHeapTop();
   return { logits, hidden };
+}
+
+/** How many recent steps' guards `guardHeapTop` keeps (64 × 256 bytes). */
+const HEAP_GUARDS = 64;
+const heapGuards: ArrayBuffer[] = [];
+let heapGuardNext = 0;
+
+/**
+ * A small ArrayBuffer allocated right after a step's result buffers, the last `HEAP_GUARDS` kept
+ * alive (issue 14; an allocator effect, measured on Node 20 / glibc): V8 frees dead typed-array
+ * memory in batches (≈ 25 forwards' logits at once, a scavenge under external-memory pressure),
+ * glibc's free() then finds more than M_TRIM_THRESHOLD free at the top of the heap and returns it
+ * to the OS, so the next forwards' 1 MiB logits come back as fresh pages — ≈ 280 page faults per
+ * forward (perf stat), ≈ 1 ms of system time per N = 128 forward. With a live guard above each
+ * result buffer, a freed buffer is never the heap's top: malloc keeps it and hands it to a later
+ * forward (page faults per forward 287 → 64, system time ≈ ⅓). Retains ≤ 16 KiB; harmless where the
+ * allocator differs (browsers). Nothing reads the guards.
+ */
+function guardHeapTop(): void {
+  heapGuards[heapGuardNext] = new ArrayBuffer(256);
+  heapGuardNext = (heapGuardNext + 1) % HEAP_GUARDS;
 }
 
 /** A valid RMSNorm of width d (applyNorm's checks; the arena norm then needs none per call). */
