@@ -486,6 +486,13 @@ const EXP_FAST_LO = "-669";
 const EXP_FAST_HI = "709";
 /** The fast path's lower end in the `"ys"` form's units (y = x·2048/ln 2), rounded inwards: −668.84 (e ≥ −965). */
 const EXP2_FAST_LO = "-1976000";
+/**
+ * Largest row shift m (units of ln2/2048; 334.1 nats) for which `softmax_shift_rows_f64` runs a row
+ * without the per-group range test when the caller promises |S| ≤ m: then S − m ≥ −2m ≥
+ * `EXP2_FAST_LO` + 2000, i.e. k = round(S) − m ≥ −1974000 > −1976000 (m is an integer), the fast path's own
+ * condition with 2000 units (0.68 nats) to spare.
+ */
+const SHIFT_CHECK_FREE_MAX = "987000";
 
 /**
  * f64x2 exp of `xs` into `outs` with a rare-path split (the hot loop of the softmax and `exp_f64`).
@@ -499,14 +506,7 @@ const EXP2_FAST_LO = "-1976000";
  * per two results instead of ≈ 35 (masked −∞ logits, e.g. a causal row, take the slow path).
  */
 function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"): string[] {
-  const C = expConstants();
   const L: string[] = [];
-  const U = xs.map((_, u) => u);
-  const v = (n: string, u: number) => `(local.get $ex_${n}${u})`;
-  const set = (n: string, u: number, e: string) => `(local.set $ex_${n}${u} ${e})`;
-  const step = (f: (u: number) => string) => {
-    for (const u of U) L.push(f(u));
-  };
   const lo = `(v128.const f64x2 ${EXP_FAST_LO} ${EXP_FAST_LO})`;
   const hi = `(v128.const f64x2 ${EXP_FAST_HI} ${EXP_FAST_HI})`;
   const inside = (u: number) =>
@@ -519,6 +519,27 @@ function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"
   for (let u = 1; u < xs.length; u++) all = `(v128.and ${all} ${inside(u)})`;
   if (arg === "ys") L.push(`(local.set $fl (v128.load offset=${EXP_FL_SCRATCH} (i32.const 0)))`);
   L.push(`(if (i32.eq (i64x2.bitmask ${all}) (i32.const 3)) (then`);
+  L.push(...expFastPath(xs, outs, arg));
+  L.push(")(else");
+  L.push(...expInline(xs, outs, arg));
+  L.push("))");
+  return L;
+}
+
+/**
+ * The fast path of `expFast` alone: valid (same bits as `expInline`) when every lane of `xs` lies in
+ * the fast range — the caller has checked it, or (`softmax_shift_rows_f64`'s check-free loop) knows
+ * it for the whole row.
+ */
+function expFastPath(xs: string[], outs: string[], arg: ExpArg): string[] {
+  const C = expConstants();
+  const L: string[] = [];
+  const U = xs.map((_, u) => u);
+  const v = (n: string, u: number) => `(local.get $ex_${n}${u})`;
+  const set = (n: string, u: number, e: string) => `(local.set $ex_${n}${u} ${e})`;
+  const step = (f: (u: number) => string) => {
+    for (const u of U) L.push(f(u));
+  };
   if (arg === "ys") {
     // 3 FP operations from the stored logit to u where `"x"` takes 8 to r (the shift, the multiply by
     // 2048/ln 2 and the Cody–Waite pair k·l1, k·l2): t = s + (magic − m) rounds s (|s| < 2²³ ≪ 2⁵¹)
@@ -545,9 +566,6 @@ function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"
       (u) => outs[u],
     ),
   );
-  L.push(")(else");
-  L.push(...expInline(xs, outs, arg));
-  L.push("))");
   return L;
 }
 
@@ -794,7 +812,7 @@ function softmaxRowsFunction(): string {
 }
 
 /**
- * `softmax_shift_rows_f64(sp, rows, cols, ld, mp, lp)`: the exp pass of a tile of logits held in
+ * `softmax_shift_rows_f64(sp, rows, cols, ld, mp, lp, sym)`: the exp pass of a tile of logits held in
  * units of ln2/2048 — S = y = x·2048/ln 2, rows × cols at sp, row stride ld — under a row shift
  * m[r] (mp, same units) fixed in advance: an upper bound of the row (the fused driver's bound,
  * `softmaxWasm.ts`), not its max, so no max pass runs and no rescaling is needed between key chunks:
@@ -807,12 +825,17 @@ function softmaxRowsFunction(): string {
  * exact 2^((s − m)/2048) in the normal range (the reduction's 2 roundings add ≤ 2⁻⁵²·|r| ≤ 4e-20
  * relative, < 0.001 ulp), subnormals rounded once, −∞ → 0, NaN → NaN; the fast path checks only
  * s − m ≥ −668.84 nats (its inputs are ≤ 0), and fast and clamped paths give the same bits. 8 per
- * iteration, then pairs, then the odd one.
+ * iteration, then pairs, then the odd one. `sym` ≠ 0 is the caller's promise that |S[r,c]| ≤ m[r]
+ * for every row whose results it keeps (the driver's bound bounds |s|, not only s: `rowShiftBounds`):
+ * a row with m ≤ `SHIFT_CHECK_FREE_MAX` (334 nats) then runs the 8-wide loop without the range test
+ * (4 compares, 3 ands, a bitmask and a branch per 8 scores, and the registers the clamped path held),
+ * with the same bits, since all of S − m lies in [−2m, 0], inside the fast range. (A row that breaks
+ * the promise gets wrong values there but nothing outside the row and its table reads is touched.)
  */
 function softmaxShiftRowsFunction(): string {
   const L: string[] = [];
   L.push(
-    '(func $softmax_shift_rows_f64 (export "softmax_shift_rows_f64") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32)',
+    '(func $softmax_shift_rows_f64 (export "softmax_shift_rows_f64") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32) (param $sym i32)',
   );
   L.push(`(local $r i32) (local $row i32) (local $q i32) (local $n i32) (local $vm v128) (local $vs v128) ${V4_LOCALS} ${EXP_LOCALS}`);
   L.push("(local $sum f64) (local $m f64) (local $cs v128) (local $fl v128) (local $cl v128) (local $ch v128)");
@@ -827,15 +850,25 @@ function softmaxShiftRowsFunction(): string {
   L.push("(local.set $ch (f64x2.splat (f64.add (local.get $m) (f64.const 2097800))))");
   L.push("(local.set $vs (v128.const f64x2 0 0))");
   L.push("(local.set $q (local.get $row)) (local.set $n (local.get $cols))");
+  // One accumulator: (e0 + e1) + (e2 + e3) added to it (4 adds per 8, one live vector fewer than two accumulators).
+  const sum4 =
+    "(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (f64x2.add (local.get $e0) (local.get $e1)) (f64x2.add (local.get $e2) (local.get $e3)))))";
+  const next8 = "(local.set $q (i32.add (local.get $q) (i32.const 64))) (local.set $n (i32.sub (local.get $n) (i32.const 8)))";
+  // The check-free loop: with |S[r,c]| ≤ m (the caller's promise, $sym) and m ≤ SHIFT_CHECK_FREE_MAX,
+  // every S − m lies in [−2m, 0] ⊂ the fast range, so no group needs the test (issue 14, sixth pass).
+  L.push(`(if (i32.and (local.get $sym) (f64.le (local.get $m) (f64.const ${SHIFT_CHECK_FREE_MAX}))) (then`);
+  L.push("(block $c8done (loop $c8loop (br_if $c8done (i32.lt_s (local.get $n) (i32.const 8)))");
+  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (v128.load offset=${u * 16} (local.get $q)))`);
+  L.push(...expFastPath(X4, E4, "ys"));
+  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
+  L.push(sum4, next8, "(br $c8loop)))");
+  L.push(")(else");
   L.push("(block $e8done (loop $e8loop (br_if $e8done (i32.lt_s (local.get $n) (i32.const 8)))");
   for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (v128.load offset=${u * 16} (local.get $q)))`);
   L.push(...expFast(X4, E4, false, "ys"));
   for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
-  // One accumulator: (e0 + e1) + (e2 + e3) added to it, 3 adds per 8 where softmax_rows_f64 takes 4.
-  L.push(
-    "(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (f64x2.add (local.get $e0) (local.get $e1)) (f64x2.add (local.get $e2) (local.get $e3)))))",
-  );
-  L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (local.set $n (i32.sub (local.get $n) (i32.const 8))) (br $e8loop)))");
+  L.push(sum4, next8, "(br $e8loop)))");
+  L.push("))");
   L.push("(block $edone (loop $eloop (br_if $edone (i32.lt_s (local.get $n) (i32.const 2)))");
   L.push("(local.set $x0 (v128.load (local.get $q)))");
   L.push(...expInline(["$x0"], ["$e0"], "ys"));
