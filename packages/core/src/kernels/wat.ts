@@ -838,7 +838,7 @@ function softmaxShiftRowsFunction(): string {
     '(func $softmax_shift_rows_f64 (export "softmax_shift_rows_f64") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32) (param $sym i32)',
   );
   L.push(`(local $r i32) (local $row i32) (local $q i32) (local $n i32) (local $vm v128) (local $vs v128) ${V4_LOCALS} ${EXP_LOCALS}`);
-  L.push("(local $sum f64) (local $m f64) (local $cs v128) (local $fl v128) (local $cl v128) (local $ch v128)");
+  L.push("(local $sum f64) (local $m f64) (local $cs v128) (local $fl v128) (local $cl v128) (local $ch v128) (local $qe i32)");
   L.push("(local.set $r (i32.const 0))");
   L.push("(block $rdone (loop $rloop");
   L.push("(br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
@@ -857,11 +857,15 @@ function softmaxShiftRowsFunction(): string {
   // The check-free loop: with |S[r,c]| ≤ m (the caller's promise, $sym) and m ≤ SHIFT_CHECK_FREE_MAX,
   // every S − m lies in [−2m, 0] ⊂ the fast range, so no group needs the test (issue 14, sixth pass).
   L.push(`(if (i32.and (local.get $sym) (f64.le (local.get $m) (f64.const ${SHIFT_CHECK_FREE_MAX}))) (then`);
-  L.push("(block $c8done (loop $c8loop (br_if $c8done (i32.lt_s (local.get $n) (i32.const 8)))");
+  // One induction variable (q runs to the end of the row's whole groups of 8; n is set after): one
+  // instruction fewer per 8 scores than counting n down beside q.
+  L.push("(local.set $qe (i32.add (local.get $q) (i32.shl (i32.and (local.get $n) (i32.const -8)) (i32.const 3))))");
+  L.push("(block $c8done (loop $c8loop (br_if $c8done (i32.ge_u (local.get $q) (local.get $qe)))");
   for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (v128.load offset=${u * 16} (local.get $q)))`);
   L.push(...expFastPath(X4, E4, "ys"));
   for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
-  L.push(sum4, next8, "(br $c8loop)))");
+  L.push(sum4, "(local.set $q (i32.add (local.get $q) (i32.const 64)))", "(br $c8loop)))");
+  L.push("(local.set $n (i32.and (local.get $n) (i32.const 7)))");
   L.push(")(else");
   L.push("(block $e8done (loop $e8loop (br_if $e8done (i32.lt_s (local.get $n) (i32.const 8)))");
   for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (v128.load offset=${u * 16} (local.get $q)))`);
