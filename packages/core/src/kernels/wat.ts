@@ -499,11 +499,11 @@ const SHIFT_CHECK_FREE_MAX = "987000";
  * Every lane of every vector is compared with [−669, 709] (only with −669 when `upper` is false:
  * softmax logits x − m′ are ≤ 0); if all lie inside (a NaN fails the compare), the fast path runs —
  * `expInline`'s reduction, polynomial and table without the clamp, with 2^e added to the exponent
- * bits of y = 2^(i/2048)·(1 + p) (exact: the result is normal, so this equals `expInline`'s two-factor
- * scaling bit for bit). Otherwise the whole group takes `expInline` (clamp, subnormals rounded once,
- * 0, ∞, NaN). So every input gets the same bits whichever path its group takes, and the fast path
- * saves the clamp (2 ops) and the two-factor scaling (6 ops) per vector: ≈ 27 vector operations
- * per two results instead of ≈ 35 (masked −∞ logits, e.g. a causal row, take the slow path).
+ * bits of the table entry, y = 2^e·hi + 2^e·hi·p (exact scalings, see `EXP_FAST_LO`, so this equals
+ * `expInline`'s two-factor scaling bit for bit). Otherwise the whole group takes `expInline` (clamp,
+ * subnormals rounded once, 0, ∞, NaN). So every input gets the same bits whichever path its group
+ * takes, and the fast path saves the clamp (2 ops) and the two-factor scaling (5 ops) per vector
+ * (masked −∞ logits, e.g. a causal row, take the slow path).
  */
 function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"): string[] {
   const L: string[] = [];
@@ -821,7 +821,7 @@ function softmaxRowsFunction(): string {
  * into the query scale (as FlashAttention folds log₂e into its exp2), so the exp's reduction needs
  * no Cody–Waite pair, and the integer shift folds into the rounding constant (`ExpArg` "ys"): 3 FP
  * operations from the stored logit to u = s − round(s) where `softmax_rows_f64` takes 8 to r (x = s − m,
- * x·2048/ln 2 + magic, k·l1, k·l2), and the polynomial runs in u (`expPolyTable`). The rest is `expInline` / `expFast` unchanged: error ≤ 1.17 ulp from the
+ * x·2048/ln 2 + magic, k·l1, k·l2), and the polynomial runs in u (`expPolyTable`). The rest is as in `expInline` / `expFast`: error ≤ 1.17 ulp from the
  * exact 2^((s − m)/2048) in the normal range (the reduction's 2 roundings add ≤ 2⁻⁵²·|r| ≤ 4e-20
  * relative, < 0.001 ulp), subnormals rounded once, −∞ → 0, NaN → NaN; the fast path checks only
  * s − m ≥ −668.84 nats (its inputs are ≤ 0), and fast and clamped paths give the same bits. 8 per
