@@ -372,8 +372,8 @@ export function checkFinite(v: Float64Array | Float32Array, rows: number, cols: 
  */
 export function normChecked(k: Kernels, src: number, dst: number, t: number, d: number, gain: number, epsilon: number, f32: boolean): void {
   const is32 = f32 ? 1 : 0;
-  k.rms_rows_f64(src, dst, t, d, gain, epsilon, is32);
-  if (!k.all_finite(dst, t * d, is32)) {
+  // The norm's pass also tells whether every value it wrote is finite (all_finite on dst, fused).
+  if (!k.rms_rows_f64(src, dst, t, d, gain, epsilon, is32)) {
     checkFinite(f32 ? k.f32.subarray(dst / 4, dst / 4 + t * d) : k.f64.subarray(dst / 8, dst / 8 + t * d), t, d);
   }
 }
