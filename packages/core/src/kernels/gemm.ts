@@ -93,8 +93,11 @@ export interface Kernels {
     ldy: number,
     dv: number,
   ) => void;
-  /** The exp pass under a fixed row shift, logits in units of ln2/2048 (wat.ts `softmax_shift_rows_f64`): S ← 2^((S − m)/2048), l += Σ. */
-  softmax_shift_rows_f64: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
+  /**
+   * The exp pass under a fixed row shift, logits in units of ln2/2048 (wat.ts `softmax_shift_rows_f64`): S ← 2^((S − m)/2048), l += Σ.
+   * `sym` 1: the caller promises |S| ≤ m on every row it keeps (rows with m ≤ 334 nats then skip the per-group range test).
+   */
+  softmax_shift_rows_f64: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number, sym: number) => void;
   softmax_rows_f32: (
     sp: number,
     rows: number,
