@@ -337,11 +337,11 @@ let heapGuardNext = 0;
  * alive (issue 14; an allocator effect, measured on Node 20 / glibc): V8 frees dead typed-array
  * memory in batches (≈ 25 forwards' logits at once, a scavenge under external-memory pressure),
  * glibc's free() then finds more than M_TRIM_THRESHOLD free at the top of the heap and returns it
- * to the OS, so the next forwards' 1 MiB logits come back as fresh pages — ≈ 280 page faults per
- * forward (perf stat), ≈ 1 ms of system time per N = 128 forward. With a live guard above each
- * result buffer, a freed buffer is never the heap's top: malloc keeps it and hands it to a later
- * forward (page faults per forward 287 → 64, system time ≈ ⅓). Retains ≤ 16 KiB; harmless where the
- * allocator differs (browsers). Nothing reads the guards.
+ * to the OS, so the next forwards' 1 MiB logits come back as fresh pages — 190–270 page faults
+ * per cache-free Llama N = 128 forward (perf stat), 0.8–1.4 ms of system time. With a live guard
+ * above each result buffer, a freed buffer is never the heap's top: malloc keeps it and hands it to
+ * a later forward (60–80 faults per forward, system time ≈ ⅓; performance.md, fifth pass). Retains
+ * ≤ 16 KiB; harmless where the allocator differs (browsers). Nothing reads the guards.
  */
 function guardHeapTop(): void {
   heapGuards[heapGuardNext] = new ArrayBuffer(256);
