@@ -110,7 +110,8 @@ export interface Kernels {
     dv: number,
   ) => void;
   /** Model-step passes of `watModel.ts` (pretrained/resident.ts). */
-  rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => void;
+  /** Returns 1 when every value written is finite (see watModel.ts). */
+  rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => number;
   rope_half_f64: (p: number, ld: number, rows: number, blocks: number, dh: number, tab: number) => void;
   swiglu_f64: (gp: number, hp: number, ep: number, rows: number, n: number, in32: number) => void;
   add_rows_f64: (a: number, b: number, dst: number, n: number, a32: number) => void;

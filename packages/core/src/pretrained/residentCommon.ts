@@ -337,11 +337,11 @@ let heapGuardNext = 0;
  * alive (issue 14; an allocator effect, measured on Node 20 / glibc): V8 frees dead typed-array
  * memory in batches (≈ 25 forwards' logits at once, a scavenge under external-memory pressure),
  * glibc's free() then finds more than M_TRIM_THRESHOLD free at the top of the heap and returns it
- * to the OS, so the next forwards' 1 MiB logits come back as fresh pages — ≈ 280 page faults per
- * forward (perf stat), ≈ 1 ms of system time per N = 128 forward. With a live guard above each
- * result buffer, a freed buffer is never the heap's top: malloc keeps it and hands it to a later
- * forward (page faults per forward 287 → 64, system time ≈ ⅓). Retains ≤ 16 KiB; harmless where the
- * allocator differs (browsers). Nothing reads the guards.
+ * to the OS, so the next forwards' 1 MiB logits come back as fresh pages — 190–270 page faults
+ * per cache-free Llama N = 128 forward (perf stat), 0.8–1.4 ms of system time. With a live guard
+ * above each result buffer, a freed buffer is never the heap's top: malloc keeps it and hands it to
+ * a later forward (60–80 faults per forward, system time ≈ ⅓; performance.md, fifth pass). Retains
+ * ≤ 16 KiB; harmless where the allocator differs (browsers). Nothing reads the guards.
  */
 function guardHeapTop(): void {
   heapGuards[heapGuardNext] = new ArrayBuffer(256);
@@ -372,8 +372,8 @@ export function checkFinite(v: Float64Array | Float32Array, rows: number, cols: 
  */
 export function normChecked(k: Kernels, src: number, dst: number, t: number, d: number, gain: number, epsilon: number, f32: boolean): void {
   const is32 = f32 ? 1 : 0;
-  k.rms_rows_f64(src, dst, t, d, gain, epsilon, is32);
-  if (!k.all_finite(dst, t * d, is32)) {
+  // The norm's pass also tells whether every value it wrote is finite (all_finite on dst, fused).
+  if (!k.rms_rows_f64(src, dst, t, d, gain, epsilon, is32)) {
     checkFinite(f32 ? k.f32.subarray(dst / 4, dst / 4 + t * d) : k.f64.subarray(dst / 8, dst / 8 + t * d), t, d);
   }
 }

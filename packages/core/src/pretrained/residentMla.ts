@@ -370,7 +370,8 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       const lat = f32 ? v64(LAT64, t * p.dL) : v64(LAT, t * p.dL);
       if (f32) k.widen_f32(LAT, LAT64, t * p.dL);
       if (!k.all_finite(f32 ? LAT64 : LAT, t * p.dL, 0)) rmsNorm(new Matrix(t, p.dL, lat.slice()), p.latentNorm); // its NonFiniteError
-      k.rms_rows_f64(f32 ? LAT64 : LAT, LATN, t, p.dL, w.latentGain, p.latentNorm.epsilon, 0);
+      // (rms_rows_f64 answers whether every L it wrote is finite: the cache's check of L below.)
+      const latFinite = k.rms_rows_f64(f32 ? LAT64 : LAT, LATN, t, p.dL, w.latentGain, p.latentNorm.epsilon, 0);
       const KRA = f32 ? KR64 : KR;
       const kr = v64(KRA, t * p.dR);
       if (f32) k.widen_f32(KR, KR64, t * p.dR);
@@ -380,7 +381,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       // block; a block that fails takes `append` itself for its error (a throwaway cache when none).
       const latentRows = new Matrix(t, p.dL, v64(LATN, t * p.dL));
       const rotaryRows = new Matrix(t, p.dR, kr);
-      if (!k.all_finite(LATN, t * p.dL, 0) || !k.all_finite(KRA, t * p.dR, 0)) {
+      if (!latFinite || !k.all_finite(KRA, t * p.dR, 0)) {
         (cache ?? new LatentCache({ latentDim: p.dL, ropeDim: p.dR })).append(latentRows, rotaryRows);
       }
       // The rows of every position, L and k_R: this step's (in the arena) when nothing precedes

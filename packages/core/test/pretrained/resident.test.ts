@@ -164,10 +164,28 @@ describe("watModel kernels equal the JavaScript loops they replace", () => {
       const [X, Gn, O] = arena.frame([x.byteLength, gain.byteLength, x.byteLength]);
       k.f64.set(x, X / 8);
       k.f64.set(gain, Gn / 8);
-      k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 0);
+      expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 0)).toBe(1);
       expect(Array.from(k.f64.subarray(O / 8, O / 8 + rows * cols))).toEqual(Array.from(ref));
-      k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 1);
+      expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 1)).toBe(1);
       expect(Array.from(k.f32.subarray(O / 4, O / 4 + rows * cols))).toEqual(Array.from(ref, Math.fround));
+      // Its finiteness answer is all_finite's on what it wrote: a gain of 1e300 overflows float32 only
+      // (in each row position: the four-row groups, the last rows, the vector and the odd tail).
+      for (const at of [0, cols - 1, 5 * cols + 2, rows * cols - 1]) {
+        const g = gain.slice();
+        g[at % cols] = 1e300;
+        k.f64.set(g, Gn / 8);
+        expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 0)).toBe(1);
+        expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 1)).toBe(0);
+        expect(k.all_finite(O, rows * cols, 1)).toBe(0);
+        k.f64.set(gain, Gn / 8);
+        const y = x.slice();
+        y[at] = Number.POSITIVE_INFINITY;
+        k.f64.set(y, X / 8);
+        expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 0)).toBe(0);
+        expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 1)).toBe(0);
+        k.f64.set(x, X / 8);
+      }
+      expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 1)).toBe(1);
     }
   });
 
