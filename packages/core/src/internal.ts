@@ -60,6 +60,7 @@ export {
   type TileMask,
   fusedSoftmaxAttention,
   fusedSoftmaxProfile,
+  packPanels,
   prefixTileMask,
   setFusedSoftmaxProfiling,
   simdExp,
@@ -67,6 +68,7 @@ export {
   simdExpScaled,
   useFusedSoftmax,
 } from "./kernels/softmaxWasm.js";
+export { maxAbsOf } from "./kernels/range32.js";
 export { assertNormParams, rmsNormRowsInto } from "./norm.js";
 export { assertFfnWeights } from "./layers/ffn.js";
 export { assertSublayerNorms } from "./layers/residual.js";

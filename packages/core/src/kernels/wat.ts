@@ -959,6 +959,7 @@ export function kernelWat(): string {
     ...modelKernelFunctions(),
     softmaxPrefixRowsFunction(),
     softmaxPrefixRowsF32Function(),
+    packPanelsFunction(),
     ")",
     "",
   ].join("\n");
@@ -1077,6 +1078,29 @@ function rowsAffinePanelsFunction(): string {
   return L.join("\n");
 }
 
+/**
+ * The exp loop of `softmax_prefix_*` over the groups of `W` columns below `cEnd` (a local; from c =
+ * 0, row start `$row`): the groups wholly below the row's limit `$lim` by `body(false)` in a loop
+ * with no other test (the loop of `softmax_rows_*`), then the one group straddling the limit by
+ * `body(true)` (its lanes ≥ lim cleared), then zero stores for the groups past it. `body` reads
+ * and writes 64 bytes at `$q`; `$c` and `$q` advance by W columns per group.
+ */
+function groupLoops(L: string[], W: number, cEnd: string, zero: string, body: (masked: boolean) => string[]): void {
+  L.push(`(local.set $full (i32.and (local.get $lim) (i32.const ${-W})))`);
+  L.push(`(if (i32.gt_s (local.get $full) (local.get ${cEnd})) (then (local.set $full (local.get ${cEnd}))))`);
+  L.push("(local.set $q (local.get $row))");
+  const next = `(local.set $q (i32.add (local.get $q) (i32.const 64))) (local.set $c (i32.add (local.get $c) (i32.const ${W})))`;
+  L.push(`(block $g${W}done (loop $g${W}loop (br_if $g${W}done (i32.ge_s (local.get $c) (local.get $full)))`);
+  L.push(...body(false));
+  L.push(`${next} (br $g${W}loop)))`);
+  L.push(`(if (i32.and (i32.lt_s (local.get $c) (local.get ${cEnd})) (i32.lt_s (local.get $c) (local.get $lim))) (then`);
+  L.push(...body(true));
+  L.push(`${next}))`);
+  L.push(`(block $z${W}done (loop $z${W}loop (br_if $z${W}done (i32.ge_s (local.get $c) (local.get ${cEnd})))`);
+  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) ${zero})`);
+  L.push(`${next} (br $z${W}loop)))`);
+}
+
 /** Lane offsets (as floats) of the four vectors of an 8-wide f64 group / 16-wide f32 group. */
 const laneIndex = (ty: "f64" | "f32", u: number) =>
   ty === "f64" ? `(v128.const f64x2 ${2 * u} ${2 * u + 1})` : `(v128.const f32x4 ${4 * u} ${4 * u + 1} ${4 * u + 2} ${4 * u + 3})`;
@@ -1109,7 +1133,7 @@ function softmaxPrefixRowsFunction(): string {
     '(func $softmax_prefix_f64 (export "softmax_prefix_f64") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32)',
   );
   L.push(
-    `(local $r i32) (local $row i32) (local $c i32) (local $lim i32) (local $c8 i32) (local $c4 i32) (local $c2 i32) (local $vm v128) (local $vs v128) (local $limv v128) ${V4_LOCALS} ${EXP_LOCALS}`,
+    `(local $r i32) (local $row i32) (local $c i32) (local $q i32) (local $full i32) (local $lim i32) (local $c8 i32) (local $c4 i32) (local $c2 i32) (local $vm v128) (local $vs v128) (local $limv v128) ${V4_LOCALS} ${EXP_LOCALS}`,
   );
   L.push("(local $t f64) (local $sum f64) (local $shift v128)");
   L.push("(local.set $c8 (i32.and (local.get $cols) (i32.const -8)))");
@@ -1154,20 +1178,16 @@ function softmaxPrefixRowsFunction(): string {
   );
   // S ← exp(S − m) over c < lim, zeros after: 8s, pairs, the odd one, as softmax_rows_f64.
   L.push(`(local.set $vs ${zero}) (local.set $vm ${zero}) (local.set $c (i32.const 0))`);
-  L.push("(block $e8done (loop $e8loop (br_if $e8done (i32.gt_s (i32.add (local.get $c) (i32.const 8)) (local.get $c8)))");
-  L.push("(if (i32.ge_s (local.get $c) (local.get $lim)) (then");
-  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} ${at()} ${zero})`);
-  L.push(") (else");
-  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (f64x2.sub (v128.load offset=${u * 16} ${at()}) (local.get $shift)))`);
-  L.push(...expFast(X4, E4, false));
-  L.push("(if (i32.gt_s (i32.add (local.get $c) (i32.const 8)) (local.get $lim)) (then");
-  for (let u = 0; u < 4; u++) L.push(`(local.set ${E4[u]} (v128.and (local.get ${E4[u]}) ${keep(u)}))`);
-  L.push("))");
-  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} ${at()} (local.get ${E4[u]}))`);
-  L.push("(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (local.get $e0) (local.get $e1))))");
-  L.push("(local.set $vm (f64x2.add (local.get $vm) (f64x2.add (local.get $e2) (local.get $e3))))");
-  L.push("))");
-  L.push("(local.set $c (i32.add (local.get $c) (i32.const 8))) (br $e8loop)))");
+  groupLoops(L, 8, "$c8", zero, (masked) => {
+    const G: string[] = [];
+    for (let u = 0; u < 4; u++) G.push(`(local.set ${X4[u]} (f64x2.sub (v128.load offset=${u * 16} (local.get $q)) (local.get $shift)))`);
+    G.push(...expFast(X4, E4, false));
+    if (masked) for (let u = 0; u < 4; u++) G.push(`(local.set ${E4[u]} (v128.and (local.get ${E4[u]}) ${keep(u)}))`);
+    for (let u = 0; u < 4; u++) G.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
+    G.push("(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (local.get $e0) (local.get $e1))))");
+    G.push("(local.set $vm (f64x2.add (local.get $vm) (f64x2.add (local.get $e2) (local.get $e3))))");
+    return G;
+  });
   L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $vm)))");
   L.push("(block $e2done (loop $e2loop (br_if $e2done (i32.gt_s (i32.add (local.get $c) (i32.const 2)) (local.get $c2)))");
   L.push(`(if (i32.ge_s (local.get $c) (local.get $lim)) (then (v128.store ${at()} ${zero})) (else`);
@@ -1218,7 +1238,7 @@ function softmaxPrefixRowsF32Function(): string {
     '(func $softmax_prefix_f32 (export "softmax_prefix_f32") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32)',
   );
   L.push(
-    `(local $r i32) (local $row i32) (local $c i32) (local $lim i32) (local $c16 i32) (local $c4 i32) (local $vm v128) (local $vs v128) (local $a v128) (local $b v128) (local $limv v128) (local $sh32 v128) ${V4_LOCALS} ${EXP32_LOCALS}`,
+    `(local $r i32) (local $row i32) (local $c i32) (local $q i32) (local $full i32) (local $lim i32) (local $c16 i32) (local $c4 i32) (local $vm v128) (local $vs v128) (local $a v128) (local $b v128) (local $limv v128) (local $sh32 v128) ${V4_LOCALS} ${EXP32_LOCALS}`,
   );
   L.push("(local $t f64) (local $sum f64)");
   L.push("(local.set $c16 (i32.and (local.get $cols) (i32.const -16)))");
@@ -1254,21 +1274,17 @@ function softmaxPrefixRowsF32Function(): string {
   );
   // S ← exp32(S − m) over c < lim, zeros after: 16s, 4s, singles, as softmax_rows_f32.
   L.push("(local.set $vs (v128.const f64x2 0 0)) (local.set $vm (v128.const f64x2 0 0)) (local.set $c (i32.const 0))");
-  L.push("(block $e16done (loop $e16loop (br_if $e16done (i32.gt_s (i32.add (local.get $c) (i32.const 16)) (local.get $c16)))");
-  L.push("(if (i32.ge_s (local.get $c) (local.get $lim)) (then");
-  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} ${at()} ${zero})`);
-  L.push(") (else");
-  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (f32x4.sub (v128.load offset=${u * 16} ${at()}) (local.get $sh32)))`);
-  L.push(...expInlineF32(X4, E4));
-  L.push("(if (i32.gt_s (i32.add (local.get $c) (i32.const 16)) (local.get $lim)) (then");
-  for (let u = 0; u < 4; u++) L.push(`(local.set ${E4[u]} (v128.and (local.get ${E4[u]}) ${keep(u)}))`);
-  L.push("))");
-  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} ${at()} (local.get ${E4[u]}))`);
-  L.push("(local.set $a (f32x4.add (local.get $e0) (local.get $e1))) (local.set $b (f32x4.add (local.get $e2) (local.get $e3)))");
-  L.push(`(local.set $vs (f64x2.add (local.get $vs) ${widen("(local.get $a)")}))`);
-  L.push(`(local.set $vm (f64x2.add (local.get $vm) ${widen("(local.get $b)")}))`);
-  L.push("))");
-  L.push("(local.set $c (i32.add (local.get $c) (i32.const 16))) (br $e16loop)))");
+  groupLoops(L, 16, "$c16", zero, (masked) => {
+    const G: string[] = [];
+    for (let u = 0; u < 4; u++) G.push(`(local.set ${X4[u]} (f32x4.sub (v128.load offset=${u * 16} (local.get $q)) (local.get $sh32)))`);
+    G.push(...expInlineF32(X4, E4));
+    if (masked) for (let u = 0; u < 4; u++) G.push(`(local.set ${E4[u]} (v128.and (local.get ${E4[u]}) ${keep(u)}))`);
+    for (let u = 0; u < 4; u++) G.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
+    G.push("(local.set $a (f32x4.add (local.get $e0) (local.get $e1))) (local.set $b (f32x4.add (local.get $e2) (local.get $e3)))");
+    G.push(`(local.set $vs (f64x2.add (local.get $vs) ${widen("(local.get $a)")}))`);
+    G.push(`(local.set $vm (f64x2.add (local.get $vm) ${widen("(local.get $b)")}))`);
+    return G;
+  });
   L.push("(block $e4done (loop $e4loop (br_if $e4done (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $c4)))");
   L.push(`(if (i32.ge_s (local.get $c) (local.get $lim)) (then (v128.store ${at()} ${zero})) (else`);
   L.push(`(local.set $x0 (f32x4.sub (v128.load ${at()}) (local.get $sh32)))`);
@@ -1293,6 +1309,68 @@ function softmaxPrefixRowsF32Function(): string {
   );
   L.push("(local.set $r (i32.add (local.get $r) (i32.const 1)))");
   L.push("(br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `pack_panels(src, ld, dst, rows, cols, nr, byRows, out32) → max |x|`: softmaxWasm.ts `packPanels`
+ * of a float64 block read in place (rows × cols at src, row stride ld elements) into NR-wide panels
+ * at dst — `byRows` (K for S = Q Kᵀ): panel jp holds X[nr·jp + jj, p] at jp·nr·cols + nr·p + jj;
+ * otherwise (V for A V): panel cp holds X[p, nr·cp + jj] at cp·nr·rows + nr·p + jj — zero-padded
+ * to whole panels, float32 (rounded, `out32` ≠ 0) or float64, the same values as `packPanels`. Returns
+ * max |x| over the block (NaN if an entry is NaN; f64.max is exact, so range32.ts maxAbsOf's
+ * value), which the float32 attention's range decision needs. For the resident prefill's K and V
+ * panels straight from the joined Q/K/V block (pretrained/resident.ts attendInArena).
+ */
+function packPanelsFunction(): string {
+  const L: string[] = [];
+  L.push(
+    '(func $pack_panels (export "pack_panels") (param $src i32) (param $ld i32) (param $dst i32) (param $rows i32) (param $cols i32) (param $nr i32) (param $byRows i32) (param $out32 i32) (result f64)',
+  );
+  L.push("(local $i i32) (local $j i32) (local $jj i32) (local $s i32) (local $o i32) (local $x f64) (local $m f64) (local $n i32)");
+  // One entry: x (or 0 past the block) stored at element index $o of dst, |x| into the max.
+  const put = (valid: string, srcAddr: string) => [
+    `(if ${valid} (then (local.set $x (f64.load ${srcAddr})) (local.set $m (f64.max (local.get $m) (f64.abs (local.get $x))))) (else (local.set $x (f64.const 0))))`,
+    "(if (local.get $out32) (then (f32.store (i32.add (local.get $dst) (i32.shl (local.get $o) (i32.const 2))) (f32.demote_f64 (local.get $x))))",
+    "(else (f64.store (i32.add (local.get $dst) (i32.shl (local.get $o) (i32.const 3))) (local.get $x))))",
+  ];
+  L.push("(local.set $m (f64.const 0))");
+  L.push("(if (local.get $byRows) (then");
+  // K: for each key j (padded to whole panels), its cols entries down panel ⌊j/nr⌋ with stride nr.
+  L.push(
+    "(local.set $n (i32.mul (i32.div_u (i32.add (local.get $rows) (i32.sub (local.get $nr) (i32.const 1))) (local.get $nr)) (local.get $nr)))",
+  );
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $jd (loop $jl (br_if $jd (i32.ge_u (local.get $j) (local.get $n)))");
+  L.push("(local.set $jj (i32.rem_u (local.get $j) (local.get $nr)))");
+  L.push("(local.set $o (i32.add (i32.mul (i32.sub (local.get $j) (local.get $jj)) (local.get $cols)) (local.get $jj)))");
+  L.push("(local.set $s (i32.add (local.get $src) (i32.shl (i32.mul (local.get $j) (local.get $ld)) (i32.const 3))))");
+  L.push("(local.set $i (i32.const 0))");
+  L.push("(block $pd (loop $pl (br_if $pd (i32.ge_u (local.get $i) (local.get $cols)))");
+  L.push(...put("(i32.lt_u (local.get $j) (local.get $rows))", "(local.get $s)"));
+  L.push("(local.set $s (i32.add (local.get $s) (i32.const 8))) (local.set $o (i32.add (local.get $o) (local.get $nr)))");
+  L.push("(local.set $i (i32.add (local.get $i) (i32.const 1))) (br $pl)))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $jl)))");
+  L.push(") (else");
+  // V: for each row p, its columns (padded to whole panels) into panel ⌊c/nr⌋ at depth p.
+  L.push(
+    "(local.set $n (i32.mul (i32.div_u (i32.add (local.get $cols) (i32.sub (local.get $nr) (i32.const 1))) (local.get $nr)) (local.get $nr)))",
+  );
+  L.push("(local.set $i (i32.const 0))");
+  L.push("(block $pd2 (loop $pl2 (br_if $pd2 (i32.ge_u (local.get $i) (local.get $rows)))");
+  L.push("(local.set $s (i32.add (local.get $src) (i32.shl (i32.mul (local.get $i) (local.get $ld)) (i32.const 3))))");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $cd (loop $cl (br_if $cd (i32.ge_u (local.get $j) (local.get $n)))");
+  L.push("(local.set $jj (i32.rem_u (local.get $j) (local.get $nr)))");
+  L.push(
+    "(local.set $o (i32.add (i32.add (i32.mul (i32.sub (local.get $j) (local.get $jj)) (local.get $rows)) (i32.mul (local.get $nr) (local.get $i))) (local.get $jj)))",
+  );
+  L.push(...put("(i32.lt_u (local.get $j) (local.get $cols))", "(i32.add (local.get $s) (i32.shl (local.get $j) (i32.const 3)))"));
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $cl)))");
+  L.push("(local.set $i (i32.add (local.get $i) (i32.const 1))) (br $pl2)))");
+  L.push("))");
+  L.push("(local.get $m)");
   L.push(")");
   return L.join("\n");
 }
