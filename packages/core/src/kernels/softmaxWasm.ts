@@ -202,13 +202,22 @@ function rowShiftBounds(
 const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
 
 /**
- * Query rows per block under a prefix mask in the materialized form (see `fusedSoftmaxAttention`):
- * with causal limits a block of B rows computes keys up to its last row's limit, so a prefill of N
- * rows computes ≈ (1 + B/N)/2 of the N × N scores — 56 % at N = 128 with B = 16 where B = 32 took
- * 62.5 % — in the two products and (the masked tail of each row is skipped there) in the exp pass.
- * 16 rows are four of the GEMM's 4-row tiles, so the products lose nothing to edge tiles.
+ * Query rows per block under a prefix mask in the materialized form (see `fusedSoftmaxAttention`),
+ * at most: with causal limits a block of B rows computes keys up to its last row's limit, so a
+ * prefill of N rows computes ≈ (1 + B/N)/2 of the N × N scores — in the two products and (the
+ * masked tail of each row is skipped there) in the exp pass. `prefixQueryBlock` picks B.
  */
-export const PREFIX_QUERY_BLOCK = 16;
+export const PREFIX_QUERY_BLOCK = 32;
+
+/**
+ * B for N_KV keys: 16 up to 512 keys (56 % of the square at N = 128, where 32 rows took 62.5 %;
+ * four of the GEMM's 4-row tiles, so the products lose nothing to edge tiles), else 32 — where
+ * (1 + B/N)/2 is ≈ ½ either way and each block streams all K and V panels, which halving B would
+ * stream twice as often. Each row's result does not depend on B (see `prefixAttentionBlock`).
+ */
+export function prefixQueryBlock(nKV: number): number {
+  return nKV <= 512 ? 16 : PREFIX_QUERY_BLOCK;
+}
 /** Key-width granularity of that skipping: a multiple of the softmax loops' step (8 f64, 16 f32) dividing KC. */
 const PREFIX_KEY_STEP = 16;
 
@@ -370,10 +379,10 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   if (scores && !materialized) throw new Error("fusedSoftmaxAttention: scores need the materialized form");
   const rowsDefault = materialized ? Math.floor(ROW_BLOCK_BYTES / (es * nKV)) : 128;
   // A prefix mask in the materialized form: each query block stops at its largest allowed key. With
-  // causal limits growing by one per row, blocks of PREFIX_QUERY_BLOCK rows compute ≈ (1 + B/N)/2
+  // causal limits growing by one per row, blocks of B = prefixQueryBlock(N_KV) rows compute ≈ (1 + B/N)/2
   // of the N_Q × N_KV scores; the row results do not depend on the blocking.
   const limits = materialized && !scores ? mask?.prefixLimits?.() : undefined;
-  const qbDefault = Math.min(limits ? PREFIX_QUERY_BLOCK : 256, Math.max(4, rowsDefault - (rowsDefault % 4)));
+  const qbDefault = Math.min(limits ? prefixQueryBlock(nKV) : 256, Math.max(4, rowsDefault - (rowsDefault % 4)));
   const qb = Math.max(1, Math.min(nQ, spec.queryBlock ?? qbDefault));
   const nKVp = roundUp(nKV, NR);
   const dVp = roundUp(Math.max(dV, 1), NR);

@@ -39,7 +39,14 @@ import { KVCache } from "../cache/kv-cache.js";
 import { type Kernels, kernelBackendFor, packableOperand } from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
-import { PREFIX_QUERY_BLOCK, fusedSoftmaxAttention, packPanels, prefixAttentionBlock, useFusedSoftmax } from "../kernels/softmaxWasm.js";
+import {
+  PREFIX_QUERY_BLOCK,
+  fusedSoftmaxAttention,
+  packPanels,
+  prefixAttentionBlock,
+  prefixQueryBlock,
+  useFusedSoftmax,
+} from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
 import type { NormParams } from "../norm.js";
 import type { GqaLayerAttention, PretrainedWeights } from "./build.js";
@@ -307,7 +314,7 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
   }
 }
 
-/** Query rows per block of the arena attention: the fused driver's prefix-mask block (softmaxWasm.ts). */
+/** Query rows per block of the arena attention, at most (its regions' size): the fused driver's prefix-mask block (softmaxWasm.ts). */
 export const QUERY_BLOCK = PREFIX_QUERY_BLOCK;
 
 /** Byte addresses of the arena attention's regions (see `ResidentPrefill.run`). */
@@ -323,7 +330,7 @@ export interface AttentionRegions {
 
 /**
  * All H heads of a GQA layer inside the arena: `fusedSoftmaxAttention`'s materialized prefix-mask
- * computation (softmaxWasm.ts) step for step — scale·Q rows per `QUERY_BLOCK`-row block, then the
+ * computation (softmaxWasm.ts) step for step — scale·Q rows per `prefixQueryBlock(N_KV)`-row block, then the
  * driver's own block step (`prefixAttentionBlock`: S over keys [0, hi), hi the block's largest
  * limit rounded up to 16, the exp pass with per-row limits, A·V in 256-deep slices), Y·(1/l) — so
  * the same bits, but with K_g and V_g packed once per KV group instead of once per query head (from
@@ -452,8 +459,9 @@ export function attendHead(
   const es = f32 ? 4 : 8;
   const mem = f32 ? k.f32 : k.f64;
   const yOff = R.y / es;
-  for (let i0 = 0; i0 < nQ; i0 += QUERY_BLOCK) {
-    const rows = Math.min(QUERY_BLOCK, nQ - i0);
+  const qb = prefixQueryBlock(nKV);
+  for (let i0 = 0; i0 < nQ; i0 += qb) {
+    const rows = Math.min(qb, nQ - i0);
     k.scale_rows_f64(qAddr + i0 * ldQ * 8, ldQ, R.q, rows, d, scale, f32 ? 1 : 0);
     mem.fill(0, yOff, yOff + rows * dV);
     prefixAttentionBlock(k, f32, R.q, R.kp, R.vp, R.s, nKV, R.y, R.m, R.l, rows, limits, i0, nKV, d, dV);
