@@ -60,7 +60,6 @@ export {
   type TileMask,
   fusedSoftmaxAttention,
   fusedSoftmaxProfile,
-  packPanels,
   prefixTileMask,
   setFusedSoftmaxProfiling,
   simdExp,
@@ -68,7 +67,6 @@ export {
   simdExpScaled,
   useFusedSoftmax,
 } from "./kernels/softmaxWasm.js";
-export { maxAbsOf } from "./kernels/range32.js";
 export { assertNormParams, rmsNormRowsInto } from "./norm.js";
 export { assertFfnWeights } from "./layers/ffn.js";
 export { assertSublayerNorms } from "./layers/residual.js";

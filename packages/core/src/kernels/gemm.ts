@@ -112,8 +112,6 @@ export interface Kernels {
    */
   softmax_prefix_f64: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
   softmax_prefix_f32: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
-  /** softmaxWasm.ts `packPanels` of a float64 block in kernel memory (wat.ts `pack_panels`); returns max |x|. */
-  pack_panels: (src: number, ld: number, dst: number, rows: number, cols: number, nr: number, byRows: number, out32: number) => number;
   /** Model-step passes of `watModel.ts` (pretrained/resident.ts). */
   rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => void;
   rope_half_f64: (p: number, ld: number, rows: number, blocks: number, dh: number, tab: number) => void;

@@ -959,7 +959,6 @@ export function kernelWat(): string {
     ...modelKernelFunctions(),
     softmaxPrefixRowsFunction(),
     softmaxPrefixRowsF32Function(),
-    packPanelsFunction(),
     ")",
     "",
   ].join("\n");
@@ -1309,68 +1308,6 @@ function softmaxPrefixRowsF32Function(): string {
   );
   L.push("(local.set $r (i32.add (local.get $r) (i32.const 1)))");
   L.push("(br $rloop)))");
-  L.push(")");
-  return L.join("\n");
-}
-
-/**
- * `pack_panels(src, ld, dst, rows, cols, nr, byRows, out32) → max |x|`: softmaxWasm.ts `packPanels`
- * of a float64 block read in place (rows × cols at src, row stride ld elements) into NR-wide panels
- * at dst — `byRows` (K for S = Q Kᵀ): panel jp holds X[nr·jp + jj, p] at jp·nr·cols + nr·p + jj;
- * otherwise (V for A V): panel cp holds X[p, nr·cp + jj] at cp·nr·rows + nr·p + jj — zero-padded
- * to whole panels, float32 (rounded, `out32` ≠ 0) or float64, the same values as `packPanels`. Returns
- * max |x| over the block (NaN if an entry is NaN; f64.max is exact, so range32.ts maxAbsOf's
- * value), which the float32 attention's range decision needs. For the resident prefill's K and V
- * panels straight from the joined Q/K/V block (pretrained/resident.ts attendInArena).
- */
-function packPanelsFunction(): string {
-  const L: string[] = [];
-  L.push(
-    '(func $pack_panels (export "pack_panels") (param $src i32) (param $ld i32) (param $dst i32) (param $rows i32) (param $cols i32) (param $nr i32) (param $byRows i32) (param $out32 i32) (result f64)',
-  );
-  L.push("(local $i i32) (local $j i32) (local $jj i32) (local $s i32) (local $o i32) (local $x f64) (local $m f64) (local $n i32)");
-  // One entry: x (or 0 past the block) stored at element index $o of dst, |x| into the max.
-  const put = (valid: string, srcAddr: string) => [
-    `(if ${valid} (then (local.set $x (f64.load ${srcAddr})) (local.set $m (f64.max (local.get $m) (f64.abs (local.get $x))))) (else (local.set $x (f64.const 0))))`,
-    "(if (local.get $out32) (then (f32.store (i32.add (local.get $dst) (i32.shl (local.get $o) (i32.const 2))) (f32.demote_f64 (local.get $x))))",
-    "(else (f64.store (i32.add (local.get $dst) (i32.shl (local.get $o) (i32.const 3))) (local.get $x))))",
-  ];
-  L.push("(local.set $m (f64.const 0))");
-  L.push("(if (local.get $byRows) (then");
-  // K: for each key j (padded to whole panels), its cols entries down panel ⌊j/nr⌋ with stride nr.
-  L.push(
-    "(local.set $n (i32.mul (i32.div_u (i32.add (local.get $rows) (i32.sub (local.get $nr) (i32.const 1))) (local.get $nr)) (local.get $nr)))",
-  );
-  L.push("(local.set $j (i32.const 0))");
-  L.push("(block $jd (loop $jl (br_if $jd (i32.ge_u (local.get $j) (local.get $n)))");
-  L.push("(local.set $jj (i32.rem_u (local.get $j) (local.get $nr)))");
-  L.push("(local.set $o (i32.add (i32.mul (i32.sub (local.get $j) (local.get $jj)) (local.get $cols)) (local.get $jj)))");
-  L.push("(local.set $s (i32.add (local.get $src) (i32.shl (i32.mul (local.get $j) (local.get $ld)) (i32.const 3))))");
-  L.push("(local.set $i (i32.const 0))");
-  L.push("(block $pd (loop $pl (br_if $pd (i32.ge_u (local.get $i) (local.get $cols)))");
-  L.push(...put("(i32.lt_u (local.get $j) (local.get $rows))", "(local.get $s)"));
-  L.push("(local.set $s (i32.add (local.get $s) (i32.const 8))) (local.set $o (i32.add (local.get $o) (local.get $nr)))");
-  L.push("(local.set $i (i32.add (local.get $i) (i32.const 1))) (br $pl)))");
-  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $jl)))");
-  L.push(") (else");
-  // V: for each row p, its columns (padded to whole panels) into panel ⌊c/nr⌋ at depth p.
-  L.push(
-    "(local.set $n (i32.mul (i32.div_u (i32.add (local.get $cols) (i32.sub (local.get $nr) (i32.const 1))) (local.get $nr)) (local.get $nr)))",
-  );
-  L.push("(local.set $i (i32.const 0))");
-  L.push("(block $pd2 (loop $pl2 (br_if $pd2 (i32.ge_u (local.get $i) (local.get $rows)))");
-  L.push("(local.set $s (i32.add (local.get $src) (i32.shl (i32.mul (local.get $i) (local.get $ld)) (i32.const 3))))");
-  L.push("(local.set $j (i32.const 0))");
-  L.push("(block $cd (loop $cl (br_if $cd (i32.ge_u (local.get $j) (local.get $n)))");
-  L.push("(local.set $jj (i32.rem_u (local.get $j) (local.get $nr)))");
-  L.push(
-    "(local.set $o (i32.add (i32.add (i32.mul (i32.sub (local.get $j) (local.get $jj)) (local.get $rows)) (i32.mul (local.get $nr) (local.get $i))) (local.get $jj)))",
-  );
-  L.push(...put("(i32.lt_u (local.get $j) (local.get $cols))", "(i32.add (local.get $s) (i32.shl (local.get $j) (i32.const 3)))"));
-  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $cl)))");
-  L.push("(local.set $i (i32.add (local.get $i) (i32.const 1))) (br $pl2)))");
-  L.push("))");
-  L.push("(local.get $m)");
   L.push(")");
   return L.join("\n");
 }

@@ -333,9 +333,8 @@ export interface AttentionRegions {
  * computation (softmaxWasm.ts) step for step — scale·Q rows per `prefixQueryBlock(N_KV)`-row block, then the
  * driver's own block step (`prefixAttentionBlock`: S over keys [0, hi), hi the block's largest
  * limit rounded up to 16, the exp pass with per-row limits, A·V in 256-deep slices), Y·(1/l) — so
- * the same bits, but with K_g and V_g packed once per KV group instead of once per query head (from
- * the joined block by the kernel module in a prefill from empty), queries read from and Y written
- * into the arena. float32 per head exactly as the driver decides it (`attentionInFloat32Range` on the
+ * the same bits, but with K_g and V_g packed once per KV group instead of once per query head,
+ * queries read from and Y written into the arena. float32 per head exactly as the driver decides it (`attentionInFloat32Range` on the
  * same arguments), with its fallback to float64 on a non-finite normalizer or output. Returns false
  * (nothing usable written) where the driver would not run or a row needs attention's error path;
  * the caller then takes `attendAllHeadsInto`.
@@ -365,25 +364,6 @@ function attendInArena(
   const group = H / G;
   // Which group's panels, in which precision, the K/V regions hold (heads of a group are adjacent).
   let packedAs = "";
-  // A prefill from empty (p0 = 0): the cache holds exactly the keys and values of the joined block
-  // (the K_g, V_g columns it was appended from, after RoPE), so the panels are packed from there by
-  // the kernel module (`pack_panels`, which also returns max |x|) instead of by JavaScript loops
-  // over the cache's copies — the same values, so the same bits.
-  const direct = p0 === 0 && nKV === t;
-  const pack = (g: number, f32: boolean): void => {
-    const NR = f32 ? F32_NR : F64_NR;
-    const es = f32 ? 4 : 8;
-    if (direct) {
-      maxK = k.pack_panels(qkvAddr + (H + g) * dQ * 8, ld, R.kp, nKV, dQ, NR, 1, f32 ? 1 : 0);
-      maxV = k.pack_panels(qkvAddr + ((H + G) * dQ + g * dV) * 8, ld, R.vp, nKV, dV, NR, 0, f32 ? 1 : 0);
-    } else {
-      // K_g by rows (NR keys × d per panel) and V_g by columns (NR value columns × N_KV), zero-padded.
-      const mem = f32 ? k.f32 : k.f64;
-      packPanels(cache.keys(g).data, mem, R.kp / es, nKV, dQ, NR, true);
-      packPanels(cache.values(g).data, mem, R.vp / es, nKV, dV, NR, false);
-    }
-    packedAs = `${g}:${es}`;
-  };
   // float32: attentionInFloat32Range's decision per head, from max|Q_h| (rows_max_f64 over the
   // head's columns) and max|K_g|, max|V_g| scanned once per group (the same maxima, so the same decision).
   let maxG = -1;
@@ -391,22 +371,28 @@ function attendInArena(
   let maxV = 0;
   for (let h = 0; h < H; h++) {
     const g = Math.floor(h / group);
+    const K = cache.keys(g).data;
+    const V = cache.values(g).data;
     let f32 = false;
     if (plan.float32) {
       if (maxG !== g) {
-        if (direct)
-          pack(g, true); // the maxima come with the float32 panels
-        else {
-          maxK = maxAbsOf(cache.keys(g).data, nKV * dQ);
-          maxV = maxAbsOf(cache.values(g).data, nKV * dV);
-        }
+        maxK = maxAbsOf(K, nKV * dQ);
+        maxV = maxAbsOf(V, nKV * dV);
         maxG = g;
       }
       k.rows_max_f64(qkvAddr + h * dQ * 8, ld, t, dQ, R.s, 1);
       f32 = attentionMaximaInFloat32Range(maxAbsOf(k.f64.subarray(R.s / 8, R.s / 8 + t), t), maxK, maxV, nKV, dQ, sc);
     }
     for (;;) {
-      if (packedAs !== `${g}:${f32 ? 4 : 8}`) pack(g, f32);
+      const NR = f32 ? F32_NR : F64_NR;
+      const mem = f32 ? k.f32 : k.f64;
+      const es = f32 ? 4 : 8;
+      if (packedAs !== `${g}:${es}`) {
+        // K_g by rows (NR keys × d per panel) and V_g by columns (NR value columns × N_KV), zero-padded.
+        packPanels(K, mem, R.kp / es, nKV, dQ, NR, true);
+        packPanels(V, mem, R.vp / es, nKV, dV, NR, false);
+        packedAs = `${g}:${es}`;
+      }
       if (attendHead(k, R, f32, qkvAddr + h * dQ * 8, ld, t, nKV, dQ, dV, sc, limits, outAddr + h * dV * 8, width)) break;
       // float32's fallback (rows.ts float32Attention): the head again in float64; float64 failing → error path.
       if (!f32) return false;

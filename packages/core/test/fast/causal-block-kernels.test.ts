@@ -1,4 +1,4 @@
-import { KernelArena, maxAbsOf, packPanels } from "@randattn/core/internal";
+import { KernelArena } from "@randattn/core/internal";
 import seedrandom from "seedrandom";
 import { describe, expect, it } from "vitest";
 
@@ -56,47 +56,6 @@ describe("softmax_prefix_* equal softmax_rows_* on the −∞-masked tile, bit f
         expect(k.f64[L2 / 8 + 1]).toBe(1); // one key: weight exp(0)
         if (cols >= 2) expect(k.f64[L2 / 8 + 2]).toBeGreaterThan(1);
       });
-    }
-  }
-});
-
-// wat.ts pack_panels (the resident prefill's K and V panels from the joined Q/K/V block) must write
-// exactly packPanels' panels (float64, and float32 rounded) from a strided block, zero padding
-// included, and return range32.ts maxAbsOf of the block (NaN when an entry is NaN).
-describe("pack_panels equals packPanels on a strided block and returns max |x|", () => {
-  const rng = seedrandom("pack-panels");
-  const arena = new KernelArena();
-  const k = arena.k;
-  for (const [rows, cols] of [
-    [1, 1],
-    [13, 16],
-    [128, 16],
-    [37, 9],
-  ] as const) {
-    for (const f32 of [false, true]) {
-      for (const byRows of [true, false]) {
-        it(`${rows}×${cols}, ${f32 ? "float32" : "float64"}, ${byRows ? "by rows (K)" : "by columns (V)"}`, () => {
-          const NR = f32 ? 8 : 4;
-          const ld = cols + 5;
-          const es = f32 ? 4 : 8;
-          const n = Math.ceil((byRows ? rows : cols) / NR) * NR * (byRows ? cols : rows);
-          const [SRC, P1] = arena.frame([rows * ld * 8, n * es + 64]);
-          const x = Float64Array.from({ length: rows * cols }, () => 1e3 * (rng() - 0.5));
-          const block = Float64Array.from({ length: rows * ld }, () => 7e9); // junk between the rows
-          for (let i = 0; i < rows; i++) block.set(x.subarray(i * cols, (i + 1) * cols), i * ld);
-          const ref = f32 ? new Float32Array(n + 16) : new Float64Array(n + 16);
-          ref.fill(-3);
-          packPanels(x, ref, 0, rows, cols, NR, byRows);
-          k.f64.set(block, SRC / 8);
-          const mem = f32 ? k.f32 : k.f64;
-          mem.fill(-3, P1 / es, P1 / es + n + 16);
-          const m = k.pack_panels(SRC, ld, P1, rows, cols, NR, byRows ? 1 : 0, f32 ? 1 : 0);
-          expect(Array.from(mem.subarray(P1 / es, P1 / es + n + 16))).toEqual(Array.from(ref));
-          expect(m).toBe(maxAbsOf(x));
-          k.f64[SRC / 8 + (rows - 1) * ld + cols - 1] = Number.NaN;
-          expect(k.pack_panels(SRC, ld, P1, rows, cols, NR, byRows ? 1 : 0, f32 ? 1 : 0)).toBeNaN();
-        });
-      }
     }
   }
 });
