@@ -65,6 +65,7 @@ export {
   simdExp,
   simdExp32,
   simdExpScaled,
+  simdShiftRowsExp,
   useFusedSoftmax,
 } from "./kernels/softmaxWasm.js";
 export { assertNormParams, rmsNormRowsInto } from "./norm.js";

@@ -93,8 +93,11 @@ export interface Kernels {
     ldy: number,
     dv: number,
   ) => void;
-  /** The exp pass under a fixed row shift, logits in units of ln2/2048 (wat.ts `softmax_shift_rows_f64`): S ← 2^((S − m)/2048), l += Σ. */
-  softmax_shift_rows_f64: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
+  /**
+   * The exp pass under a fixed row shift, logits in units of ln2/2048 (wat.ts `softmax_shift_rows_f64`): S ← 2^((S − m)/2048), l += Σ.
+   * `sym` 1: the caller promises |S| ≤ m on every row it keeps (rows with m ≤ 334 nats then skip the per-group range test).
+   */
+  softmax_shift_rows_f64: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number, sym: number) => void;
   softmax_rows_f32: (
     sp: number,
     rows: number,
@@ -113,7 +116,8 @@ export interface Kernels {
   softmax_prefix_f64: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
   softmax_prefix_f32: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
   /** Model-step passes of `watModel.ts` (pretrained/resident.ts). */
-  rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => void;
+  /** Returns 1 when every value written is finite (see watModel.ts). */
+  rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => number;
   rope_half_f64: (p: number, ld: number, rows: number, blocks: number, dh: number, tab: number) => void;
   swiglu_f64: (gp: number, hp: number, ep: number, rows: number, n: number, in32: number) => void;
   add_rows_f64: (a: number, b: number, dst: number, n: number, a32: number) => void;
@@ -121,6 +125,9 @@ export interface Kernels {
   copy_cols_f64: (src: number, ld: number, dst: number, rows: number, cols: number) => void;
   scale_rows_f64: (src: number, ld: number, dst: number, rows: number, cols: number, s: number, out32: number) => void;
   rows_normalize_out: (yp: number, lp: number, out: number, ldo: number, rows: number, cols: number, in32: number) => number;
+  /** float32 → float64 (exact) and float64 → float32 (rounded) over n elements (watModel.ts). */
+  widen_f32: (src: number, dst: number, n: number) => void;
+  narrow_f64: (src: number, dst: number, n: number) => void;
   f64: Float64Array;
   f32: Float32Array;
 }

@@ -169,7 +169,9 @@ const BOUND_MAX = 1024 * Y_PER_NAT;
  * `rowShift: "bound"` form (in whatever units the scaled queries give S): the smaller of Cauchy–Schwarz, ‖q_i‖·max_j ‖k_j‖, and the coordinate
  * bound Σ_p |q_ip|·max_j |k_jp| (tighter when a few channels of K carry the large values), each
  * raised by (d + 4)·2⁻⁵¹ relative to cover the rounding of both the bound (≤ γ_{d+3}) and of the
- * computed logit (|fl(q·k) − q·k| ≤ γ_d Σ_p |q_p k_p| ≤ γ_d·bound), so S − m ≤ 0 in floating point.
+ * computed logit (|fl(q·k) − q·k| ≤ γ_d Σ_p |q_p k_p| ≤ γ_d·bound), so S − m ≤ 0 in floating point
+ * — and, the bound being one of |q·k|, also S + m ≥ 0: |S| ≤ m, which lets `softmax_shift_rows_f64`
+ * skip its per-group range test on rows with m ≤ 334 nats (all of S − m then lies in [−2m, 0]).
  * `qs` holds the scaled query rows (row stride d) exactly as the product reads them; `kNorm` and
  * `kAbs` are max_j ‖k_j‖ and max_j |k_jp|. NaN where an input is not finite (the caller then uses
  * the row max).
@@ -570,7 +572,9 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null
       if (profiling) lap("copyMs");
       k.gemm_f64_ra(qAddr, d, kAddr + c0 * d * es, d, sAddr, ch, rows, w, d, 0);
       if (profiling) lap("scoresMs");
-      k.softmax_shift_rows_f64(sAddr, rows, w, ch, mAddr, lAddr);
+      // sym = 1: |S| ≤ m, not only S ≤ m (`rowShiftBounds` bounds |fl(q·k)|); rows whose m was
+      // replaced by 0 above break it, and are recomputed whatever the kernel left in them.
+      k.softmax_shift_rows_f64(sAddr, rows, w, ch, mAddr, lAddr, 1);
       if (profiling) lap("softmaxMs");
       for (let p0 = 0; dV > 0 && p0 < w; p0 += KC) {
         const kc = Math.min(KC, w - p0);
@@ -739,10 +743,35 @@ export function simdExpScaled(y: Float64Array, out: Float64Array = new Float64Ar
     k.f64.set(y.subarray(i0, i0 + len), base / 8);
     k.f64[mp / 8] = 0;
     k.f64[mp / 8 + 1] = 0;
-    k.softmax_shift_rows_f64(base, 1, len, len, mp, mp + 8);
+    k.softmax_shift_rows_f64(base, 1, len, len, mp, mp + 8, 0);
     out.set(k.f64.subarray(base / 8, base / 8 + len), i0);
   }
   return out;
+}
+
+/**
+ * The `"bound"` form's exp pass on its own (tests): rows × cols logits `s` in units of ln2/2048
+ * (row-major) under integer row shifts `m` (same units), w = 2^((s − m[r])/2048) and the row sums
+ * l[r] = Σ_c w[r,c], by `softmax_shift_rows_f64`. `symmetric` is the driver's promise |s| ≤ m[r]:
+ * rows with m ≤ 334.1 nats then run its check-free loop (same bits, when the promise holds).
+ */
+export function simdShiftRowsExp(
+  s: Float64Array,
+  rows: number,
+  cols: number,
+  m: Float64Array,
+  symmetric: boolean,
+): { weights: Float64Array; sums: Float64Array } {
+  const k = getKernels();
+  const base = KERNEL_RESERVED_BYTES;
+  const mp = base + rows * cols * 8;
+  const lp = mp + rows * 8;
+  ensureKernelMemory(k, lp + rows * 8);
+  k.f64.set(s.subarray(0, rows * cols), base / 8);
+  k.f64.set(m.subarray(0, rows), mp / 8);
+  k.f64.fill(0, lp / 8, lp / 8 + rows);
+  k.softmax_shift_rows_f64(base, rows, cols, cols, mp, lp, symmetric ? 1 : 0);
+  return { weights: k.f64.slice(base / 8, base / 8 + rows * cols), sums: k.f64.slice(lp / 8, lp / 8 + rows) };
 }
 
 /**

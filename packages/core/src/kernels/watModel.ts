@@ -16,25 +16,22 @@
 /**
  * `rms_rows_f64(src, dst, rows, cols, gain, eps, out32)`: dst row r = gain ⊙ (x · inv) with
  * inv = 1 / √(Σ_j x_j² / cols + eps), Σ summed sequentially from j = 0 (norm.ts rmsNormRowsInto);
- * dst float64, or float32 (rounded) when out32 ≠ 0. Both with row stride `cols`.
+ * dst float64, or float32 (rounded) when out32 ≠ 0. Both with row stride `cols`. Returns 1 when
+ * every value written (after the float32 rounding) is finite, else 0: `all_finite` on dst, fused
+ * (Σ y·0 as there; the resident steps check every normalized block).
+ * Four rows' sums run side by side in the lanes of two f64x2 accumulators (each lane the row's own
+ * sequential sum, the same operations in the same order: same bits), so the four dependency chains
+ * of adds overlap instead of one row's chain setting the pace (issue 14: ≈ 1–2 % of a prefill).
  */
 function rmsRowsFunction(): string {
   const L: string[] = [];
+  // One row's scaling, dst = row's first byte: gain ⊙ (x · inv), float64 or float32 (rounded);
+  // returns Σ y·0 over the values stored (±0, or NaN once one is ±∞/NaN).
   L.push(
-    '(func $rms_rows_f64 (export "rms_rows_f64") (param $src i32) (param $dst i32) (param $rows i32) (param $cols i32) (param $gain i32) (param $eps f64) (param $out32 i32)',
+    "(func $rms_row_out (param $p i32) (param $dst i32) (param $cols i32) (param $gain i32) (param $inv f64) (param $out32 i32) (result f64)",
   );
-  L.push("(local $r i32) (local $j i32) (local $p i32) (local $ms f64) (local $x f64) (local $inv f64) (local $vi v128) (local $y v128)");
-  L.push("(local.set $r (i32.const 0))");
-  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
-  L.push("(local.set $p (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $cols)) (i32.const 8))))");
-  L.push("(local.set $ms (f64.const 0)) (local.set $j (i32.const 0))");
-  L.push("(block $sdone (loop $sloop (br_if $sdone (i32.ge_s (local.get $j) (local.get $cols)))");
-  L.push("(local.set $x (f64.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))))");
-  L.push("(local.set $ms (f64.add (local.get $ms) (f64.mul (local.get $x) (local.get $x))))");
-  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $sloop)))");
-  L.push(
-    "(local.set $inv (f64.div (f64.const 1) (f64.sqrt (f64.add (f64.div (local.get $ms) (f64.convert_i32_s (local.get $cols))) (local.get $eps)))))",
-  );
+  L.push("(local $j i32) (local $x f64) (local $vi v128) (local $y v128) (local $z v128)");
+  L.push("(local.set $z (v128.const i64x2 0 0))");
   L.push("(local.set $vi (f64x2.splat (local.get $inv)))");
   L.push("(local.set $j (i32.const 0))");
   L.push("(block $vdone (loop $vloop (br_if $vdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $cols)))");
@@ -42,23 +39,70 @@ function rmsRowsFunction(): string {
     "(local.set $y (f64x2.mul (v128.load (i32.add (local.get $gain) (i32.shl (local.get $j) (i32.const 3)))) (f64x2.mul (v128.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))) (local.get $vi))))",
   );
   L.push(
-    "(if (local.get $out32) (then (v128.store64_lane 0 (i32.add (local.get $dst) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 2))) (f32x4.demote_f64x2_zero (local.get $y))))",
+    "(if (local.get $out32) (then (local.set $y (f32x4.demote_f64x2_zero (local.get $y))) (v128.store64_lane 0 (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 2))) (local.get $y)) (local.set $y (f64x2.promote_low_f32x4 (local.get $y))))",
   );
-  L.push(
-    "(else (v128.store (i32.add (local.get $dst) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 3))) (local.get $y))))",
-  );
+  L.push("(else (v128.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 3))) (local.get $y))))");
+  L.push("(local.set $z (f64x2.add (local.get $z) (f64x2.mul (local.get $y) (v128.const f64x2 0 0))))");
   L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $vloop)))");
   L.push("(if (i32.lt_s (local.get $j) (local.get $cols)) (then");
   L.push(
     "(local.set $x (f64.mul (f64.load (i32.add (local.get $gain) (i32.shl (local.get $j) (i32.const 3)))) (f64.mul (f64.load (i32.add (local.get $p) (i32.shl (local.get $j) (i32.const 3)))) (local.get $inv))))",
   );
   L.push(
-    "(if (local.get $out32) (then (f32.store (i32.add (local.get $dst) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 2))) (f32.demote_f64 (local.get $x))))",
+    "(if (local.get $out32) (then (local.set $x (f64.promote_f32 (f32.demote_f64 (local.get $x)))) (f32.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 2))) (f32.demote_f64 (local.get $x))))",
+  );
+  L.push("(else (f64.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 3))) (local.get $x))))");
+  L.push("(local.set $z (f64x2.add (local.get $z) (f64x2.splat (f64.mul (local.get $x) (f64.const 0)))))))");
+  L.push("(f64.add (f64x2.extract_lane 0 (local.get $z)) (f64x2.extract_lane 1 (local.get $z)))");
+  L.push(")");
+  // inv = 1 / √(ms / cols + eps), as the scalar form.
+  const inv = (ms: string) =>
+    `(f64.div (f64.const 1) (f64.sqrt (f64.add (f64.div ${ms} (f64.convert_i32_s (local.get $cols))) (local.get $eps))))`;
+  // Row r's source and destination (the destination's element size 4 or 8 by out32).
+  const src = (r: string) => `(i32.add (local.get $src) (i32.mul (i32.mul ${r} (local.get $cols)) (i32.const 8)))`;
+  const dst = (r: string) =>
+    `(i32.add (local.get $dst) (i32.shl (i32.mul ${r} (local.get $cols)) (select (i32.const 2) (i32.const 3) (local.get $out32))))`;
+  const row = (q: number) => `(i32.add (local.get $r) (i32.const ${q}))`;
+  const out = (p: string, d: string, iv: string) =>
+    `(local.set $z (f64.add (local.get $z) (call $rms_row_out ${p} ${d} (local.get $cols) (local.get $gain) ${iv} (local.get $out32))))`;
+  L.push(
+    '(func $rms_rows_f64 (export "rms_rows_f64") (param $src i32) (param $dst i32) (param $rows i32) (param $cols i32) (param $gain i32) (param $eps f64) (param $out32 i32) (result i32)',
   );
   L.push(
-    "(else (f64.store (i32.add (local.get $dst) (i32.shl (i32.add (i32.mul (local.get $r) (local.get $cols)) (local.get $j)) (i32.const 3))) (local.get $x))))))",
+    "(local $r i32) (local $j i32) (local $o i32) (local $p0 i32) (local $p1 i32) (local $p2 i32) (local $p3 i32) (local $ms f64) (local $x f64) (local $a v128) (local $b v128) (local $v v128) (local $z f64)",
   );
+  L.push("(local.set $z (f64.const 0)) (local.set $r (i32.const 0))");
+  // Four rows at a time: lanes (r, r + 1) in $a, (r + 2, r + 3) in $b.
+  L.push("(block $qdone (loop $qloop (br_if $qdone (i32.gt_s (i32.add (local.get $r) (i32.const 4)) (local.get $rows)))");
+  for (let q = 0; q < 4; q++) L.push(`(local.set $p${q} ${src(row(q))})`);
+  L.push("(local.set $a (v128.const i64x2 0 0)) (local.set $b (v128.const i64x2 0 0)) (local.set $j (i32.const 0))");
+  L.push("(block $sdone (loop $sloop (br_if $sdone (i32.ge_s (local.get $j) (local.get $cols)))");
+  L.push("(local.set $o (i32.shl (local.get $j) (i32.const 3)))");
+  L.push(
+    "(local.set $v (f64x2.replace_lane 1 (f64x2.splat (f64.load (i32.add (local.get $p0) (local.get $o)))) (f64.load (i32.add (local.get $p1) (local.get $o)))))",
+  );
+  L.push("(local.set $a (f64x2.add (local.get $a) (f64x2.mul (local.get $v) (local.get $v))))");
+  L.push(
+    "(local.set $v (f64x2.replace_lane 1 (f64x2.splat (f64.load (i32.add (local.get $p2) (local.get $o)))) (f64.load (i32.add (local.get $p3) (local.get $o)))))",
+  );
+  L.push("(local.set $b (f64x2.add (local.get $b) (f64x2.mul (local.get $v) (local.get $v))))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $sloop)))");
+  for (let q = 0; q < 4; q++) {
+    const lane = `(f64x2.extract_lane ${q % 2} (local.get ${q < 2 ? "$a" : "$b"}))`;
+    L.push(out(`(local.get $p${q})`, dst(row(q)), inv(lane)));
+  }
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 4))) (br $qloop)))");
+  // The last rows one by one.
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push(`(local.set $p0 ${src("(local.get $r)")})`);
+  L.push("(local.set $ms (f64.const 0)) (local.set $j (i32.const 0))");
+  L.push("(block $tdone (loop $tloop (br_if $tdone (i32.ge_s (local.get $j) (local.get $cols)))");
+  L.push("(local.set $x (f64.load (i32.add (local.get $p0) (i32.shl (local.get $j) (i32.const 3)))))");
+  L.push("(local.set $ms (f64.add (local.get $ms) (f64.mul (local.get $x) (local.get $x))))");
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $tloop)))");
+  L.push(out("(local.get $p0)", dst("(local.get $r)"), inv("(local.get $ms)")));
   L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push("(f64.eq (local.get $z) (local.get $z))");
   L.push(")");
   return L.join("\n");
 }
@@ -127,8 +171,13 @@ function swigluFunction(): string {
   L.push("(local.set $h (i32.add (local.get $hp) (i32.mul (i32.mul (local.get $r) (local.get $n)) (i32.const 8))))");
   L.push("(local.set $e (select (local.get $h) (local.get $ep) (i32.eq (local.get $hp) (local.get $ep))))");
   L.push("))");
-  // e ← −g
+  // e ← −g (exact), two at a time, then the odd last one.
   L.push("(local.set $j (i32.const 0))");
+  L.push("(block $pdone (loop $ploop (br_if $pdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $n)))");
+  L.push(
+    "(v128.store (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3))) (f64x2.neg (if (result v128) (local.get $in32) (then (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 2)))))) (else (v128.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 3))))))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $ploop)))");
   L.push("(block $ndone (loop $nloop (br_if $ndone (i32.ge_s (local.get $j) (local.get $n)))");
   L.push(
     "(if (local.get $in32) (then (f64.store (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3))) (f64.neg (f64.promote_f32 (f32.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 2))))))))",
@@ -340,6 +389,48 @@ function rowsNormalizeOutFunction(): string {
   return L.join("\n");
 }
 
+/**
+ * `widen_f32(src, dst, n)`: dst[i] = src[i] widened from float32 to float64 (exact);
+ * `narrow_f64(src, dst, n)`: dst[i] = src[i] rounded from float64 to float32 (round to nearest
+ * even, as a Float32Array store rounds). The float32 products' conversions of the resident step
+ * (issue 14: as typed-array `set` calls they cost ≈ 1 ns per element, ≈ 1.5 % of a float32 prefill).
+ */
+function convertFunctions(): string {
+  const L: string[] = [];
+  L.push('(func $widen_f32 (export "widen_f32") (param $src i32) (param $dst i32) (param $n i32)');
+  L.push("(local $j i32)");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.gt_s (i32.add (local.get $j) (i32.const 4)) (local.get $n)))");
+  L.push(
+    "(v128.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 3))) (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 2))))))",
+  );
+  L.push(
+    "(v128.store offset=16 (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 3))) (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 2))))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 4))) (br $vloop)))");
+  L.push("(block $sdone (loop $sloop (br_if $sdone (i32.ge_s (local.get $j) (local.get $n)))");
+  L.push(
+    "(f64.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 3))) (f64.promote_f32 (f32.load (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 2))))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $sloop)))");
+  L.push(")");
+  L.push('(func $narrow_f64 (export "narrow_f64") (param $src i32) (param $dst i32) (param $n i32)');
+  L.push("(local $j i32)");
+  L.push("(local.set $j (i32.const 0))");
+  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.gt_s (i32.add (local.get $j) (i32.const 4)) (local.get $n)))");
+  L.push(
+    "(v128.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 2))) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (f32x4.demote_f64x2_zero (v128.load (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 3))))) (f32x4.demote_f64x2_zero (v128.load offset=16 (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 3)))))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 4))) (br $vloop)))");
+  L.push("(block $sdone (loop $sloop (br_if $sdone (i32.ge_s (local.get $j) (local.get $n)))");
+  L.push(
+    "(f32.store (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 2))) (f32.demote_f64 (f64.load (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 3))))))",
+  );
+  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $sloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
 /** The functions above, in module order (appended at the end of `kernelWat()`). */
 export function modelKernelFunctions(): string[] {
   return [
@@ -351,5 +442,6 @@ export function modelKernelFunctions(): string[] {
     copyColsFunction(),
     scaleRowsFunction(),
     rowsNormalizeOutFunction(),
+    convertFunctions(),
   ];
 }

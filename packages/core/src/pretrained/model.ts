@@ -50,6 +50,7 @@ import {
 import type { DecoderLayerWeights, GqaLayerAttention, MlaLayerAttention, PretrainedWeights } from "./build.js";
 import { ResidentPrefill, attendAllHeads, columnsFinite, rowsFinite } from "./resident.js";
 import { ResidentMlaPrefill } from "./residentMla.js";
+import type { ResidentModel } from "./residentCommon.js";
 
 export { moeForward, type RouterCapture };
 
@@ -282,7 +283,9 @@ export class PretrainedModel {
   /** Per layer, the joined projections of the prefill fast path (built once here). */
   private readonly joined: JoinedLayer[];
   /** The resident prefill (pretrained/resident.ts), when every layer is of its kind. */
-  private readonly resident: ResidentPrefill | ResidentMlaPrefill | undefined;
+  private readonly resident: ResidentModel<unknown> | undefined;
+  /** The resident steps' embeddings (see `embed`), grown as needed. */
+  private embedScratch: Float64Array | undefined;
 
   constructor(config: PretrainedConfig, weights: PretrainedWeights, tokenizer?: Tokenizer) {
     this.config = config;
@@ -367,17 +370,24 @@ export class PretrainedModel {
 
   /** The whole sequence `ids` from an empty cache. */
   forward(ids: ArrayLike<number>, options: RunOptions = {}): ForwardResult {
+    if (this.resident?.cacheFree) {
+      // The result keeps no state, so a resident forward needs no caches at all (issue 14: building
+      // and filling them was ≈ 3–4 % of a prefill): each layer's keys and values stay in the arena
+      // for the one step (residentCommon.ts StepArgs.caches). The same checks, in step's order.
+      const t = this.checkedIds(ids, 0);
+      const capture = resolveCapture(options.capture, this.config.numLayers);
+      if (this.residentApplies(t, 0, null, options, capture)) return this.residentStep(null, ids, 0, options);
+    }
     // Caches sized for the whole sequence up front (no doubling copies); a bad `ids` is step's error.
     const n = ids !== null && typeof ids === "object" && Number.isInteger(ids.length) && ids.length > 0 ? ids.length : undefined;
     return this.step(this.emptyState({}, n), ids, options);
   }
 
   /**
-   * Appends `ids` to the state and returns their logits (positions state.position …).
-   * @throws ValueError on an id outside [0, vocab_size) (naming it), a sequence past GPT-2's
-   *   n_positions or a sliding window; the state is unchanged when the ids are rejected.
+   * The number of ids after checking them (step's ValueErrors: a non-id, a sequence past GPT-2's
+   * n_positions), p0 tokens already seen.
    */
-  step(state: DecodeState, ids: ArrayLike<number>, options: RunOptions = {}): ForwardResult {
+  private checkedIds(ids: ArrayLike<number>, p0: number): number {
     if (ids === null || typeof ids !== "object" || typeof ids.length !== "number" || ids.length === 0) {
       throw new ValueError("ids", "a non-empty array of token ids", describe(ids));
     }
@@ -389,37 +399,92 @@ export class PretrainedModel {
       }
     }
     const t = ids.length;
-    const p0 = state.position;
-    const w = this.weights;
-    if (w.positions && p0 + t > w.positions.rows) {
-      throw new ValueError("ids", `at most n_positions = ${w.positions.rows} tokens in all (learned positions)`, `${p0 + t} tokens`);
+    const pos = this.weights.positions;
+    if (pos && p0 + t > pos.rows) {
+      throw new ValueError("ids", `at most n_positions = ${pos.rows} tokens in all (learned positions)`, `${p0 + t} tokens`);
     }
-    const capture = resolveCapture(options.capture, this.config.numLayers);
+    return t;
+  }
+
+  /**
+   * The t×d embeddings of `ids` at positions p0 … (token rows, plus learned positions when the model
+   * has them); into a buffer reused from step to step when `reuse` (the resident step only copies
+   * them into its arena, so they need no fresh 8·t·d bytes per forward — issue 14).
+   */
+  private embed(ids: ArrayLike<number>, p0: number, reuse = false): { x: Matrix; positions: Float64Array } {
+    const w = this.weights;
+    const t = ids.length;
     const d = this.config.hiddenSize;
-    let x = new Matrix(t, d);
+    let x: Matrix;
+    if (reuse) {
+      if (!this.embedScratch || this.embedScratch.length < t * d) this.embedScratch = new Float64Array(t * d);
+      x = new Matrix(t, d, this.embedScratch.subarray(0, t * d));
+    } else x = new Matrix(t, d);
+    // Plain loops: a `subarray` view per row cost more than the row's copy (≈ 2 % of a prefill).
+    const xd = x.data;
+    const e = w.embed.data;
+    const pos = w.positions?.data;
     for (let i = 0; i < t; i++) {
-      x.data.set(w.embed.rowView(ids[i]), i * d);
-      if (w.positions) {
-        const pos = w.positions.rowView(p0 + i);
-        for (let j = 0; j < d; j++) x.data[i * d + j] += pos[j];
+      const o = i * d;
+      const s = ids[i] * d;
+      for (let j = 0; j < d; j++) xd[o + j] = e[s + j];
+      if (pos) {
+        const q = (p0 + i) * d;
+        for (let j = 0; j < d; j++) xd[o + j] += pos[q + j];
       }
     }
     const positions = new Float64Array(t);
     for (let i = 0; i < t; i++) positions[i] = p0 + i;
-    if (
-      this.resident &&
+    return { x, positions };
+  }
+
+  /** Whether a step runs resident (pretrained/resident.ts, residentMla.ts); `caches` null: a forward without a state. */
+  private residentApplies(
+    t: number,
+    p0: number,
+    caches: DecodeState["caches"] | null,
+    options: RunOptions,
+    capture: ResolvedCapture,
+  ): boolean {
+    return (
+      this.resident !== undefined &&
       capture.layers.size === 0 &&
       !options.attentionOverride &&
       // MLA runs resident in its unmerged form only (an invalid form: mlaStep's error).
       (this.resident instanceof ResidentPrefill || (options.mlaForm ?? "unmerged") === "unmerged") &&
-      this.resident.applies(t, p0, state.caches, options.precision)
-    ) {
-      // A prefill-sized step with activations resident in the model's kernel arena (same bits).
-      const prec = projectionPrecision(options);
-      const r = this.resident.run(x, state.caches, positions, p0, options.precision, (h) => projectTransposed(h, w.lmHead, prec));
+      this.resident.applies(t, p0, caches, options.precision)
+    );
+  }
+
+  /** A prefill-sized step with activations resident in the model's kernel arena (same bits as layerStep's). */
+  private residentStep(caches: DecodeState["caches"] | null, ids: ArrayLike<number>, p0: number, options: RunOptions): ForwardResult {
+    const { x, positions } = this.embed(ids, p0, true);
+    const prec = projectionPrecision(options);
+    const lmHead = this.weights.lmHead;
+    const r = (this.resident as ResidentModel<unknown>).run(x, caches, positions, p0, options.precision, (h) =>
+      projectTransposed(h, lmHead, prec),
+    );
+    return { logits: r.logits, hidden: r.hidden, layers: [] };
+  }
+
+  /**
+   * Appends `ids` to the state and returns their logits (positions state.position …).
+   * @throws ValueError on an id outside [0, vocab_size) (naming it), a sequence past GPT-2's
+   *   n_positions or a sliding window; the state is unchanged when the ids are rejected.
+   */
+  step(state: DecodeState, ids: ArrayLike<number>, options: RunOptions = {}): ForwardResult {
+    const p0 = state.position;
+    const t = this.checkedIds(ids, p0);
+    const capture = resolveCapture(options.capture, this.config.numLayers);
+    if (this.residentApplies(t, p0, state.caches, options, capture)) {
+      const r = this.residentStep(state.caches, ids, p0, options);
       state.position = p0 + t;
-      return { logits: r.logits, hidden: r.hidden, layers: [] };
+      return r;
     }
+    const w = this.weights;
+    const embedded = this.embed(ids, p0);
+    const positions = embedded.positions;
+    let x = embedded.x;
     const captures: LayerCapture[] = [];
     for (let l = 0; l < w.layers.length; l++) {
       const layer = w.layers[l];

@@ -99,6 +99,8 @@ interface LayerPlan {
  */
 export class ResidentPrefill extends ResidentModel<PlacedLayer> {
   private readonly layers: LayerPlan[];
+  /** A forward without a state attends to each layer's keys and values in the arena (StepArgs.caches null). */
+  override readonly cacheFree = true;
 
   private constructor(weights: PretrainedWeights, layers: LayerPlan[]) {
     super(weights, (arena, place, glu) =>
@@ -111,6 +113,30 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
       })),
     );
     this.layers = layers;
+  }
+
+  /** The last step's cos | sin table (see `ropeTable`). */
+  private ropeKept: { rope: unknown; p0: number; t: number; tab: Float64Array } | undefined;
+
+  /**
+   * cos | sin of every row of a step at positions p0 … p0 + t − 1 (model.ts' steps) from the rope
+   * itself: rotating (1, 0) gives (1·c − 0·s, 1·s + 0·c) = (c, s). Kept from the last step with the
+   * same rope, p0 and t (a forward repeated on as many tokens: the trigonometry was ≈ 0.5 % of it).
+   */
+  private ropeTable(
+    rope: { rotateColumnsInPlace(d: Float64Array, r: number, ld: number, c0: number, p: ArrayLike<number>): void },
+    positions: Float64Array,
+    p0: number,
+    t: number,
+    dQ: number,
+  ): Float64Array {
+    const kept = this.ropeKept;
+    if (kept && kept.rope === rope && kept.p0 === p0 && kept.t === t && kept.tab.length === t * dQ) return kept.tab;
+    const tab = new Float64Array(t * dQ);
+    for (let i = 0; i < t; i++) tab.fill(1, i * dQ, i * dQ + dQ / 2);
+    rope.rotateColumnsInPlace(tab, t, dQ, 0, positions);
+    this.ropeKept = { rope, p0, t, tab };
+    return tab;
   }
 
   /** The plan for a model, or undefined when some layer is not of the eligible kind (module doc). */
@@ -150,11 +176,11 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
     return layers.length > 0 ? new ResidentPrefill(weights, layers) : undefined;
   }
 
-  /** Whether a step of t tokens runs here (the products on the WebAssembly kernels, exact caches). */
-  applies(t: number, p0: number, caches: readonly unknown[], precision: AttentionPrecisionOption | undefined): boolean {
+  /** Whether a step of t tokens runs here (the products on the WebAssembly kernels, exact caches or none). */
+  applies(t: number, p0: number, caches: readonly unknown[] | null, precision: AttentionPrecisionOption | undefined): boolean {
     if (!residentBackendOk(precision)) return false;
     for (const [l, p] of this.layers.entries()) {
-      if (!(caches[l] instanceof KVCache)) return false;
+      if (caches !== null && !(caches[l] instanceof KVCache)) return false;
       // A sliding window past its length: model.ts' path raises the error.
       if (p.a.slidingWindow !== undefined && p0 + t > p.a.slidingWindow) return false;
       const w = p.a.weights;
@@ -230,7 +256,6 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
     for (const [l, p] of this.layers.entries()) {
       const w = layers[l];
       const a = p.a;
-      const cache = caches[l] as KVCache;
       const { H, G, dQ, dK, dV } = p;
       // Input norm (model.ts: normRows, then gqaStep checks the normalized rows).
       normChecked(k, X, XN, t, d, w.inputGain, p.inputNorm.epsilon, f32);
@@ -247,12 +272,7 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
       if (rope && rope.pairing === "half" && dQ === dK && (dQ / 2) % 2 === 0) {
         // cos | sin of every row from the rope itself: rotating (1, 0) gives (1·c − 0·s, 1·s + 0·c) = (c, s).
         if (ropeOf !== rope) {
-          const tab = v64(ROPE, t * dQ);
-          for (let i = 0; i < t; i++) {
-            tab.fill(1, i * dQ, i * dQ + dQ / 2);
-            tab.fill(0, i * dQ + dQ / 2, (i + 1) * dQ);
-          }
-          rope.rotateColumnsInPlace(tab, t, dQ, 0, positions);
+          v64(ROPE, t * dQ).set(this.ropeTable(rope, positions, p0, t, dQ));
           ropeOf = rope;
         }
         k.rope_half_f64(QKV, ld, t, H + G, dQ, ROPE);
@@ -260,7 +280,10 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
         for (let h = 0; h < H; h++) rope.rotateColumnsInPlace(all, t, ld, h * dQ, positions);
         for (let g = 0; g < G; g++) rope.rotateColumnsInPlace(all, t, ld, kOff + g * dK, positions);
       }
-      // K and V straight from the block when it is finite (one pass); else append's own checks and errors.
+      // K and V straight from the block when it is finite (one pass); else append's own checks and
+      // errors. Without a state (caches null) the heads attend to these arena rows themselves: the
+      // same values a cache would hold after its append (p0 = 0), so the same bits.
+      let cache: KeysValues;
       if (dK % 2 === 0 && dV % 2 === 0 && k.all_finite(QKV, t * ld, 0)) {
         const keys: Matrix[] = [];
         const values: Matrix[] = [];
@@ -272,9 +295,16 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
           keys.push(new Matrix(t, dK, v64(kt, t * dK)));
           values.push(new Matrix(t, dV, v64(vt, t * dV)));
         }
-        cache.appendFinite(keys, values);
+        if (caches === null) cache = arenaKeysValues(keys, values);
+        else {
+          (caches[l] as KVCache).appendFinite(keys, values);
+          cache = caches[l] as KVCache;
+        }
       } else {
-        cache.append(
+        // A cache of the step's own for a forward without a state: its append raises the errors.
+        const kv = caches === null ? new KVCache({ numKvHeads: G, keyDim: dK, valueDim: dV, initialCapacity: t }) : (caches[l] as KVCache);
+        cache = kv;
+        kv.append(
           Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, kOff + g * dK, dK)),
           Array.from({ length: G }, (_, g) => columnSlice(all, t, ld, vOff + g * dV, dV)),
         );
@@ -349,7 +379,7 @@ function attendInArena(
   G: number,
   dQ: number,
   dV: number,
-  cache: KVCache,
+  cache: KeysValues,
   scale: number,
   p0: number,
   precision: AttentionPrecisionOption | undefined,
@@ -415,13 +445,38 @@ export function arenaSoftmaxPlan(
   t: number,
   nKV: number,
   d: number,
-): { scale: number; limits: Int32Array; float32: boolean } | undefined {
+): ArenaSoftmaxPlan | undefined {
   if (d % 2 !== 0) return undefined;
+  // Every layer of a step asks the same question (issue 14: resolving the options and compiling
+  // the causal mask per layer was ≈ 1 % of a prefill): the last answer is kept. Its `limits` are
+  // only read (attendHead), so sharing them is safe.
+  const m = lastPlan;
+  if (m && m.scale0 === scale && m.p0 === p0 && m.precision === precision && m.t === t && m.nKV === nKV && m.d === d) return m.plan;
   const r = resolveAttention({ kernel: { kind: "softmax", scale }, mask: { kind: "causal", offset: p0 }, precision }, t, nKV, d);
   const limits = r.mask?.prefixLimits?.();
-  if (r.kernel.kind !== "softmax" || !limits) return undefined;
-  return { scale: r.kernel.scale, limits, float32: r.precision === "float32" };
+  const plan = r.kernel.kind !== "softmax" || !limits ? undefined : { scale: r.kernel.scale, limits, float32: r.precision === "float32" };
+  lastPlan = { scale0: scale, p0, precision, t, nKV, d, plan };
+  return plan;
 }
+
+/** What `arenaSoftmaxPlan` returns: the resolved scale, each query row's key limit, float32 or not. */
+export interface ArenaSoftmaxPlan {
+  readonly scale: number;
+  readonly limits: Int32Array;
+  readonly float32: boolean;
+}
+
+let lastPlan:
+  | {
+      scale0: number;
+      p0: number;
+      precision: AttentionPrecisionOption | undefined;
+      t: number;
+      nKV: number;
+      d: number;
+      plan: ArenaSoftmaxPlan | undefined;
+    }
+  | undefined;
 
 /**
  * One head in the arena (see `attendInArena`); false when a normalizer is not in (0, ∞) or, in
@@ -456,6 +511,21 @@ export function attendHead(
   return true;
 }
 
+/**
+ * What the heads read of a layer's keys and values (an exact `KVCache` satisfies it): K_g and V_g
+ * of every cached token, `length` rows each.
+ */
+export interface KeysValues {
+  readonly length: number;
+  keys(g: number): Matrix;
+  values(g: number): Matrix;
+}
+
+/** The step's own keys and values in the arena as `KeysValues` (a forward without a state: no cache). */
+function arenaKeysValues(keys: readonly Matrix[], values: readonly Matrix[]): KeysValues {
+  return { length: keys[0].rows, keys: (g) => keys[g], values: (g) => values[g] };
+}
+
 /** b added to columns c0 … c0 + b.length − 1 of every row of a row-major block with `ld` columns. */
 function addBlockBias(data: Float64Array, rows: number, ld: number, c0: number, b: Float64Array | undefined): void {
   if (!b) return;
@@ -479,7 +549,7 @@ export function attendAllHeads(
   G: number,
   dQ: number,
   dV: number,
-  cache: KVCache,
+  cache: KeysValues,
   scale: number,
   p0: number,
   precision: AttentionPrecisionOption | undefined,
@@ -525,7 +595,7 @@ function attendAllHeadsInto(
   G: number,
   dQ: number,
   dV: number,
-  cache: KVCache,
+  cache: KeysValues,
   scale: number,
   p0: number,
   precision: AttentionPrecisionOption | undefined,

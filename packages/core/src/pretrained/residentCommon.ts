@@ -107,10 +107,16 @@ export interface LayersOut {
 export interface StepArgs<L> {
   /** The embeddings (t×d). */
   readonly x: Matrix;
-  readonly caches: readonly unknown[];
+  /**
+   * The state's per-layer caches, appended to; `null` (`NO_CACHE`): a forward from empty that keeps
+   * no state (`PretrainedModel.forward`: its result holds no caches), so each layer's new keys and
+   * values (or latent and rotary keys) stay in the arena for this one step only — the layers attend
+   * to them there, p0 is 0, and nothing is copied into a cache (the bits are those of the cached step).
+   */
+  readonly caches: readonly unknown[] | null;
   /** The t tokens' positions. */
   readonly positions: Float64Array;
-  /** Tokens already cached. */
+  /** Tokens already cached (0 when `caches` is null). */
   readonly p0: number;
   /** The attention precision option as given (the heads resolve it). */
   readonly precision: AttentionPrecisionOption | undefined;
@@ -132,6 +138,11 @@ export abstract class ResidentModel<L> {
   protected readonly placed: ResidentWeights<L>;
   /** Steps run here so far (tests check that the resident path really ran). */
   steps = 0;
+  /**
+   * Whether `layersInArena` honours `caches: null` (StepArgs: a forward that keeps no state); a
+   * model whose subclass does not keeps building empty caches for its forwards.
+   */
+  readonly cacheFree: boolean = false;
 
   protected constructor(
     weights: PretrainedWeights,
@@ -141,21 +152,25 @@ export abstract class ResidentModel<L> {
     this.placed = new ResidentWeights(weights, placeLayers);
   }
 
-  /** Whether a step of t tokens after p0 cached ones runs here. */
-  abstract applies(t: number, p0: number, caches: readonly unknown[], precision: AttentionPrecisionOption | undefined): boolean;
+  /**
+   * Whether a step of t tokens after p0 cached ones runs here; `caches` null: a forward without a
+   * state (p0 = 0, asked only when `cacheFree`).
+   */
+  abstract applies(t: number, p0: number, caches: readonly unknown[] | null, precision: AttentionPrecisionOption | undefined): boolean;
 
-  /** Every layer of a step of t = x.rows tokens in the arena (appending to the caches). */
+  /** Every layer of a step of t = x.rows tokens in the arena (appending to the caches unless they are null). */
   protected abstract layersInArena(s: StepArgs<L>): LayersOut;
 
   /**
    * One step of t tokens from the embeddings `x` (t×d): every layer, the final norm and the LM head
-   * (`projectLmHead` when the head does not fit one GEMM block). Appends to the caches.
+   * (`projectLmHead` when the head does not fit one GEMM block). Appends to the caches (none when
+   * `caches` is null: a forward without a state, see StepArgs).
    * @throws as model.ts' path: NonFiniteError naming `x` (or the latent), NumericalError for a
    *   non-finite FFN output, the caches' and attention's errors.
    */
   run(
     x: Matrix,
-    caches: readonly unknown[],
+    caches: readonly unknown[] | null,
     positions: Float64Array,
     p0: number,
     precision: AttentionPrecisionOption | undefined,
@@ -209,8 +224,7 @@ export function gemmInto64(k: Kernels, f32: boolean, a: number, w: Placed, c64: 
     return;
   }
   gemm(a, w, c32, rows);
-  const n = rows * w.n;
-  k.f64.subarray(c64 / 8, c64 / 8 + n).set(k.f32.subarray(c32 / 4, c32 / 4 + n));
+  k.widen_f32(c32, c64, rows * w.n);
 }
 
 /**
@@ -222,8 +236,7 @@ export function gemmFrom64(k: Kernels, f32: boolean, a64: number, a32: number, w
     gemm(a64, w, c, rows);
     return;
   }
-  const n = rows * w.k;
-  k.f32.subarray(a32 / 4, a32 / 4 + n).set(k.f64.subarray(a64 / 8, a64 / 8 + n));
+  k.narrow_f64(a64, a32, rows * w.k);
   gemm(a32, w, c, rows);
 }
 
@@ -284,23 +297,55 @@ export function finalNormAndHead(
 ): { logits: Matrix; hidden: Matrix } {
   const { finalGain, lmHead } = placed;
   const m64 = k.f64;
-  const ao = m64.subarray(NORM / 8, NORM / 8 + t * d);
+  const n = t * d;
   let hidden: Matrix;
-  if (fin.kind === "rms" && finalGain !== undefined && k.all_finite(X, t * d, 0)) {
-    k.rms_rows_f64(X, NORM, t, d, finalGain, fin.epsilon, 0);
-    hidden = new Matrix(t, d, ao.slice());
-  } else hidden = applyNorm(new Matrix(t, d, m64.slice(X / 8, X / 8 + t * d)), fin);
-  if (!lmHead) return { logits: projectLmHead(hidden), hidden };
-  if (f32) k.f32.subarray(XN / 4, XN / 4 + t * d).set(hidden.data);
-  else m64.subarray(XN / 8, XN / 8 + t * d).set(ao);
+  if (fin.kind === "rms" && finalGain !== undefined && k.all_finite(X, n, 0)) {
+    // float64: the norm straight into the head's A region (XN), the returned rows copied from there;
+    // float32: into NORM (float64, returned), then rounded into XN below (as the copy in rounded).
+    const dst = f32 ? NORM : XN;
+    k.rms_rows_f64(X, dst, t, d, finalGain, fin.epsilon, 0);
+    hidden = new Matrix(t, d, m64.slice(dst / 8, dst / 8 + n));
+    if (!lmHead) return { logits: projectLmHead(hidden), hidden };
+    if (f32) k.narrow_f64(NORM, XN, n);
+  } else {
+    hidden = applyNorm(new Matrix(t, d, m64.slice(X / 8, X / 8 + n)), fin);
+    if (!lmHead) return { logits: projectLmHead(hidden), hidden };
+    if (f32) k.f32.subarray(XN / 4, XN / 4 + n).set(hidden.data);
+    else m64.subarray(XN / 8, XN / 8 + n).set(hidden.data);
+  }
   gemm(XN, lmHead, LOGITS, t);
   const nOut = lmHead.n;
+  // The logits out into a fresh array the caller owns (the arena's bytes are the next step's): one
+  // copy (float64) or one widening (float32). This fresh t × vocabulary allocation (1 MiB at
+  // N = 128) is the step's largest cost outside the kernels: new pages from the allocator each time.
   const logits = new Matrix(
     t,
     nOut,
     f32 ? new Float64Array(k.f32.subarray(LOGITS / 4, LOGITS / 4 + t * nOut)) : m64.slice(LOGITS / 8, LOGITS / 8 + t * nOut),
   );
+  guardHeapTop();
   return { logits, hidden };
+}
+
+/** How many recent steps' guards `guardHeapTop` keeps (64 × 256 bytes). */
+const HEAP_GUARDS = 64;
+const heapGuards: ArrayBuffer[] = [];
+let heapGuardNext = 0;
+
+/**
+ * A small ArrayBuffer allocated right after a step's result buffers, the last `HEAP_GUARDS` kept
+ * alive (issue 14; an allocator effect, measured on Node 20 / glibc): V8 frees dead typed-array
+ * memory in batches (≈ 25 forwards' logits at once, a scavenge under external-memory pressure),
+ * glibc's free() then finds more than M_TRIM_THRESHOLD free at the top of the heap and returns it
+ * to the OS, so the next forwards' 1 MiB logits come back as fresh pages — 190–270 page faults
+ * per cache-free Llama N = 128 forward (perf stat), 0.8–1.4 ms of system time. With a live guard
+ * above each result buffer, a freed buffer is never the heap's top: malloc keeps it and hands it to
+ * a later forward (60–80 faults per forward, system time ≈ ⅓; performance.md, fifth pass). Retains
+ * ≤ 16 KiB; harmless where the allocator differs (browsers). Nothing reads the guards.
+ */
+function guardHeapTop(): void {
+  heapGuards[heapGuardNext] = new ArrayBuffer(256);
+  heapGuardNext = (heapGuardNext + 1) % HEAP_GUARDS;
 }
 
 /** A valid RMSNorm of width d (applyNorm's checks; the arena norm then needs none per call). */
@@ -327,8 +372,8 @@ export function checkFinite(v: Float64Array | Float32Array, rows: number, cols: 
  */
 export function normChecked(k: Kernels, src: number, dst: number, t: number, d: number, gain: number, epsilon: number, f32: boolean): void {
   const is32 = f32 ? 1 : 0;
-  k.rms_rows_f64(src, dst, t, d, gain, epsilon, is32);
-  if (!k.all_finite(dst, t * d, is32)) {
+  // The norm's pass also tells whether every value it wrote is finite (all_finite on dst, fused).
+  if (!k.rms_rows_f64(src, dst, t, d, gain, epsilon, is32)) {
     checkFinite(f32 ? k.f32.subarray(dst / 4, dst / 4 + t * d) : k.f64.subarray(dst / 8, dst / 8 + t * d), t, d);
   }
 }

@@ -294,7 +294,8 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
     for (const [l, p] of this.layers.entries()) {
       const w = layers[l];
       const a = p.a;
-      const cache = caches[l] as LatentCache;
+      // Never null here: `cacheFree` is false (model.ts builds empty latent caches for a forward).
+      const cache = (caches as readonly unknown[])[l] as LatentCache;
       const { H, nope } = p;
       const dQh = nope + p.dR;
       // Input norm; mlaStep checks the normalized rows (assertFinite(xn, "x")).

@@ -1,5 +1,5 @@
 import { randomMatrix, streamFor, wasmSimdAvailable } from "@randattn/core";
-import { fusedSoftmaxAttention, kernelWat, simdExpScaled } from "@randattn/core/internal";
+import { fusedSoftmaxAttention, kernelWat, simdExpScaled, simdShiftRowsExp } from "@randattn/core/internal";
 import { describe, expect, it } from "vitest";
 
 // The `rowShift: "bound"` form of the fused driver (softmaxWasm.ts) and its exp pass
@@ -112,7 +112,11 @@ describe("the exp of the bound form: 2^(y/2048) with y = x·2048/ln 2", () => {
 
   it("gives the same bits on the fast path and on the clamped path (a group of 8 with one lane out of range)", () => {
     const s = streamFor(14, "simd-exp-scaled", "paths");
-    const ys = Float64Array.from({ length: 8 * 4096 }, () => -40 * Y * s.uniform());
+    // Most in softmax's range, an eighth around the fast path's lower end −668.84 nats (−707 … −600) on near-integers
+    // (tiny u: 2^e·hi·p underflows there on the fast path, wat.ts EXP_FAST_LO).
+    const ys = Float64Array.from({ length: 8 * 4096 }, (_, i) =>
+      i % 8 === 7 ? Math.round(-(600 + 107 * s.uniform()) * Y) + (s.uniform() - 0.5) * 2 ** -(i % 40) : -40 * Y * s.uniform(),
+    );
     const fast = simdExpScaled(ys);
     const mixed = ys.slice();
     for (let i = 3; i < mixed.length; i += 8) mixed[i] = i % 16 === 3 ? Number.NEGATIVE_INFINITY : -720 * Y;
@@ -122,6 +126,50 @@ describe("the exp of the bound form: 2^(y/2048) with y = x·2048/ln 2", () => {
     expect(same).toBe(true);
     expect(slow[3]).toBe(0);
     expect(slow[11]).toBeGreaterThan(0); // e^−720, subnormal
+  });
+});
+
+describe("the check-free loop of the exp pass (rows whose caller promises |s| ≤ m, m ≤ 334.1 nats)", () => {
+  // softmax_shift_rows_f64 with sym = 1 skips the per-group range test on rows with m ≤ 987000
+  // (units of ln2/2048): there s − m ∈ [−2m, 0] lies inside the fast range (wat.ts SHIFT_CHECK_FREE_MAX).
+  const ms = [0, 1, 2048, Math.ceil(30 * Y), Math.ceil(300 * Y), 986999, 987000, 987001, 1500000];
+  const cols = 1003; // 8-wide loop, a pair and the odd one
+  const s = streamFor(14, "check-free", "s");
+  const S = new Float64Array(ms.length * cols);
+  ms.forEach((m, r) => {
+    const row = S.subarray(r * cols, (r + 1) * cols);
+    for (let c = 0; c < cols; c++) row[c] = m * (2 * s.uniform() - 1);
+    // The ends of the promise, half-integers (rounding ties) and near-integers with tiny u.
+    row.set([-m, m, -m + 0.5, 0.5 - m, -Math.round(m / 3) + 2 ** -30, Math.round(m / 7) - 2 ** -40, 0, -0], 0);
+    for (let c = 8; c < 24; c++) row[c] = Math.max(-m, Math.round(row[c]) + (c % 2 === 0 ? 0.5 : 2 ** -(c + 10)));
+  });
+  const M = Float64Array.from(ms);
+
+  it("gives the same bits and row sums as the checked loop over the whole promised range [−m, m]", () => {
+    const free = simdShiftRowsExp(S, ms.length, cols, M, true);
+    const checked = simdShiftRowsExp(S, ms.length, cols, M, false);
+    let same = 0;
+    for (let i = 0; i < S.length; i++) if (Object.is(free.weights[i], checked.weights[i])) same++;
+    expect(same).toBe(S.length);
+    expect(Array.from(free.sums)).toEqual(Array.from(checked.sums));
+    // Not vacuous: the extreme s = −m of the largest check-free row is e^−668, still normal.
+    expect(free.weights[6 * cols]).toBeGreaterThan(2 ** -1022);
+    expect(free.weights[6 * cols]).toBeLessThan(2 ** -960);
+  });
+
+  it("runs only under the promise and up to 334.1 nats (a −∞ logit, outside the promise, reads NaN there)", () => {
+    // −∞ is no |s| ≤ m: the check-free loop computes NaN for it where the checked loop gives 0 —
+    // which shows which loop ran each row.
+    const rows = [1000, 987000, 987001];
+    const T = new Float64Array(rows.length * 16);
+    for (let i = 0; i < T.length; i++) T[i] = -(i % 13) * 100;
+    for (let r = 0; r < rows.length; r++) T[r * 16 + 5] = Number.NEGATIVE_INFINITY;
+    const free = simdShiftRowsExp(T, rows.length, 16, Float64Array.from(rows), true);
+    const checked = simdShiftRowsExp(T, rows.length, 16, Float64Array.from(rows), false);
+    expect(free.weights[5]).toBeNaN();
+    expect(free.weights[16 + 5]).toBeNaN();
+    expect(free.weights[32 + 5]).toBe(0);
+    for (const r of [0, 1, 2]) expect(checked.weights[r * 16 + 5]).toBe(0);
   });
 });
 
@@ -207,6 +255,27 @@ describe('fusedSoftmaxAttention with rowShift "bound" (the default for float64, 
     rows.forEach((r, t) => {
       for (let cc = 0; cc < dV; cc++) expect(Object.is(c.out[t * dV + cc], a.out[r * dV + cc])).toBe(true);
     });
+  });
+
+  it("serves rows whose smallest logit is −m (check-free loop) and rows above 334 nats (checked loop) as the formula says", () => {
+    // Row r: q = (a_r, 0) against keys ±(b, 0) and small ones, so the logits reach both ends ±ab of
+    // the bound (Cauchy–Schwarz and the coordinate bound are both ab): s − m ≈ −2ab at the key −(b, 0).
+    const dd = 2;
+    const keys = new Float64Array(2 * 300);
+    keys.set([20, 0, -20, 0]);
+    const s = streamFor(14, "bound", "ends");
+    for (let j = 2; j < 300; j++) keys.set([s.uniform() - 0.5, s.uniform() - 0.5], 2 * j);
+    const vals = randomMatrix(300, 3, {}, [14, "bound", "ev"]).data;
+    // ab = 100, 330 (check-free: bound ≤ 334.1 nats), 340 and 600 nats (checked; e^−2ab underflows).
+    const qs = Float64Array.from([5, 0, 16.5, 0, 17, 0, 30, 0]);
+    const b = run(qs, keys, vals, 4, 300, dd, 3, 1, "bound");
+    const m = run(qs, keys, vals, 4, 300, dd, 3, 1, "max");
+    const ref = literal(qs, keys, vals, 4, 300, dd, 3, 1);
+    for (let i = 0; i < 12; i++) expect(Math.abs(b.out[i] - ref[i])).toBeLessThan(1e-13);
+    for (let i = 0; i < 4; i++) {
+      expect(b.rowMax[i]).toBeGreaterThan(m.rowMax[i]); // served by the bound form, not recomputed
+      expect(Math.abs(Math.log(b.normalizer[i]) + b.rowMax[i] - (Math.log(m.normalizer[i]) + m.rowMax[i]))).toBeLessThan(1e-13);
+    }
   });
 
   it("recomputes with the row max, bit for bit, a row whose bound is far above its max or above 1024", () => {

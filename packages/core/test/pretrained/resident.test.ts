@@ -42,6 +42,65 @@ describe.each([
       expect(resident?.steps).toBe(before + 2);
     },
   );
+  it.each(["float64", "float32"] as const)(
+    "a forward without a state (no caches: keys and values stay in the arena) has the cached step's bits (%s)",
+    (precision) => {
+      const resident = (model as unknown as { resident?: { steps: number; cacheFree: boolean } }).resident;
+      expect(resident?.cacheFree).toBe(true);
+      const before = resident?.steps ?? Number.NaN;
+      const fwd = model.forward(ids, { precision });
+      expect(resident?.steps).toBe(before + 1);
+      const state = model.createState();
+      const cached = model.step(state, ids, { precision });
+      const ref = model.forward(ids, { precision, ...declined });
+      for (const r of [cached, ref]) {
+        expect(Array.from(fwd.logits.data)).toEqual(Array.from(r.logits.data));
+        expect(Array.from(fwd.hidden.data)).toEqual(Array.from(r.hidden.data));
+      }
+      // The logits and hidden rows are the caller's own: a later forward does not overwrite them.
+      const kept = Array.from(fwd.logits.data);
+      model.forward(ids.slice(0, 20), { precision });
+      expect(Array.from(fwd.logits.data)).toEqual(kept);
+    },
+  );
+});
+
+describe("resident forward without a state on bad keys or values", () => {
+  it("raises the cached step's error (keys overflowing to ±∞) and the per-sublayer path's", () => {
+    const base = loadPretrained(shipped);
+    const layers = base.weights.layers.map((l, i) => {
+      if (i !== 2 || l.attention.kind !== "gqa") return l;
+      const w = l.attention.weights;
+      // The normalized rows ≈ 1e300 (finite), K_1 = X_n W_K scaled by 1e12 overflows to ±∞.
+      const keys = w.keys.map((k, g) =>
+        g === 1
+          ? new Matrix(
+              k.rows,
+              k.cols,
+              k.data.map((v) => v * 1e12),
+            )
+          : k,
+      );
+      const inputNorm = { ...l.inputNorm, gain: (l.inputNorm as { gain: Float64Array }).gain.map((v) => v * 1e300) };
+      return { ...l, inputNorm, attention: { ...l.attention, weights: { ...w, keys } } };
+    });
+    const model = new PretrainedModel(base.config, { ...base.weights, layers });
+    const ids = Array.from({ length: 24 }, (_, i) => (i * 29 + 3) % model.vocabSize);
+    const message = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return `${(e as Error).name}: ${(e as Error).message}`;
+      }
+      return "no error";
+    };
+    const resident = (model as unknown as { resident?: { steps: number } }).resident;
+    const fwd = message(() => model.forward(ids));
+    expect(resident?.steps).toBe(1);
+    expect(fwd).toMatch(/^NonFiniteError: keys\[1\]/);
+    expect(fwd).toBe(message(() => model.step(model.createState(), ids)));
+    expect(fwd).toBe(message(() => model.forward(ids, declined)));
+  });
 });
 
 describe("resident prefill outside float32's safe range", () => {
@@ -82,6 +141,20 @@ describe("watModel kernels equal the JavaScript loops they replace", () => {
   const k = arena.k;
   const rows = 7;
 
+  it("widen_f32 and narrow_f64 are the Float32Array ↔ Float64Array copies (rounding, ±∞, NaN, −0, subnormals)", () => {
+    const special = [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN, -0, 1e-40, -3e-45, 1e39, -1e39, 2 ** -149];
+    for (const n of [0, 3, 4, 13, 64]) {
+      const x = gauss(n, 1e3);
+      for (let i = 0; i < Math.min(n, special.length); i++) x[(i * 5) % n] = special[i];
+      const [A, B, C] = arena.frame([n * 8 + 16, n * 4 + 16, n * 8 + 16]);
+      k.f64.set(x, A / 8);
+      k.narrow_f64(A, B, n);
+      expect(Array.from(k.f32.subarray(B / 4, B / 4 + n))).toEqual(Array.from(Float32Array.from(x)));
+      k.widen_f32(B, C, n);
+      expect(Array.from(k.f64.subarray(C / 8, C / 8 + n))).toEqual(Array.from(Float64Array.from(Float32Array.from(x))));
+    }
+  });
+
   it("rms_rows_f64 (float64 and float32 out) is rmsNormRowsInto", () => {
     for (const cols of [64, 15]) {
       const x = gauss(rows * cols, 3);
@@ -91,10 +164,28 @@ describe("watModel kernels equal the JavaScript loops they replace", () => {
       const [X, Gn, O] = arena.frame([x.byteLength, gain.byteLength, x.byteLength]);
       k.f64.set(x, X / 8);
       k.f64.set(gain, Gn / 8);
-      k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 0);
+      expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 0)).toBe(1);
       expect(Array.from(k.f64.subarray(O / 8, O / 8 + rows * cols))).toEqual(Array.from(ref));
-      k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 1);
+      expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 1)).toBe(1);
       expect(Array.from(k.f32.subarray(O / 4, O / 4 + rows * cols))).toEqual(Array.from(ref, Math.fround));
+      // Its finiteness answer is all_finite's on what it wrote: a gain of 1e300 overflows float32 only
+      // (in each row position: the four-row groups, the last rows, the vector and the odd tail).
+      for (const at of [0, cols - 1, 5 * cols + 2, rows * cols - 1]) {
+        const g = gain.slice();
+        g[at % cols] = 1e300;
+        k.f64.set(g, Gn / 8);
+        expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 0)).toBe(1);
+        expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 1)).toBe(0);
+        expect(k.all_finite(O, rows * cols, 1)).toBe(0);
+        k.f64.set(gain, Gn / 8);
+        const y = x.slice();
+        y[at] = Number.POSITIVE_INFINITY;
+        k.f64.set(y, X / 8);
+        expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 0)).toBe(0);
+        expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 1)).toBe(0);
+        k.f64.set(x, X / 8);
+      }
+      expect(k.rms_rows_f64(X, O, rows, cols, Gn, 1e-6, 1)).toBe(1);
     }
   });
 
