@@ -109,6 +109,12 @@ export interface Kernels {
     ldy: number,
     dv: number,
   ) => void;
+  /**
+   * The exp pass of one prefix-masked (causal) block, no −∞ written (wat.ts `softmax_prefix_f64` /
+   * `_f32`): row r allows keys c < m[r] on entry; m[r] (row max), l[r] and S ← exp(S − m) out.
+   */
+  softmax_prefix_f64: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
+  softmax_prefix_f32: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
   /** Model-step passes of `watModel.ts` (pretrained/resident.ts). */
   /** Returns 1 when every value written is finite (see watModel.ts). */
   rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => number;

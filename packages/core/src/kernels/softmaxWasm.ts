@@ -28,7 +28,7 @@
  * `FUSED_MAX_BYTES` return `false` so the caller can take its JavaScript path.
  */
 import { F32_NR, F64_NR, KERNEL_RESERVED_BYTES } from "./wat.js";
-import { ensureKernelMemory, getKernels, getKernelBackend, wasmSimdAvailable } from "./gemm.js";
+import { type Kernels, ensureKernelMemory, getKernels, getKernelBackend, wasmSimdAvailable } from "./gemm.js";
 import { attentionInFloat32Range } from "./range32.js";
 
 const EMPTY = new Float64Array(0);
@@ -203,10 +203,81 @@ function rowShiftBounds(
 
 const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
 
-/** Query rows per block under a prefix mask in the materialized form (see `fusedSoftmaxAttention`). */
-const PREFIX_QUERY_BLOCK = 32;
+/**
+ * Query rows per block under a prefix mask in the materialized form (see `fusedSoftmaxAttention`),
+ * at most: with causal limits a block of B rows computes keys up to its last row's limit, so a
+ * prefill of N rows computes ≈ (1 + B/N)/2 of the N × N scores — in the two products and (the
+ * masked tail of each row is skipped there) in the exp pass. `prefixQueryBlock` picks B.
+ */
+export const PREFIX_QUERY_BLOCK = 32;
+
+/**
+ * B for N_KV keys: 16 up to 512 keys (56 % of the square at N = 128, where 32 rows took 62.5 %;
+ * four of the GEMM's 4-row tiles, so the products lose nothing to edge tiles), else 32 — where
+ * (1 + B/N)/2 is ≈ ½ either way and each block streams all K and V panels, which halving B would
+ * stream twice as often. Each row's result does not depend on B (see `prefixAttentionBlock`).
+ */
+export function prefixQueryBlock(nKV: number): number {
+  return nKV <= 512 ? 16 : PREFIX_QUERY_BLOCK;
+}
 /** Key-width granularity of that skipping: a multiple of the softmax loops' step (8 f64, 16 f32) dividing KC. */
 const PREFIX_KEY_STEP = 16;
+
+/**
+ * One block of `rows` query rows of the prefix-mask materialized form (the causal prefill): keys
+ * [0, hi), hi = the block's largest limit rounded up to `PREFIX_KEY_STEP` (or N_KV), S = Q_blk Kᵀ
+ * on them, the exp pass with row r allowing keys j < limits[i0 + r] (`softmax_prefix_f64` / `_f32`:
+ * m, l and S ← exp(S − m), zeros past the limit, no −∞ written), then Y_blk += S V in KC-deep
+ * slices from key 0. Y (rows × dV at yAddr) must be zero on entry; m and l (float64, rows each)
+ * are written. Byte addresses; the scaled queries at qAddr (row stride d), K panels by rows at
+ * kAddr, V panels by columns (depth N_KV) at vAddr, the score tile at sAddr (row stride ldS ≥ hi).
+ * Shared by `fusedSoftmaxAttention` and the resident prefills (pretrained/resident.ts attendHead),
+ * so the two give the same bits. Each row's result is independent of the blocking: the rounding of
+ * hi keeps the exp's groups and the product's slices aligned from key 0, and the skipped columns
+ * (all exp(−∞) = 0 in the full-width form) would only have added +0.
+ */
+export function prefixAttentionBlock(
+  k: Kernels,
+  f32: boolean,
+  qAddr: number,
+  kAddr: number,
+  vAddr: number,
+  sAddr: number,
+  ldS: number,
+  yAddr: number,
+  mAddr: number,
+  lAddr: number,
+  rows: number,
+  limits: Int32Array,
+  i0: number,
+  nKV: number,
+  d: number,
+  dV: number,
+): void {
+  const m64 = k.f64;
+  const mOff = mAddr / 8;
+  let hi = 0;
+  for (let r = 0; r < rows; r++) {
+    const lim = limits[i0 + r];
+    m64[mOff + r] = Math.max(lim, 0); // the kernel's input: row r's limit
+    if (lim > hi) hi = lim;
+  }
+  hi = hi <= 0 ? 0 : Math.min(nKV, roundUp(hi, PREFIX_KEY_STEP));
+  if (hi === 0) {
+    m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
+    m64.fill(0, lAddr / 8, lAddr / 8 + rows);
+    return;
+  }
+  const es = f32 ? 4 : 8;
+  const NR = f32 ? F32_NR : F64_NR;
+  const gemm = f32 ? k.gemm_f32_ra : k.gemm_f64_ra;
+  gemm(qAddr, d, kAddr, d, sAddr, ldS, rows, hi, d, 0);
+  (f32 ? k.softmax_prefix_f32 : k.softmax_prefix_f64)(sAddr, rows, hi, ldS, mAddr, lAddr);
+  for (let p0 = 0; dV > 0 && p0 < hi; p0 += KC) {
+    const kc = Math.min(KC, hi - p0);
+    gemm(sAddr + p0 * es, ldS, vAddr + p0 * NR * es, nKV, yAddr, dV, rows, dV, kc, 1);
+  }
+}
 
 /** The `TileMask` of a row-prefix mask: query i may attend to keys j < limit[i] (causal, padding). */
 export function prefixTileMask(limit: Int32Array): TileMask {
@@ -310,10 +381,10 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   if (scores && !materialized) throw new Error("fusedSoftmaxAttention: scores need the materialized form");
   const rowsDefault = materialized ? Math.floor(ROW_BLOCK_BYTES / (es * nKV)) : 128;
   // A prefix mask in the materialized form: each query block stops at its largest allowed key. With
-  // causal limits growing by one per row, blocks of PREFIX_QUERY_BLOCK rows compute ≈ (1 + B/N)/2
+  // causal limits growing by one per row, blocks of B = prefixQueryBlock(N_KV) rows compute ≈ (1 + B/N)/2
   // of the N_Q × N_KV scores; the row results do not depend on the blocking.
   const limits = materialized && !scores ? mask?.prefixLimits?.() : undefined;
-  const qbDefault = Math.min(limits ? PREFIX_QUERY_BLOCK : 256, Math.max(4, rowsDefault - (rowsDefault % 4)));
+  const qbDefault = Math.min(limits ? prefixQueryBlock(nKV) : 256, Math.max(4, rowsDefault - (rowsDefault % 4)));
   const qb = Math.max(1, Math.min(nQ, spec.queryBlock ?? qbDefault));
   const nKVp = roundUp(nKV, NR);
   const dVp = roundUp(Math.max(dV, 1), NR);
@@ -365,29 +436,8 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
     m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
     m64.fill(0, lOff, lOff + rows);
     if (dV > 0) mem.fill(0, yOff, yOff + rows * dV);
-    if (limits) {
-      // Keys [0, hi) only, hi = the block's largest limit rounded up to PREFIX_KEY_STEP (or N_KV);
-      // within them row r allows j < limit. The rounding keeps every row's bits those of the full
-      // width (so independent of the blocking, as attentionParallel's splits need): the exp/sum
-      // loops of softmax_rows take 8 (f64) or 16 (f32) entries per step from column 0 and the A V
-      // product runs over KC-deep slices from key 0, so the skipped columns, all exp(−∞) = 0,
-      // would only have added +0 to the same partial sums.
-      let hi = 0;
-      for (let r = 0; r < rows; r++) hi = Math.max(hi, limits[i0 + r]);
-      hi = hi <= 0 ? 0 : Math.min(nKV, roundUp(hi, PREFIX_KEY_STEP));
-      if (hi > 0) {
-        gemm(qAddr, d, kAddr, d, sAddr, ldS, rows, hi, d, 0);
-        for (let r = 0; r < rows; r++) {
-          const lim = Math.max(0, limits[i0 + r]);
-          if (lim < hi) mem.fill(Number.NEGATIVE_INFINITY, sOff + r * ldS + lim, sOff + r * ldS + hi);
-        }
-        softmax(sAddr, rows, hi, ldS, mAddr, lAddr, yAddr, dV, dV);
-        for (let p0 = 0; dV > 0 && p0 < hi; p0 += KC) {
-          const kc = Math.min(KC, hi - p0);
-          gemm(sAddr + p0 * es, ldS, vAddr + p0 * NR * es, nKV, yAddr, dV, rows, dV, kc, 1);
-        }
-      }
-    }
+    // A prefix mask: keys [0, hi) of the block only (`prefixAttentionBlock`).
+    if (limits) prefixAttentionBlock(k, f32, qAddr, kAddr, vAddr, sAddr, ldS, yAddr, mAddr, lAddr, rows, limits, i0, nKV, d, dV);
     for (let j0 = 0; !limits && j0 < nKV; j0 += kb) {
       const w = Math.min(kb, nKV - j0);
       const status = mask ? mask.tile(i0, i0 + rows, j0, j0 + w, tmask!) : 1;

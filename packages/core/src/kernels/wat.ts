@@ -1028,6 +1028,8 @@ export function kernelWat(): string {
     rowsAffineExpFunction(),
     rowsAffinePanelsFunction(),
     ...modelKernelFunctions(),
+    softmaxPrefixRowsFunction(),
+    softmaxPrefixRowsF32Function(),
     ")",
     "",
   ].join("\n");
@@ -1142,6 +1144,241 @@ function rowsAffinePanelsFunction(): string {
   );
   L.push("(local.set $p (i32.add (local.get $p) (i32.const 32))) (local.set $q (i32.add (local.get $q) (local.get $st))) (br $vloop)))");
   L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * The exp loop of `softmax_prefix_*` over the groups of `W` columns below `cEnd` (a local; from c =
+ * 0, row start `$row`): the groups wholly below the row's limit `$lim` by `body(false)` in a loop
+ * with no other test (the loop of `softmax_rows_*`), then the one group straddling the limit by
+ * `body(true)` (its lanes ≥ lim cleared), then zero stores for the groups past it. `body` reads
+ * and writes 64 bytes at `$q`; `$c` and `$q` advance by W columns per group.
+ */
+function groupLoops(L: string[], W: number, cEnd: string, zero: string, body: (masked: boolean) => string[]): void {
+  L.push(`(local.set $full (i32.and (local.get $lim) (i32.const ${-W})))`);
+  L.push(`(if (i32.gt_s (local.get $full) (local.get ${cEnd})) (then (local.set $full (local.get ${cEnd}))))`);
+  L.push("(local.set $q (local.get $row))");
+  const next = `(local.set $q (i32.add (local.get $q) (i32.const 64))) (local.set $c (i32.add (local.get $c) (i32.const ${W})))`;
+  L.push(`(block $g${W}done (loop $g${W}loop (br_if $g${W}done (i32.ge_s (local.get $c) (local.get $full)))`);
+  L.push(...body(false));
+  L.push(`${next} (br $g${W}loop)))`);
+  L.push(`(if (i32.and (i32.lt_s (local.get $c) (local.get ${cEnd})) (i32.lt_s (local.get $c) (local.get $lim))) (then`);
+  L.push(...body(true));
+  L.push(`${next}))`);
+  L.push(`(block $z${W}done (loop $z${W}loop (br_if $z${W}done (i32.ge_s (local.get $c) (local.get ${cEnd})))`);
+  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) ${zero})`);
+  L.push(`${next} (br $z${W}loop)))`);
+}
+
+/** Lane offsets (as floats) of the four vectors of an 8-wide f64 group / 16-wide f32 group. */
+const laneIndex = (ty: "f64" | "f32", u: number) =>
+  ty === "f64" ? `(v128.const f64x2 ${2 * u} ${2 * u + 1})` : `(v128.const f32x4 ${4 * u} ${4 * u + 1} ${4 * u + 2} ${4 * u + 3})`;
+
+/**
+ * `softmax_prefix_f64(sp, rows, cols, ld, mp, lp)`: the exp pass of one block of a prefix-masked
+ * (causal, padding) materialized attention without writing a single −∞ (issue 14): row r of the
+ * logit tile S (rows × cols at sp, row stride ld) allows the keys c < lim[r], lim[r] read from
+ * mp[r] (an integer-valued float64, clamped to [0, cols]); then
+ *   m[r] ← max_{c < lim} S[r,c];  S[r,c] ← exp(S[r,c] − m[r]) for c < lim, 0 for lim ≤ c < cols;
+ *   l[r] ← Σ_c S[r,c]   (m = −∞, l = 0 and a zero row where no allowed logit is finite).
+ * The same bits as `softmax_rows_f64` on a fresh tile (m = −∞, l = 0) whose masked logits were set
+ * to −∞ — the former prefix path — by construction: the same groups from column 0 (the max in 4s,
+ * pairs, the odd one; the exp in 8s through `expFast`, pairs and the odd one through `expInline`,
+ * the same two accumulators), a group that straddles lim computed whole with its lanes ≥ lim
+ * cleared afterwards (exp(−∞) = +0 there before; a cleared lane, whatever its logit, adds the
+ * same +0), and the groups past lim skipped and stored as zeros (adding +0 vectors left the sums
+ * unchanged). What is saved: the JavaScript −∞ fills (one per row), the max over and the exp of
+ * the masked entries (a causal 16-row block's rows average 8 masked columns, 32-row blocks 16),
+ * and the slow exp path every group holding a −∞ took.
+ */
+function softmaxPrefixRowsFunction(): string {
+  const L: string[] = [];
+  const negInf = "(v128.const f64x2 -inf -inf)";
+  const zero = "(v128.const f64x2 0 0)";
+  const at = () => "(i32.add (local.get $row) (i32.shl (local.get $c) (i32.const 3)))";
+  const keep = (u: number) =>
+    `(f64x2.lt (f64x2.add (f64x2.splat (f64.convert_i32_s (local.get $c))) ${laneIndex("f64", u)}) (local.get $limv))`;
+  L.push(
+    '(func $softmax_prefix_f64 (export "softmax_prefix_f64") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32)',
+  );
+  L.push(
+    `(local $r i32) (local $row i32) (local $c i32) (local $q i32) (local $full i32) (local $lim i32) (local $c8 i32) (local $c4 i32) (local $c2 i32) (local $vm v128) (local $vs v128) (local $limv v128) ${V4_LOCALS} ${EXP_LOCALS}`,
+  );
+  L.push("(local $t f64) (local $sum f64) (local $shift v128)");
+  L.push("(local.set $c8 (i32.and (local.get $cols) (i32.const -8)))");
+  L.push("(local.set $c4 (i32.and (local.get $cols) (i32.const -4)))");
+  L.push("(local.set $c2 (i32.and (local.get $cols) (i32.const -2)))");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop");
+  L.push("(br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $row (i32.add (local.get $sp) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $lim (i32.trunc_sat_f64_s (f64.load (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8))))))");
+  L.push("(if (i32.lt_s (local.get $lim) (i32.const 0)) (then (local.set $lim (i32.const 0))))");
+  L.push("(if (i32.gt_s (local.get $lim) (local.get $cols)) (then (local.set $lim (local.get $cols))))");
+  L.push("(local.set $limv (f64x2.splat (f64.convert_i32_s (local.get $lim))))");
+  // Row max over c < lim: 4s (two running maxima), pairs, the odd last column — softmax_rows_f64's
+  // groups, a straddling group's lanes ≥ lim replaced by −∞ (pmax skips a NaN logit as there).
+  L.push(`(local.set $vm ${negInf}) (local.set $vs ${negInf}) (local.set $c (i32.const 0))`);
+  L.push(
+    "(block $m4done (loop $m4loop (br_if $m4done (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $c4))))",
+  );
+  L.push(`(local.set $x0 (v128.load ${at()})) (local.set $x1 (v128.load offset=16 ${at()}))`);
+  L.push("(if (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $lim)) (then");
+  L.push(`(local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep(0)}))`);
+  L.push(`(local.set $x1 (v128.bitselect (local.get $x1) ${negInf} ${keep(1)}))))`);
+  L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $x0))) (local.set $vs (f64x2.pmax (local.get $vs) (local.get $x1)))");
+  L.push("(local.set $c (i32.add (local.get $c) (i32.const 4))) (br $m4loop)))");
+  L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $vs)))");
+  L.push(
+    "(block $m2done (loop $m2loop (br_if $m2done (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const 2)) (local.get $c2))))",
+  );
+  L.push(`(local.set $x0 (v128.load ${at()}))`);
+  L.push(
+    `(if (i32.gt_s (i32.add (local.get $c) (i32.const 2)) (local.get $lim)) (then (local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep(0)}))))`,
+  );
+  L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $x0)))");
+  L.push("(local.set $c (i32.add (local.get $c) (i32.const 2))) (br $m2loop)))");
+  L.push("(local.set $t (f64.max (f64x2.extract_lane 0 (local.get $vm)) (f64x2.extract_lane 1 (local.get $vm))))");
+  // Only an odd cols leaves c < lim here (c = cols − 1): softmax_rows_f64's f64.max of the last column.
+  L.push(`(if (i32.lt_s (local.get $c) (local.get $lim)) (then (local.set $t (f64.max (local.get $t) (f64.load ${at()})))))`);
+  L.push("(f64.store (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8))) (local.get $t))");
+  L.push(
+    `(if (f64.eq (local.get $t) (f64.const -inf)) (then (local.set $shift ${zero})) (else (local.set $shift (f64x2.splat (local.get $t)))))`,
+  );
+  // S ← exp(S − m) over c < lim, zeros after: 8s, pairs, the odd one, as softmax_rows_f64.
+  L.push(`(local.set $vs ${zero}) (local.set $vm ${zero}) (local.set $c (i32.const 0))`);
+  groupLoops(L, 8, "$c8", zero, (masked) => {
+    const G: string[] = [];
+    for (let u = 0; u < 4; u++) G.push(`(local.set ${X4[u]} (f64x2.sub (v128.load offset=${u * 16} (local.get $q)) (local.get $shift)))`);
+    G.push(...expFast(X4, E4, false));
+    if (masked) for (let u = 0; u < 4; u++) G.push(`(local.set ${E4[u]} (v128.and (local.get ${E4[u]}) ${keep(u)}))`);
+    for (let u = 0; u < 4; u++) G.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
+    G.push("(local.set $vs (f64x2.add (local.get $vs) (f64x2.add (local.get $e0) (local.get $e1))))");
+    G.push("(local.set $vm (f64x2.add (local.get $vm) (f64x2.add (local.get $e2) (local.get $e3))))");
+    return G;
+  });
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $vm)))");
+  L.push("(block $e2done (loop $e2loop (br_if $e2done (i32.gt_s (i32.add (local.get $c) (i32.const 2)) (local.get $c2)))");
+  L.push(`(if (i32.ge_s (local.get $c) (local.get $lim)) (then (v128.store ${at()} ${zero})) (else`);
+  L.push(`(local.set $x0 (f64x2.sub (v128.load ${at()}) (local.get $shift)))`);
+  L.push(...expInline(["$x0"], ["$e0"]));
+  L.push(
+    `(if (i32.gt_s (i32.add (local.get $c) (i32.const 2)) (local.get $lim)) (then (local.set $e0 (v128.and (local.get $e0) ${keep(0)}))))`,
+  );
+  L.push(`(v128.store ${at()} (local.get $e0))`);
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $e0)))))");
+  L.push("(local.set $c (i32.add (local.get $c) (i32.const 2))) (br $e2loop)))");
+  L.push("(local.set $sum (f64.add (f64x2.extract_lane 0 (local.get $vs)) (f64x2.extract_lane 1 (local.get $vs))))");
+  L.push("(if (i32.lt_s (local.get $c) (local.get $cols)) (then");
+  L.push(`(if (i32.lt_s (local.get $c) (local.get $lim)) (then`);
+  L.push(`(local.set $x0 (f64x2.sub (v128.load64_zero ${at()}) (local.get $shift)))`);
+  L.push(...expInline(["$x0"], ["$e0"]));
+  L.push(`(f64.store ${at()} (f64x2.extract_lane 0 (local.get $e0)))`);
+  L.push("(local.set $sum (f64.add (local.get $sum) (f64x2.extract_lane 0 (local.get $e0)))))");
+  L.push(`(else (f64.store ${at()} (f64.const 0))))))`);
+  // l = Σ + 0 as softmax_rows_f64 adds the sum to the fresh l = 0 (no row: l stays 0).
+  L.push(
+    "(f64.store (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))) (select (f64.const 0) (f64.add (local.get $sum) (f64.const 0)) (f64.eq (local.get $t) (f64.const -inf))))",
+  );
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1)))");
+  L.push("(br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
+ * `softmax_prefix_f32(sp, rows, cols, ld, mp, lp)`: `softmax_prefix_f64` for a float32 tile (the
+ * float32 attention path), m and l float64 as in `softmax_rows_f32` — and the same bits as that on
+ * a fresh tile with −∞ past each row's limit: its groups from column 0 (the max in f32x4 4s, then
+ * the single columns; the exp in 16s and 4s through `expInlineF32`, then the singles; pairs of
+ * weight vectors added in float32, their sums in float64), a straddling group's lanes ≥ lim set to
+ * −∞ for the max and cleared after the exp, the groups past lim stored as zeros.
+ */
+function softmaxPrefixRowsF32Function(): string {
+  const L: string[] = [];
+  const hi = "(i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7";
+  const negInf = "(v128.const f32x4 -inf -inf -inf -inf)";
+  const zero = "(v128.const f32x4 0 0 0 0)";
+  const at = () => "(i32.add (local.get $row) (i32.shl (local.get $c) (i32.const 2)))";
+  const keep = (u: number) =>
+    `(f32x4.lt (f32x4.add (f32x4.splat (f32.convert_i32_s (local.get $c))) ${laneIndex("f32", u)}) (local.get $limv))`;
+  const widen = (v: string) => `(f64x2.add (f64x2.promote_low_f32x4 ${v}) (f64x2.promote_low_f32x4 ${hi} ${v} ${v})))`;
+  L.push(
+    '(func $softmax_prefix_f32 (export "softmax_prefix_f32") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32)',
+  );
+  L.push(
+    `(local $r i32) (local $row i32) (local $c i32) (local $q i32) (local $full i32) (local $lim i32) (local $c16 i32) (local $c4 i32) (local $vm v128) (local $vs v128) (local $a v128) (local $b v128) (local $limv v128) (local $sh32 v128) ${V4_LOCALS} ${EXP32_LOCALS}`,
+  );
+  L.push("(local $t f64) (local $sum f64)");
+  L.push("(local.set $c16 (i32.and (local.get $cols) (i32.const -16)))");
+  L.push("(local.set $c4 (i32.and (local.get $cols) (i32.const -4)))");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop");
+  L.push("(br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $row (i32.add (local.get $sp) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 4))))");
+  L.push("(local.set $lim (i32.trunc_sat_f64_s (f64.load (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8))))))");
+  L.push("(if (i32.lt_s (local.get $lim) (i32.const 0)) (then (local.set $lim (i32.const 0))))");
+  L.push("(if (i32.gt_s (local.get $lim) (local.get $cols)) (then (local.set $lim (local.get $cols))))");
+  L.push("(local.set $limv (f32x4.splat (f32.convert_i32_s (local.get $lim))))");
+  // Row max: f32x4 4s over c < lim (a straddling group's lanes ≥ lim → −∞), then single columns.
+  L.push(`(local.set $vm ${negInf}) (local.set $c (i32.const 0))`);
+  L.push(
+    "(block $m4done (loop $m4loop (br_if $m4done (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $c4))))",
+  );
+  L.push(`(local.set $x0 (v128.load ${at()}))`);
+  L.push(
+    `(if (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $lim)) (then (local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep(0)}))))`,
+  );
+  L.push("(local.set $vm (f32x4.pmax (local.get $vm) (local.get $x0)))");
+  L.push("(local.set $c (i32.add (local.get $c) (i32.const 4))) (br $m4loop)))");
+  L.push(
+    "(local.set $t (f64.promote_f32 (f32.max (f32.max (f32x4.extract_lane 0 (local.get $vm)) (f32x4.extract_lane 1 (local.get $vm))) (f32.max (f32x4.extract_lane 2 (local.get $vm)) (f32x4.extract_lane 3 (local.get $vm))))))",
+  );
+  L.push("(block $tdone (loop $tloop (br_if $tdone (i32.ge_s (local.get $c) (local.get $lim)))");
+  L.push(`(local.set $t (f64.max (local.get $t) (f64.promote_f32 (f32.load ${at()}))))`);
+  L.push("(local.set $c (i32.add (local.get $c) (i32.const 1))) (br $tloop)))");
+  L.push("(f64.store (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8))) (local.get $t))");
+  L.push(
+    `(if (f64.eq (local.get $t) (f64.const -inf)) (then (local.set $sh32 ${zero})) (else (local.set $sh32 (f32x4.splat (f32.demote_f64 (local.get $t))))))`,
+  );
+  // S ← exp32(S − m) over c < lim, zeros after: 16s, 4s, singles, as softmax_rows_f32.
+  L.push("(local.set $vs (v128.const f64x2 0 0)) (local.set $vm (v128.const f64x2 0 0)) (local.set $c (i32.const 0))");
+  groupLoops(L, 16, "$c16", zero, (masked) => {
+    const G: string[] = [];
+    for (let u = 0; u < 4; u++) G.push(`(local.set ${X4[u]} (f32x4.sub (v128.load offset=${u * 16} (local.get $q)) (local.get $sh32)))`);
+    G.push(...expInlineF32(X4, E4));
+    if (masked) for (let u = 0; u < 4; u++) G.push(`(local.set ${E4[u]} (v128.and (local.get ${E4[u]}) ${keep(u)}))`);
+    for (let u = 0; u < 4; u++) G.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
+    G.push("(local.set $a (f32x4.add (local.get $e0) (local.get $e1))) (local.set $b (f32x4.add (local.get $e2) (local.get $e3)))");
+    G.push(`(local.set $vs (f64x2.add (local.get $vs) ${widen("(local.get $a)")}))`);
+    G.push(`(local.set $vm (f64x2.add (local.get $vm) ${widen("(local.get $b)")}))`);
+    return G;
+  });
+  L.push("(block $e4done (loop $e4loop (br_if $e4done (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $c4)))");
+  L.push(`(if (i32.ge_s (local.get $c) (local.get $lim)) (then (v128.store ${at()} ${zero})) (else`);
+  L.push(`(local.set $x0 (f32x4.sub (v128.load ${at()}) (local.get $sh32)))`);
+  L.push(...expInlineF32(["$x0"], ["$e0"]));
+  L.push(
+    `(if (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $lim)) (then (local.set $e0 (v128.and (local.get $e0) ${keep(0)}))))`,
+  );
+  L.push(`(v128.store ${at()} (local.get $e0))`);
+  L.push(`(local.set $vs (f64x2.add (local.get $vs) ${widen("(local.get $e0)")}))))`);
+  L.push("(local.set $c (i32.add (local.get $c) (i32.const 4))) (br $e4loop)))");
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $vm)))");
+  L.push("(local.set $sum (f64.add (f64x2.extract_lane 0 (local.get $vs)) (f64x2.extract_lane 1 (local.get $vs))))");
+  L.push("(block $e1done (loop $e1loop (br_if $e1done (i32.ge_s (local.get $c) (local.get $cols)))");
+  L.push(`(if (i32.ge_s (local.get $c) (local.get $lim)) (then (f32.store ${at()} (f32.const 0))) (else`);
+  L.push(`(local.set $x0 (f32x4.sub (f32x4.splat (f32.load ${at()})) (local.get $sh32)))`);
+  L.push(...expInlineF32(["$x0"], ["$e0"]));
+  L.push(`(f32.store ${at()} (f32x4.extract_lane 0 (local.get $e0)))`);
+  L.push("(local.set $sum (f64.add (local.get $sum) (f64.promote_f32 (f32x4.extract_lane 0 (local.get $e0)))))))");
+  L.push("(local.set $c (i32.add (local.get $c) (i32.const 1))) (br $e1loop)))");
+  L.push(
+    "(f64.store (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))) (select (f64.const 0) (f64.add (local.get $sum) (f64.const 0)) (f64.eq (local.get $t) (f64.const -inf))))",
+  );
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1)))");
+  L.push("(br $rloop)))");
   L.push(")");
   return L.join("\n");
 }

@@ -39,7 +39,14 @@ import { KVCache } from "../cache/kv-cache.js";
 import { type Kernels, kernelBackendFor, packableOperand } from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
 import { F32_NR, F64_NR } from "../kernels/wat.js";
-import { fusedSoftmaxAttention, packPanels, useFusedSoftmax } from "../kernels/softmaxWasm.js";
+import {
+  PREFIX_QUERY_BLOCK,
+  fusedSoftmaxAttention,
+  packPanels,
+  prefixAttentionBlock,
+  prefixQueryBlock,
+  useFusedSoftmax,
+} from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
 import type { NormParams } from "../norm.js";
 import type { GqaLayerAttention, PretrainedWeights } from "./build.js";
@@ -337,12 +344,8 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
   }
 }
 
-/** Query rows per block of the arena attention: the fused driver's prefix-mask block (softmaxWasm.ts). */
-export const QUERY_BLOCK = 32;
-/** Key-width step of a block's causal limit, as the fused driver's (a multiple of the softmax loops' 8/16). */
-const KEY_STEP = 16;
-/** Depth of one A·V slice, as the fused driver's KC. */
-const AV_KC = 256;
+/** Query rows per block of the arena attention, at most (its regions' size): the fused driver's prefix-mask block (softmaxWasm.ts). */
+export const QUERY_BLOCK = PREFIX_QUERY_BLOCK;
 
 /** Byte addresses of the arena attention's regions (see `ResidentPrefill.run`). */
 export interface AttentionRegions {
@@ -357,12 +360,11 @@ export interface AttentionRegions {
 
 /**
  * All H heads of a GQA layer inside the arena: `fusedSoftmaxAttention`'s materialized prefix-mask
- * computation (softmaxWasm.ts) step for step — the same kernels (`gemm_*_ra`, `softmax_rows_*`)
- * on the same operands in the same layouts and order: scale·Q rows per 32-row block, S over keys
- * [0, hi) with hi the block's largest limit rounded up to 16, −∞ past each row's limit, the
- * online-softmax tile update, A·V in 256-deep slices, Y·(1/l) — so the same bits, but with K_g and
- * V_g packed once per KV group instead of once per query head, queries read from and Y written into
- * the arena. float32 per head exactly as the driver decides it (`attentionInFloat32Range` on the
+ * computation (softmaxWasm.ts) step for step — scale·Q rows per `prefixQueryBlock(N_KV)`-row block, then the
+ * driver's own block step (`prefixAttentionBlock`: S over keys [0, hi), hi the block's largest
+ * limit rounded up to 16, the exp pass with per-row limits, A·V in 256-deep slices), Y·(1/l) — so
+ * the same bits, but with K_g and V_g packed once per KV group instead of once per query head,
+ * queries read from and Y written into the arena. float32 per head exactly as the driver decides it (`attentionInFloat32Range` on the
  * same arguments), with its fallback to float64 on a non-finite normalizer or output. Returns false
  * (nothing usable written) where the driver would not run or a row needs attention's error path;
  * the caller then takes `attendAllHeadsInto`.
@@ -496,37 +498,14 @@ export function attendHead(
   ldOut: number,
 ): boolean {
   const es = f32 ? 4 : 8;
-  const NR = f32 ? F32_NR : F64_NR;
   const mem = f32 ? k.f32 : k.f64;
-  const m64 = k.f64;
-  const gemm = f32 ? k.gemm_f32_ra : k.gemm_f64_ra;
-  const softmax = f32 ? k.softmax_rows_f32 : k.softmax_rows_f64;
-  const ldS = nKV;
-  const sOff = R.s / es;
   const yOff = R.y / es;
-  const mOff = R.m / 8;
-  const lOff = R.l / 8;
-  for (let i0 = 0; i0 < nQ; i0 += QUERY_BLOCK) {
-    const rows = Math.min(QUERY_BLOCK, nQ - i0);
+  const qb = prefixQueryBlock(nKV);
+  for (let i0 = 0; i0 < nQ; i0 += qb) {
+    const rows = Math.min(qb, nQ - i0);
     k.scale_rows_f64(qAddr + i0 * ldQ * 8, ldQ, R.q, rows, d, scale, f32 ? 1 : 0);
-    m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
-    m64.fill(0, lOff, lOff + rows);
     mem.fill(0, yOff, yOff + rows * dV);
-    let hi = 0;
-    for (let r = 0; r < rows; r++) hi = Math.max(hi, limits[i0 + r]);
-    hi = hi <= 0 ? 0 : Math.min(nKV, roundUp(hi, KEY_STEP));
-    if (hi > 0) {
-      gemm(R.q, d, R.kp, d, R.s, ldS, rows, hi, d, 0);
-      for (let r = 0; r < rows; r++) {
-        const lim = Math.max(0, limits[i0 + r]);
-        if (lim < hi) mem.fill(Number.NEGATIVE_INFINITY, sOff + r * ldS + lim, sOff + r * ldS + hi);
-      }
-      softmax(R.s, rows, hi, ldS, R.m, R.l, R.y, dV, dV);
-      for (let p0 = 0; p0 < hi; p0 += AV_KC) {
-        const kc = Math.min(AV_KC, hi - p0);
-        gemm(R.s + p0 * es, ldS, R.vp + p0 * NR * es, nKV, R.y, dV, rows, dV, kc, 1);
-      }
-    }
+    prefixAttentionBlock(k, f32, R.q, R.kp, R.vp, R.s, nKV, R.y, R.m, R.l, rows, limits, i0, nKV, d, dV);
     if (!k.rows_normalize_out(R.y, R.l, outAddr + i0 * ldOut * 8, ldOut, rows, dV, f32 ? 1 : 0)) return false;
   }
   return true;

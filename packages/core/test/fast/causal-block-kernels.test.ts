@@ -1,0 +1,61 @@
+import { KernelArena } from "@randattn/core/internal";
+import seedrandom from "seedrandom";
+import { describe, expect, it } from "vitest";
+
+// wat.ts softmax_prefix_f64 / _f32 (the causal block's exp pass with per-row limits, no −∞ written)
+// must give exactly the bits of softmax_rows_f64 / _f32 on a fresh tile (m = −∞, l = 0) whose
+// entries past each row's limit were set to −∞ — the prefix path it replaces: S, m and l alike, for
+// limits on and off every group boundary (8/16 lanes, pairs, 4s, the odd tail), rows with no key,
+// garbage (huge, NaN) past the limit, a NaN or −∞ logit inside it. Fails on any lane mask, group or
+// summation order that differs.
+describe("softmax_prefix_* equal softmax_rows_* on the −∞-masked tile, bit for bit", () => {
+  const rng = seedrandom("softmax-prefix");
+  const arena = new KernelArena();
+  const k = arena.k;
+  const same = (a: ArrayLike<number>, b: ArrayLike<number>) => a.length === b.length && Array.from(a).every((x, i) => Object.is(x, b[i]));
+  for (const f32 of [false, true]) {
+    for (const cols of [1, 2, 3, 5, 8, 13, 16, 17, 31, 32, 48, 61, 64]) {
+      it(`${f32 ? "float32" : "float64"}, ${cols} columns`, () => {
+        const ld = cols + 3;
+        const rows = cols + 3;
+        const es = f32 ? 4 : 8;
+        const [S1, S2, M1, L1, M2, L2, Y] = arena.frame([rows * ld * es, rows * ld * es, rows * 8, rows * 8, rows * 8, rows * 8, 64]);
+        const mem = f32 ? k.f32 : k.f64; // after frame(), which may grow the memory
+        const s = Float64Array.from({ length: rows * ld }, () => 6 * (rng() - 0.5));
+        // Limits 0 … cols (every boundary), one past cols (clamped).
+        const lim = Int32Array.from({ length: rows }, (_, r) => Math.min(r, cols + 1));
+        for (let r = 0; r < rows; r++) {
+          // Past the limit: what S = Q Kᵀ computed for later keys, here garbage the kernel must ignore.
+          if (lim[r] < cols) s[r * ld + lim[r]] = r % 3 === 0 ? Number.NaN : 1e300;
+          if (r === 5 && cols > 2) s[r * ld + 1] = Number.NaN; // inside: l must come out NaN on both
+          if (r === 7 && cols > 4) s[r * ld + 2] = Number.NEGATIVE_INFINITY; // inside: weight exactly 0
+        }
+        mem.set(s, S1 / es);
+        mem.set(s, S2 / es);
+        for (let r = 0; r < rows; r++) {
+          const o = S1 / es + r * ld;
+          mem.fill(Number.NEGATIVE_INFINITY, o + Math.min(lim[r], cols), o + cols);
+        }
+        k.f64.fill(Number.NEGATIVE_INFINITY, M1 / 8, M1 / 8 + rows);
+        k.f64.fill(0, L1 / 8, L1 / 8 + rows);
+        (f32 ? k.softmax_rows_f32 : k.softmax_rows_f64)(S1, rows, cols, ld, M1, L1, Y, 0, 0);
+        k.f64.set(Float64Array.from(lim), M2 / 8);
+        k.f64.fill(7, L2 / 8, L2 / 8 + rows); // overwritten
+        (f32 ? k.softmax_prefix_f32 : k.softmax_prefix_f64)(S2, rows, cols, ld, M2, L2);
+        const tile = (p: number) => {
+          const out: number[] = [];
+          for (let r = 0; r < rows; r++) out.push(...mem.subarray(p / es + r * ld, p / es + r * ld + cols));
+          return out;
+        };
+        expect(same(tile(S2), tile(S1))).toBe(true);
+        expect(same(k.f64.subarray(M2 / 8, M2 / 8 + rows), k.f64.subarray(M1 / 8, M1 / 8 + rows))).toBe(true);
+        expect(same(k.f64.subarray(L2 / 8, L2 / 8 + rows), k.f64.subarray(L1 / 8, L1 / 8 + rows))).toBe(true);
+        // The case the comparison covers: a row with no key (m = −∞, l = 0) and real weights elsewhere.
+        expect(k.f64[M2 / 8]).toBe(Number.NEGATIVE_INFINITY);
+        expect(k.f64[L2 / 8]).toBe(0);
+        expect(k.f64[L2 / 8 + 1]).toBe(1); // one key: weight exp(0)
+        if (cols >= 2) expect(k.f64[L2 / 8 + 2]).toBeGreaterThan(1);
+      });
+    }
+  }
+});
