@@ -80,16 +80,7 @@ export class LatentCache implements LatentDecodeCache {
     } else if (rotaryKeys !== undefined) {
       throw new ShapeError("rotaryKeys", "undefined (cache has ropeDim 0)", describe(rotaryKeys));
     }
-    const t = latent.rows;
-    const start = this.record === undefined ? this.length : Math.max(this.length, Math.floor(this.record.lastPosition) + 1);
-    const record = checkFill(
-      this.record,
-      fill ?? { rotation: this.record?.rotation ?? "none", positions: Float64Array.from({ length: t }, (_, i) => start + i) },
-      t,
-    );
-    this.latentRows.append(latent);
-    if (this.rotaryRows && rotaryKeys) this.rotaryRows.append(rotaryKeys);
-    this.record = record;
+    this.write(latent, rotaryKeys, fill);
   }
 
   /**
@@ -100,12 +91,21 @@ export class LatentCache implements LatentDecodeCache {
    * @internal
    */
   appendFinite(latent: Matrix, rotaryKeys: Matrix | undefined): void {
+    this.write(latent, rotaryKeys, undefined);
+  }
+
+  /** The shared tail of `append` / `appendFinite`: the fill checked, then the rows written. */
+  private write(latent: Matrix, rotaryKeys: Matrix | undefined, fill: PositionalFill | undefined): void {
     const t = latent.rows;
-    const start = this.record === undefined ? this.length : Math.max(this.length, Math.floor(this.record.lastPosition) + 1);
-    // A plain loop (Float64Array.from with a map callback costs ≈ 1 % of a model prefill; kv-cache.ts).
-    const positions = new Float64Array(t);
-    for (let i = 0; i < t; i++) positions[i] = start + i;
-    const record = checkFill(this.record, { rotation: this.record?.rotation ?? "none", positions }, t);
+    let positionalFill = fill;
+    if (positionalFill === undefined) {
+      const start = this.record === undefined ? this.length : Math.max(this.length, Math.floor(this.record.lastPosition) + 1);
+      // A plain loop (Float64Array.from with a map callback costs ≈ 1 % of a model prefill; kv-cache.ts).
+      const positions = new Float64Array(t);
+      for (let i = 0; i < t; i++) positions[i] = start + i;
+      positionalFill = { rotation: this.record?.rotation ?? "none", positions };
+    }
+    const record = checkFill(this.record, positionalFill, t);
     this.latentRows.append(latent);
     if (this.rotaryRows && rotaryKeys) this.rotaryRows.append(rotaryKeys);
     this.record = record;

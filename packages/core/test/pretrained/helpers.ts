@@ -41,3 +41,13 @@ export function stack(ms: readonly Matrix[]): Float64Array {
   }
   return out;
 }
+
+/** "Name: message" of what `f` throws, or "no error": lets two paths' errors be compared as strings. */
+export function errorMessage(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    return `${(e as Error).name}: ${(e as Error).message}`;
+  }
+  return "no error";
+}

@@ -13,7 +13,7 @@ import { Matrix, PretrainedModel, feedForward, moeForward, selectRows, withKerne
 import type { MoeFfn } from "@randattn/core";
 import { loadPretrained } from "@randattn/core/node";
 import seedrandom from "seedrandom";
-import { fixtureDir } from "./helpers.js";
+import { errorMessage, fixtureDir } from "./helpers.js";
 
 const shipped = fileURLToPath(new URL("../../../../models/deepseek-mla-fortunes", import.meta.url));
 const declined = { attentionOverride: () => undefined };
@@ -96,20 +96,12 @@ describe("resident MLA forward without a state on bad rotary keys", () => {
     });
     const model = new PretrainedModel(base.config, { ...base.weights, layers });
     const ids = Array.from({ length: 24 }, (_, i) => (i * 29 + 3) % model.vocabSize);
-    const message = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        return `${(e as Error).name}: ${(e as Error).message}`;
-      }
-      return "no error";
-    };
     const resident = (model as unknown as WithResident).resident;
-    const fwd = message(() => model.forward(ids));
+    const fwd = errorMessage(() => model.forward(ids));
     expect(resident?.steps).toBe(1);
     expect(fwd).toMatch(/^NonFiniteError: rotaryKeys/);
-    expect(fwd).toBe(message(() => model.step(model.createState(), ids)));
-    expect(fwd).toBe(message(() => model.forward(ids, { mlaForm: "unmerged", ...declined })));
+    expect(fwd).toBe(errorMessage(() => model.step(model.createState(), ids)));
+    expect(fwd).toBe(errorMessage(() => model.forward(ids, { mlaForm: "unmerged", ...declined })));
   });
 });
 

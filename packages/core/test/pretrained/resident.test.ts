@@ -11,7 +11,7 @@ import { Matrix, PretrainedModel, Rope } from "@randattn/core";
 import { KernelArena, rmsNormRowsInto, simdExp } from "@randattn/core/internal";
 import { loadPretrained } from "@randattn/core/node";
 import seedrandom from "seedrandom";
-import { fixtureDir } from "./helpers.js";
+import { errorMessage, fixtureDir } from "./helpers.js";
 
 const shipped = fileURLToPath(new URL("../../../../models/llama-gqa-fortunes", import.meta.url));
 const declined = { attentionOverride: () => undefined };
@@ -86,20 +86,12 @@ describe("resident forward without a state on bad keys or values", () => {
     });
     const model = new PretrainedModel(base.config, { ...base.weights, layers });
     const ids = Array.from({ length: 24 }, (_, i) => (i * 29 + 3) % model.vocabSize);
-    const message = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        return `${(e as Error).name}: ${(e as Error).message}`;
-      }
-      return "no error";
-    };
     const resident = (model as unknown as { resident?: { steps: number } }).resident;
-    const fwd = message(() => model.forward(ids));
+    const fwd = errorMessage(() => model.forward(ids));
     expect(resident?.steps).toBe(1);
     expect(fwd).toMatch(/^NonFiniteError: keys\[1\]/);
-    expect(fwd).toBe(message(() => model.step(model.createState(), ids)));
-    expect(fwd).toBe(message(() => model.forward(ids, declined)));
+    expect(fwd).toBe(errorMessage(() => model.step(model.createState(), ids)));
+    expect(fwd).toBe(errorMessage(() => model.forward(ids, declined)));
   });
 });
 
