@@ -64,6 +64,7 @@ import {
   ffnOutputError,
   gluInArena,
   normChecked,
+  RopeTables,
   residentBackendOk,
   roundUp,
 } from "./residentCommon.js";
@@ -115,29 +116,8 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
     this.layers = layers;
   }
 
-  /** The last step's cos | sin table (see `ropeTable`). */
-  private ropeKept: { rope: unknown; p0: number; t: number; tab: Float64Array } | undefined;
-
-  /**
-   * cos | sin of every row of a step at positions p0 … p0 + t − 1 (model.ts' steps) from the rope
-   * itself: rotating (1, 0) gives (1·c − 0·s, 1·s + 0·c) = (c, s). Kept from the last step with the
-   * same rope, p0 and t (a forward repeated on as many tokens: the trigonometry was ≈ 0.5 % of it).
-   */
-  private ropeTable(
-    rope: { rotateColumnsInPlace(d: Float64Array, r: number, ld: number, c0: number, p: ArrayLike<number>): void },
-    positions: Float64Array,
-    p0: number,
-    t: number,
-    dQ: number,
-  ): Float64Array {
-    const kept = this.ropeKept;
-    if (kept && kept.rope === rope && kept.p0 === p0 && kept.t === t && kept.tab.length === t * dQ) return kept.tab;
-    const tab = new Float64Array(t * dQ);
-    for (let i = 0; i < t; i++) tab.fill(1, i * dQ, i * dQ + dQ / 2);
-    rope.rotateColumnsInPlace(tab, t, dQ, 0, positions);
-    this.ropeKept = { rope, p0, t, tab };
-    return tab;
-  }
+  /** The last step's cos | sin table (residentCommon.ts `RopeTables`). */
+  private readonly ropeTables = new RopeTables();
 
   /** The plan for a model, or undefined when some layer is not of the eligible kind (module doc). */
   static plan(
@@ -272,7 +252,7 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
       if (rope && rope.pairing === "half" && dQ === dK && (dQ / 2) % 2 === 0) {
         // cos | sin of every row from the rope itself: rotating (1, 0) gives (1·c − 0·s, 1·s + 0·c) = (c, s).
         if (ropeOf !== rope) {
-          v64(ROPE, t * dQ).set(this.ropeTable(rope, positions, p0, t, dQ));
+          v64(ROPE, t * dQ).set(this.ropeTables.get(rope, dQ, "half", positions));
           ropeOf = rope;
         }
         k.rope_half_f64(QKV, ld, t, H + G, dQ, ROPE);

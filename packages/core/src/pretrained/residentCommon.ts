@@ -377,3 +377,39 @@ export function normChecked(k: Kernels, src: number, dst: number, t: number, d: 
     checkFinite(f32 ? k.f32.subarray(dst / 4, dst / 4 + t * d) : k.f64.subarray(dst / 8, dst / 8 + t * d), t, d);
   }
 }
+
+/** What a kept RoPE table needs of a rope (position/rope.ts). */
+export interface RotatesColumns {
+  rotateColumnsInPlace(data: Float64Array, rows: number, ld: number, c0: number, positions: ArrayLike<number>): void;
+}
+
+/**
+ * The (cos, sin) table of a step's positions, from the rope itself: rotating (1, 0) gives
+ * (1·c − 0·s, 1·s + 0·c) = (c, s) exactly. `"half"`: per row cos | sin in halves of the width (the
+ * GQA pairing); `"interleaved"`: (cos, sin) per pair (MLA's rotary columns). The last table is kept
+ * (issue 14: a forward's positions are 0 … t − 1 each time, and the t·width/2 angles cost ≈ 0.5 % of
+ * an N = 128 prefill); its first rows serve any step whose positions are a prefix of its own, since
+ * each row depends only on its position.
+ */
+export class RopeTables {
+  private kept:
+    | { rope: RotatesColumns; width: number; layout: "half" | "interleaved"; positions: Float64Array; tab: Float64Array }
+    | undefined;
+
+  /** The t × width table of `positions` (a view of the kept one: read it, do not write it). */
+  get(rope: RotatesColumns, width: number, layout: "half" | "interleaved", positions: Float64Array): Float64Array {
+    const t = positions.length;
+    const c = this.kept;
+    if (c && c.rope === rope && c.width === width && c.layout === layout && c.positions.length >= t) {
+      let same = true;
+      for (let i = 0; i < t && same; i++) same = c.positions[i] === positions[i];
+      if (same) return c.tab.subarray(0, t * width);
+    }
+    const tab = new Float64Array(t * width);
+    if (layout === "half") for (let i = 0; i < t; i++) tab.fill(1, i * width, i * width + width / 2);
+    else for (let i = 0; i < t * width; i += 2) tab[i] = 1;
+    rope.rotateColumnsInPlace(tab, t, width, 0, positions);
+    this.kept = { rope, width, layout, positions: positions.slice(), tab };
+    return tab;
+  }
+}

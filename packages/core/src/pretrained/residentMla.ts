@@ -59,6 +59,7 @@ import {
   gemmInto64,
   gluInArena,
   normChecked,
+  RopeTables,
   residentBackendOk,
   roundUp,
 } from "./residentCommon.js";
@@ -124,8 +125,8 @@ function swigluOk(f: JoinedGlu | undefined): f is JoinedGlu {
  */
 export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
   private readonly layers: LayerPlan[];
-  /** The last RoPE table (`ropeTable`): its rope, the positions of its rows, (cos, sin) per pair. */
-  private ropeTab: { rope: unknown; dR: number; positions: Float64Array; tab: Float64Array } | undefined;
+  /** The last RoPE table, (cos, sin) per pair (residentCommon.ts `RopeTables`). */
+  private readonly ropeTables = new RopeTables();
 
   private constructor(weights: PretrainedWeights, layers: LayerPlan[]) {
     super(weights, (arena, place, glu) =>
@@ -228,28 +229,6 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       if (!useFusedSoftmax(t, n, p.nope + p.dR)) return false;
     }
     return true;
-  }
-
-  /**
-   * Per row the (cos, sin) of every pair (t × d_R, interleaved), from the rope itself: rotating
-   * (1, 0) gives (1·c − 0·s, 1·s + 0·c) = (c, s) exactly. Kept for the next step: a forward's
-   * positions are 0 … t − 1 each time, and the t·d_R/2 angles (a cos and a sin each) cost ≈ 0.5 %
-   * of an N = 128 prefill; rows of the kept table serve any step whose positions are a prefix of
-   * its positions (each row depends only on its position).
-   */
-  private ropeTable(rope: LayerPlan["a"]["rope"], dR: number, positions: Float64Array): Float64Array {
-    const t = positions.length;
-    const c = this.ropeTab;
-    if (c && c.rope === rope && c.dR === dR && c.positions.length >= t) {
-      let same = true;
-      for (let i = 0; i < t && same; i++) same = c.positions[i] === positions[i];
-      if (same) return c.tab.subarray(0, t * dR);
-    }
-    const tab = new Float64Array(t * dR);
-    for (let i = 0; i < t * dR; i += 2) tab[i] = 1;
-    rope.rotateColumnsInPlace(tab, t, dR, 0, positions);
-    this.ropeTab = { rope, dR, positions: positions.slice(), tab };
-    return tab;
   }
 
   protected layersInArena(step: StepArgs<PlacedLayer>): LayersOut {
@@ -357,7 +336,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       const q = v64(Q, t * ldQ);
       gemmInto64(k, f32, XN, w.queryUp, Q, Q32, t, gemm);
       if (ropeOf !== a.rope) {
-        ropeTab.set(this.ropeTable(a.rope, p.dR, positions));
+        ropeTab.set(this.ropeTables.get(a.rope, p.dR, "interleaved", positions));
         ropeOf = a.rope;
       }
       // Interleaved pairs over exactly the rope columns: every head's in one WebAssembly pass.
