@@ -10,7 +10,14 @@
 // Measured: prefill of N = 128 and 512 tokens of models/heldout.txt (a forward from empty caches),
 // and per-token cached decoding (64 one-token steps after a 64-token prompt; teacher-forced with
 // the held-out ids so both sides do identical work; RandAttn decodes MLA in the absorbed form, as
-// `generate` does). Each figure is the median of --reps runs after --warmup untimed runs.
+// `generate` does). The two sides alternate run by run: torch is a server in a child process
+// (bench_torch.py) timing one call per request, so each RandAttn run has a torch run seconds from
+// it, and each ratio is the median of the --reps per-pair ratios (the range is printed too). Why
+// pairs: this host's throughput drifts by tens of per cent over tens of seconds with no steal time
+// the guest can see (the same attention call took 240–390 ms within one process, and the SIMD
+// probe 15.4–19.7 GFLOP/s), so two medians taken a minute apart — RandAttn's, then torch's, the form
+// before stop 20 — compared the drift as much as the code. Times are the median of --reps runs
+// after the warm-up (--warmup untimed runs on each side).
 // Ratio = torch time ÷ RandAttn time (> 1: RandAttn is faster); like with like: RandAttn f64 vs
 // torch f64, RandAttn f32 option vs torch f32. Also checked: last-token logits of RandAttn f64
 // equal torch f64's (max relative difference printed), so both ran the same checkpoint.
@@ -19,9 +26,10 @@
 // Writes the table as JSON to FILE (default .tmp/bench-models.json, git-ignored). --quick: 3 reps,
 // 1 warm-up. Without torch on /usr/bin/python3 the RandAttn columns are printed and torch is "n/a".
 // On a shared machine absolute times mean little: only the ratios measured side by side count.
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPretrained } from "../../packages/core/dist/node/index.js";
@@ -70,19 +78,12 @@ function warmUp(fn) {
   const c0 = cpuNow();
   for (let i = 0; i < warmup || cpuNow() - c0 < WARM_CPU_S; i++) fn();
 }
-/** Median wall and CPU seconds of `fn` over `reps` runs after the warm-up. */
-function medianTime(fn) {
-  warmUp(fn);
-  const wall = [];
-  const cpu = [];
-  for (let i = 0; i < reps; i++) {
-    const t0 = performance.now();
-    const c0 = cpuNow();
-    fn();
-    cpu.push(cpuNow() - c0);
-    wall.push((performance.now() - t0) / 1000);
-  }
-  return { wall: median(wall), cpu: median(cpu) };
+/** Wall and CPU seconds of one call of `fn`. */
+function timeOnce(fn) {
+  const t0 = performance.now();
+  const c0 = cpuNow();
+  fn();
+  return { cpu: cpuNow() - c0, wall: (performance.now() - t0) / 1000 };
 }
 const maxRel = (a, b) => {
   let num = 0;
@@ -94,10 +95,79 @@ const maxRel = (a, b) => {
   return num / den;
 };
 
-/** RandAttn's medians (seconds) for one model and precision, plus the last-token logits. */
-function randattn(model, ids, precision) {
+/**
+ * bench_torch.py as a server for one checkpoint: `request(obj)` sends one JSON line and resolves
+ * with its one-line answer. `start` resolves with { error } when torch is not there.
+ */
+async function startTorch(dir) {
+  const env = { ...process.env, OMP_NUM_THREADS: "1", OPENBLAS_NUM_THREADS: "1", MKL_NUM_THREADS: "1" };
+  const child = spawn(PYTHON, [join(root, "scripts/models/bench_torch.py"), dir], { env, stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (b) => {
+    stderr += b;
+  });
+  const waiting = [];
+  const fail = (why) => {
+    for (const w of waiting.splice(0)) w.reject(new Error(`${why}${stderr ? `: ${stderr.trim().split("\n").pop()}` : ""}`));
+  };
+  child.on("error", (e) => fail(e.message));
+  child.on("exit", (code) => fail(`bench_torch.py exited (${code})`));
+  createInterface({ input: child.stdout }).on("line", (line) => waiting.shift()?.resolve(JSON.parse(line)));
+  const next = () => new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+  const request = (obj) => {
+    const answer = next();
+    child.stdin.write(`${JSON.stringify(obj)}\n`);
+    return answer;
+  };
+  const close = () => {
+    child.stdin.end();
+    child.kill();
+  };
+  try {
+    const hello = await next();
+    return { version: hello.torch, blas: hello.blas, request, close };
+  } catch (e) {
+    close();
+    return { error: e.message };
+  }
+}
+
+/**
+ * One phase in one precision, the two sides alternating: after the warm-ups, `reps` pairs of one
+ * RandAttn run and one torch run (which goes first alternates). Medians of each side's times and
+ * of the per-pair ratios torch ÷ RandAttn (with their range).
+ */
+async function paired(raOnce, torch, torchRequest) {
+  warmUp(raOnce);
+  if (torch) for (let i = 0; i < warmup; i++) await torch.request(torchRequest);
+  const ra = [];
+  const th = [];
+  for (let i = 0; i < reps; i++) {
+    if (torch && i % 2 === 1) th.push(await torch.request(torchRequest));
+    ra.push(raOnce());
+    if (torch && i % 2 === 0) th.push(await torch.request(torchRequest));
+  }
+  const side = (xs) => ({ wall: median(xs.map((x) => x.wall)), cpu: median(xs.map((x) => x.cpu)) });
+  if (!torch) return { randattn: side(ra), torch: null, ratio: null };
+  const ratios = (key) => ra.map((r, i) => th[i][key] / r[key]);
+  const cpuRatios = ratios("cpu");
+  return {
+    randattn: side(ra),
+    torch: side(th),
+    ratio: { cpu: median(cpuRatios), wall: median(ratios("wall")), cpuMin: Math.min(...cpuRatios), cpuMax: Math.max(...cpuRatios) },
+  };
+}
+
+/** Every phase of one model in one precision: { prefill: {n: paired}, decode: paired, logits }. */
+async function measure(model, ids, precision, torch) {
   const prefill = {};
-  for (const n of PREFILL) prefill[n] = medianTime(() => model.forward(ids.slice(0, n), { precision }));
+  for (const n of PREFILL)
+    prefill[n] = await paired(() => timeOnce(() => model.forward(ids.slice(0, n), { precision })), torch, {
+      op: "prefill",
+      dtype: precision,
+      n,
+    });
+  let lastDecode = null;
   const decodeOnce = () => {
     const state = model.createState();
     model.step(state, ids.slice(0, PROMPT), { precision });
@@ -105,31 +175,16 @@ function randattn(model, ids, precision) {
     const t0 = performance.now();
     const c0 = cpuNow();
     for (let i = PROMPT; i < PROMPT + DECODE; i++) logits = model.step(state, [ids[i]], { precision, mlaForm: "absorbed" }).logits;
-    return { cpu: (cpuNow() - c0) / DECODE, wall: (performance.now() - t0) / 1000 / DECODE, logits };
+    lastDecode = logits;
+    return { cpu: (cpuNow() - c0) / DECODE, wall: (performance.now() - t0) / 1000 / DECODE };
   };
-  warmUp(decodeOnce);
-  const runs = Array.from({ length: reps }, decodeOnce);
+  const decode = await paired(decodeOnce, torch, { op: "decode", dtype: precision, prompt: PROMPT, decode: DECODE });
   return {
     prefill,
-    decode: { wall: median(runs.map((r) => r.wall)), cpu: median(runs.map((r) => r.cpu)) },
+    decode,
     prefillLastLogits: model.forward(ids.slice(0, PREFILL[0]), { precision }).logits.row(PREFILL[0] - 1),
-    decodeLastLogits: runs.at(-1).logits.row(0),
+    decodeLastLogits: lastDecode.row(0),
   };
-}
-
-/** torch's medians from bench_torch.py, or { error } when torch is not there. */
-function torchRun(dir, ids) {
-  const tmp = mkdtempSync(join(tmpdir(), "randattn-bench-"));
-  try {
-    const spec = join(tmp, "spec.json");
-    writeFileSync(spec, JSON.stringify({ ids, prefill: PREFILL, prompt: PROMPT, decode: DECODE, reps, warmup }));
-    const env = { ...process.env, OMP_NUM_THREADS: "1", OPENBLAS_NUM_THREADS: "1", MKL_NUM_THREADS: "1" };
-    const r = spawnSync(PYTHON, [join(root, "scripts/models/bench_torch.py"), dir, spec], { encoding: "utf8", env, maxBuffer: 1 << 26 });
-    if (r.error || r.status !== 0) return { error: (r.error?.message ?? r.stderr ?? "").trim().split("\n").pop() };
-    return JSON.parse(r.stdout);
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
 }
 
 const ms = (s) => (Number.isFinite(s) ? (s * 1000).toFixed(s < 0.01 ? 2 : 1) : "n/a");
@@ -157,34 +212,42 @@ for (const dir of dirs) {
   const all = model.tokenizer.encode(text);
   if (all.length < Math.max(maxN, PROMPT + DECODE)) throw new Error(`${dir}: heldout.txt gives only ${all.length} tokens`);
   const ids = all.slice(0, Math.max(maxN, PROMPT + DECODE));
-  const ra = { float64: randattn(model, ids, "float64"), float32: randattn(model, ids, "float32") };
-  const th = torchRun(dir, ids);
+  const started = await startTorch(dir);
+  const torch = started.error ? null : started;
+  if (torch) await torch.request({ op: "ids", ids });
+  const ra = { float64: await measure(model, ids, "float64", torch), float32: await measure(model, ids, "float32", torch) };
   const name = dir.split("/").pop();
-  const agree = th.error
-    ? undefined
-    : {
-        prefill: maxRel(ra.float64.prefillLastLogits, th.prefillLastLogits),
-        decode: maxRel(ra.float64.decodeLastLogits, th.decodeLastLogits),
-      };
+  let agree;
+  if (torch) {
+    const pre = await torch.request({ op: "logits", dtype: "float64", n: PREFILL[0] });
+    const dec = await torch.request({ op: "decode", dtype: "float64", prompt: PROMPT, decode: DECODE, logits: true });
+    agree = { prefill: maxRel(ra.float64.prefillLastLogits, pre.lastLogits), decode: maxRel(ra.float64.decodeLastLogits, dec.lastLogits) };
+    torch.close();
+  }
   const phases = [...PREFILL.map((n) => [`prefill N=${n}`, (r) => r.prefill[n]]), [`decode/token (${PROMPT}+${DECODE})`, (r) => r.decode]];
-  const entry = { model: name, torch: th.error ? null : th.torch, torchError: th.error, logitsRelDiff: agree, phases: [] };
+  const entry = {
+    model: name,
+    torch: torch ? torch.version : null,
+    torchBlas: torch?.blas ?? null,
+    torchError: started.error,
+    logitsRelDiff: agree,
+    phases: [],
+  };
   for (const [label, get] of phases) {
-    const e = { phase: label };
-    for (const [key, side, prec] of [
-      ["randattnF64", ra, "float64"],
-      ["torchF64", th.error ? null : th.runs, "float64"],
-      ["randattnF32", ra, "float32"],
-      ["torchF32", th.error ? null : th.runs, "float32"],
-    ])
-      e[key] = side === null ? null : get(side[prec]);
-    // torch ÷ RandAttn, on CPU seconds (robust on a loaded machine) and on wall seconds.
-    for (const [key, a, b] of [
-      ["ratioF64", e.torchF64, e.randattnF64],
-      ["ratioF32", e.torchF32, e.randattnF32],
-    ])
-      e[key] = a === null ? null : { cpu: a.cpu / b.cpu, wall: a.wall / b.wall };
+    const f64 = get(ra.float64);
+    const f32 = get(ra.float32);
+    // torch ÷ RandAttn: medians of the per-pair ratios, on CPU seconds (robust on a loaded machine) and on wall seconds.
+    const e = {
+      phase: label,
+      randattnF64: f64.randattn,
+      torchF64: f64.torch,
+      ratioF64: f64.ratio,
+      randattnF32: f32.randattn,
+      torchF32: f32.torch,
+      ratioF32: f32.ratio,
+    };
     entry.phases.push(e);
-    const r2 = (x) => (x === null ? "n/a" : `${x.cpu.toFixed(2)}× (${x.wall.toFixed(2)}×)`);
+    const r2 = (x) => (x === null ? "n/a" : `${x.cpu.toFixed(2)}× [${x.cpuMin.toFixed(2)}–${x.cpuMax.toFixed(2)}] (${x.wall.toFixed(2)}×)`);
     rows.push([
       name,
       label,
@@ -198,24 +261,38 @@ for (const dir of dirs) {
   }
   results.push(entry);
 }
-console.log("CPU ms (median); ratio = torch ÷ RandAttn on CPU time (on wall time in parentheses); > 1: RandAttn faster");
+console.log(
+  `CPU ms (median); ratio = torch ÷ RandAttn on CPU time, median of the ${reps} alternating pairs [their range] (on wall time in parentheses); > 1: RandAttn faster`,
+);
 table(["model", "phase", "RandAttn f64", "torch f64", "torch÷RA f64", "RandAttn f32", "torch f32", "torch÷RA f32"], rows);
 for (const r of results) {
   if (r.torchError) console.log(`${r.model}: torch not run (${PYTHON} with torch needed: apt-get install python3-torch): ${r.torchError}`);
   else
     console.log(
-      `${r.model}: torch ${r.torch}; last-token logits RandAttn f64 vs torch f64: max rel. diff ${r.logitsRelDiff.prefill.toExponential(1)} (prefill), ${r.logitsRelDiff.decode.toExponential(1)} (decode)`,
+      `${r.model}: torch ${r.torch} with ${r.torchBlas.name} (${r.torchBlas.paths.join(", ") || "no BLAS library mapped"}); last-token logits RandAttn f64 vs torch f64: max rel. diff ${r.logitsRelDiff.prefill.toExponential(1)} (prefill), ${r.logitsRelDiff.decode.toExponential(1)} (decode)`,
     );
 }
+// torch's speed is its BLAS's: against netlib's reference BLAS (what apt's python3-torch gets when no
+// libopenblas0 is installed) RandAttn would look several times faster than torch really is.
+const weakBlas = results.filter((r) => r.torchBlas && !/OpenBLAS|MKL|BLIS/.test(r.torchBlas.name));
+if (weakBlas.length)
+  console.log(
+    `WARNING: torch ran on ${weakBlas[0].torchBlas.name}, not an optimized BLAS: these ratios overstate RandAttn. apt-get install libopenblas0-pthread, then rerun.`,
+  );
 const ratios = results
   .flatMap((r) => r.phases.flatMap((p) => [p.ratioF64, p.ratioF32]))
   .filter((x) => x !== null)
   .map((x) => x.cpu);
-const summary = { minRatio: ratios.length ? Math.min(...ratios) : null, target: 1 };
+const summary = {
+  minRatio: ratios.length ? Math.min(...ratios) : null,
+  target: 1,
+  torchBlas: results[0]?.torchBlas?.name ?? null,
+  optimizedBlas: weakBlas.length === 0,
+};
 console.log(
   summary.minRatio === null
     ? "issue 14 target (≥ torch on one thread): not measured (no torch)"
-    : `issue 14 target (RandAttn ≥ torch speed, every row, CPU time): slowest ratio ${summary.minRatio.toFixed(2)}× — ${summary.minRatio >= 1 ? "met" : "not met"}`,
+    : `issue 14 target (RandAttn ≥ torch speed, every row, CPU time): slowest ratio ${summary.minRatio.toFixed(2)}× — ${summary.minRatio >= 1 ? "met" : "not met"}${summary.optimizedBlas ? "" : " (against a reference BLAS: not a valid comparison)"}`,
 );
 mkdirSync(dirname(jsonPath), { recursive: true });
 const machine = { node: process.version, cpu: cpus()[0]?.model, cores: cpus().length, load: loadavg()[0] };

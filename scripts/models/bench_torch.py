@@ -3,21 +3,23 @@
 shipped checkpoint with the torch model code of arch.py, on ONE thread, in float32 (the checkpoint's
 dtype) and float64.
 
-    /usr/bin/python3 scripts/models/bench_torch.py MODEL_DIR SPEC.json   ->  one JSON object on stdout
+    /usr/bin/python3 scripts/models/bench_torch.py MODEL_DIR   (a server: JSON lines in, JSON lines out)
 
-SPEC.json (written by bench.mjs): {"ids": [...], "prefill": [128, 512], "prompt": 64, "decode": 64,
-"reps": 7, "warmup": 2}. Times ({"wall", "cpu"}: perf_counter and process_time) are medians over `reps` after `warmup` untimed runs, in seconds:
-prefill = one forward over the first N ids from an empty cache; decode = per token, the mean of
-`decode` one-token cached steps (ids prompt … prompt+decode−1, teacher-forced so both sides do the
-same work) after a `prompt`-token prefill that is not timed. Decoding is HF-style: the KV cache holds
-post-RoPE keys and values (DeepSeek: per-head, as transformers' DeepseekV2 caches them), grown by
-torch.cat per step, and the MoE runs only the routed experts (HF's dispatch). Also returned: the
-last-token logits of the first prefill and of the last decode step (float64 run), so the caller can
-check both sides ran the same checkpoint.
+It loads both precisions, answers {"ready": true, "torch": ..., "threads": 1, "blas": {"name", "paths"}}, then times ONE call per
+request, so the caller can alternate its own runs with torch's and compare runs made seconds apart
+(this host's throughput drifts by up to ±25 % over tens of seconds; two medians taken minutes apart
+compared that drift, not the code). Requests, one JSON object per line:
+  {"op": "ids", "ids": [...]}                                   the token ids of every later request
+  {"op": "prefill", "dtype": "float64", "n": 128}               one forward over ids[:n], empty cache
+  {"op": "decode", "dtype": ..., "prompt": 64, "decode": 64, "logits": false}
+        per token: `decode` one-token cached steps after an untimed `prompt`-token prefill
+  {"op": "logits", "dtype": ..., "n": 128}                      the last-token logits of a prefill
+Times are {"wall", "cpu"} in seconds (perf_counter and process_time). Decoding is HF-style: the KV
+cache holds post-RoPE keys and values (DeepSeek: per-head, as transformers' DeepseekV2 caches them),
+grown by torch.cat per step, and the MoE runs only the routed experts (HF's dispatch).
 """
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -41,52 +43,84 @@ def load(model_dir, dtype):
     return m
 
 
-def median_time(fn, reps, warmup):
-    """Median wall and CPU (process_time: every thread of this process) seconds."""
-    for _ in range(warmup):
-        fn()
-    wall, cpu = [], []
-    for _ in range(reps):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        cpu.append(time.process_time() - c0)
-        wall.append(time.perf_counter() - t0)
-    return {"wall": statistics.median(wall), "cpu": statistics.median(cpu)}
+def blas_in_use():
+    """The BLAS shared object torch resolved (Debian's torch links libblas.so.3, whichever
+    alternative is installed): its path from /proc/self/maps and a name. Without libopenblas0 the
+    alternative is netlib's reference BLAS, which made this checkpoint's f64 prefill at N = 128
+    take 31 ms instead of OpenBLAS's 4.9 ms here: a comparison against that would mislead."""
+    torch.ones(8, 8, dtype=torch.float64) @ torch.ones(8, 8, dtype=torch.float64)
+    paths = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1]
+                name = os.path.basename(path).lower()
+                if path.startswith("/") and ("blas" in name or "mkl" in name or "blis" in name):
+                    paths.add(os.path.realpath(path))
+    except OSError:
+        pass
+    names = []
+    for path in sorted(paths):
+        low = path.lower()
+        if "openblas" in low:
+            names.append("OpenBLAS")
+        elif "mkl" in low:
+            names.append("MKL")
+        elif "blis" in low:
+            names.append("BLIS")
+        elif "/blas/" in low or os.path.basename(low).startswith("libblas.so"):
+            names.append("reference BLAS (netlib)")
+    return {"name": " + ".join(dict.fromkeys(names)) or "unknown", "paths": sorted(paths)}
+
+
+def timed(fn):
+    """Wall and CPU (process_time: every thread of this process) seconds of one call of fn."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = fn()
+    return {"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}, result
 
 
 def main():
-    model_dir, spec_path = sys.argv[1], sys.argv[2]
-    with open(spec_path) as f:
-        spec = json.load(f)
-    ids = torch.tensor([spec["ids"]], dtype=torch.long)
-    p, d = spec["prompt"], spec["decode"]
-    reps, warmup = spec["reps"], spec["warmup"]
-    out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "runs": {}}
-    for name, dtype in (("float32", torch.float32), ("float64", torch.float64)):
-        m = load(model_dir, dtype)
-        r = {"prefill": {}}
-        with torch.inference_mode():
-            for n in spec["prefill"]:
-                r["prefill"][str(n)] = median_time(lambda: m(ids[:, :n]), reps, warmup)
-
-            def decode():
+    model_dir = sys.argv[1]
+    models = {"float32": load(model_dir, torch.float32), "float64": load(model_dir, torch.float64)}
+    ids = None
+    reply({"ready": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas_in_use()})
+    with torch.inference_mode():
+        for line in sys.stdin:
+            req = json.loads(line)
+            op = req["op"]
+            if op == "ids":
+                ids = torch.tensor([req["ids"]], dtype=torch.long)
+                reply({"ok": True})
+                continue
+            m = models[req["dtype"]]
+            if op == "prefill":
+                n = req["n"]
+                t, _ = timed(lambda: m(ids[:, :n]))
+                reply(t)
+            elif op == "decode":
+                # Per token: the mean of `decode` one-token cached steps after a `prompt`-token
+                # prefill that is not timed (teacher-forced: the same ids RandAttn steps through).
+                p, d = req["prompt"], req["decode"]
                 cache = {}
                 m(ids[:, :p], cache=cache)
-                t0, c0 = time.perf_counter(), time.process_time()
-                for i in range(p, p + d):
-                    logits = m(ids[:, i : i + 1], cache=cache)
-                return {"wall": (time.perf_counter() - t0) / d, "cpu": (time.process_time() - c0) / d}, logits
 
-            for _ in range(warmup):
-                decode()
-            runs = [decode() for _ in range(reps)]
-            r["decode"] = {k: statistics.median(t[k] for t, _ in runs) for k in ("wall", "cpu")}
-            if name == "float64":
-                out["prefillLastLogits"] = m(ids[:, : spec["prefill"][0]])[0, -1].tolist()
-                out["decodeLastLogits"] = runs[-1][1][0, -1].tolist()
-        out["runs"][name] = r
-    json.dump(out, sys.stdout)
-    sys.stdout.write("\n")
+                def steps():
+                    for i in range(p, p + d):
+                        logits = m(ids[:, i : i + 1], cache=cache)
+                    return logits
+
+                t, logits = timed(steps)
+                reply({"wall": t["wall"] / d, "cpu": t["cpu"] / d, "lastLogits": logits[0, -1].tolist() if req.get("logits") else None})
+            elif op == "logits":
+                reply({"lastLogits": m(ids[:, : req["n"]])[0, -1].tolist()})
+            else:
+                raise ValueError(f"unknown op {op!r}")
+
+
+def reply(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
