@@ -176,7 +176,15 @@ for dt in (np.float64, np.float32):
     q, k, v = (rng.standard_normal((n, d)).astype(dt) for _ in range(3))
     att(q, k, v)
     out.append(min((lambda t0: (att(q, k, v), ${pyClock} - t0)[1])(${pyClock}) for _ in range(${quick ? 2 : 4})))
-print(*out, np.__version__)
+# Which BLAS this NumPy runs on (a NumPy on netlib's reference BLAS is no baseline): the mapped library.
+blas = "unknown"
+for line in open("/proc/self/maps"):
+    path = line.split()[-1].lower()
+    if "openblas" in path: blas = "OpenBLAS"; break
+    if "mkl" in path: blas = "MKL"; break
+    if "blis" in path: blas = "BLIS"; break
+    if path.rsplit("/", 1)[-1].startswith("libblas.so"): blas = "reference-BLAS"
+print(*out, np.__version__, blas)
 `;
     const numpy = (threads) => {
       const env = {
@@ -185,14 +193,18 @@ print(*out, np.__version__)
         OMP_NUM_THREADS: String(threads),
         MKL_NUM_THREADS: String(threads),
       };
+      // The first interpreter whose NumPy has an optimized BLAS (else the first that ran at all).
+      let found = null;
       for (const exe of ["/usr/bin/python3", "python3"]) {
         const r = spawnSync(exe, ["-c", py], { encoding: "utf8", env });
         if (r.status === 0 && !r.error) {
-          const [t64, t32, ver] = r.stdout.trim().split(/\s+/);
-          return { t64: Number(t64), t32: Number(t32), ver, exe };
+          const [t64, t32, ver, blas] = r.stdout.trim().split(/\s+/);
+          const res = { t64: Number(t64), t32: Number(t32), ver, blas, exe };
+          if (blas !== "reference-BLAS" && blas !== "unknown") return res;
+          found ??= res;
         }
       }
-      return null;
+      return found;
     };
     np1 = numpy(1);
     np2 = numpy(2);
@@ -399,7 +411,7 @@ print(*out, np.__version__)
     }
   }
   console.log(
-    `## issue 14 — targets, this run (load ${loadavg()[0].toFixed(1)}; NumPy: ${np1 ? `${np1.exe} ${np1.ver}` : "not available"})`,
+    `## issue 14 — targets, this run (load ${loadavg()[0].toFixed(1)}; NumPy: ${np1 ? `${np1.exe} ${np1.ver} on ${np1.blas}` : "not available"})`,
   );
   console.log("(a shared machine: absolute times mean little, only the ratios measured side by side in this run)");
   table(["target", "this run", "target", "met"], t14);

@@ -67,6 +67,7 @@ export {
   simdExp32,
   simdExpScaled,
   simdShiftRowsExp,
+  simdShiftRowsExp32,
   useFusedSoftmax,
 } from "./kernels/softmaxWasm.js";
 export { assertNormParams, rmsNormRowsInto } from "./norm.js";

@@ -7,7 +7,8 @@
  *
  * Precision: in float32 the inputs are rounded to float32 in the kernels' packing, Q Kᵀ and P V are
  * float32 products; on the WebAssembly path the max shift S − m and the exp are float32 too (the
- * f32x4 exp of kernels/wat.ts, ≤ 2 ulp), on the JavaScript path they are float64; the normalizer Z
+ * f32x4 exp of kernels/wat.ts, ≤ 2 ulp; the materialized form without a mask shifts by an integer
+ * upper bound of the row instead, exactly, and takes 2^(S − M) with ≤ 1.2 ulp), on the JavaScript path they are float64; the normalizer Z
  * is a float64 sum and the result is a float64 `Matrix`. Error bound (u = 2⁻²⁴, Higham Thm 3.5 for
  * the dot products):
  *   |Y₃₂ − Y| ≤ max|V| · u · (2·scale·(d_QK + 4)·max_ij Σ_p |Q_ip K_jp| + N_KV + 2·⌈N_KV/blockSize⌉ + 12),

@@ -98,6 +98,11 @@ export interface Kernels {
    * `sym` 1: the caller promises |S| ≤ m on every row it keeps (rows with m ≤ 334 nats then skip the per-group range test).
    */
   softmax_shift_rows_f64: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number, sym: number) => void;
+  /**
+   * Its float32 form for logits in units of log₂ (wat.ts `softmax_shift_rows_f32`): S ← 2^(S − M) with the integer
+   * M = m[r] ≤ 62, l += Σ; the caller promises |S| ≤ M (no range test).
+   */
+  softmax_shift_rows_f32: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
   softmax_rows_f32: (
     sp: number,
     rows: number,

@@ -13,9 +13,9 @@
  *
  * The materialized form is the one-key-block case (each query block's full N_KV-wide row block, so
  * exactly one row max and one exp pass per row as in the literal formula); the streaming form is
- * FlashAttention's recurrence over key blocks. The float64 materialized form without a mask or score
- * output shifts each row by an upper bound of its logits instead of its max (`rowShift: "bound"`,
- * `boundSoftmaxAttention`): no max pass, and L2-sized key chunks from S through exp to A V. Nothing crosses the JS/WebAssembly boundary per
+ * FlashAttention's recurrence over key blocks. The materialized form without a mask or score output
+ * (float64, and float32 since stop 20) shifts each row by an upper bound of its logits instead of its
+ * max (`rowShift: "bound"`, `boundSoftmaxAttention`): no max pass, and L2-sized key chunks from S through exp to A V. Nothing crosses the JS/WebAssembly boundary per
  * element except the scaled queries coming in and Y (and, when asked, the score rows) going out,
  * and no N_Q × N_KV array exists unless the caller asks for the scores.
  *
@@ -27,7 +27,7 @@
  * the thread's kernel memory (which grows on demand and is not shrunk). Calls needing more than
  * `FUSED_MAX_BYTES` return `false` so the caller can take its JavaScript path.
  */
-import { F32_NR, F64_NR, KERNEL_RESERVED_BYTES } from "./wat.js";
+import { F32_NR, F64_NR, KERNEL_RESERVED_BYTES, SHIFT_F32_MAX } from "./wat.js";
 import { type Kernels, ensureKernelMemory, getKernels, getKernelBackend, wasmSimdAvailable } from "./gemm.js";
 import { attentionInFloat32Range } from "./range32.js";
 
@@ -106,9 +106,10 @@ export interface FusedSoftmaxSpec {
    * before its exp pass); `"bound"` an upper bound of the row's logits known before any score is
    * computed (see `rowShiftBounds`), so no max pass runs and each query block is done in key chunks
    * of `BOUND_KEY_CHUNK` whose scores stay in L2 from S = Q Kᵀ through the exp to A V. `"bound"`
-   * applies to float64, the materialized form, no mask and no `scores`; elsewhere `"max"` is used.
-   * Rows where the bound is far above the true max (l < `BOUND_MIN_NORMALIZER`) or not finite are
-   * recomputed with `"max"`, so every row has l ≥ 2⁻²⁰⁰ or its exact-max result. @default "bound"
+   * applies to the materialized form with no mask and no `scores`, in float64 and (since stop 20)
+   * float32; elsewhere `"max"` is used. Rows where the bound is far above the true max (l <
+   * `BOUND_MIN_NORMALIZER`, float32: `BOUND_MIN_NORMALIZER_F32`), too large or not finite are
+   * recomputed with `"max"`, so every row has l ≥ 2⁻²⁰⁰ (2⁻⁴⁰) or its exact-max result. @default "bound"
    */
   rowShift?: "max" | "bound";
   /**
@@ -150,6 +151,13 @@ const BOUND_QUERY_BLOCK = 128;
  * stay as far from underflow as V's entries allow.
  */
 const BOUND_MIN_NORMALIZER = 2 ** -200;
+/**
+ * The float32 form's smallest normalizer: l ≥ 2⁻⁴⁰ keeps the largest weight ≥ 2⁻⁴⁰/N_KV, so A V's
+ * float32 products w·v stay ~80 binades above float32's underflow for any V of normal magnitude (the
+ * weights themselves are normal floats by `SHIFT_F32_MAX`). Rows of N(0, 1) inputs at d = 64 have
+ * their bound ≈ 13 bits above the max.
+ */
+const BOUND_MIN_NORMALIZER_F32 = 2 ** -40;
 /** Logit units of the `"bound"` form's exp pass per natural unit (`softmax_shift_rows_f64`: 2^(y/2048) = e^x). */
 const Y_PER_NAT = 2048 / Math.LN2;
 const NAT_PER_Y = Math.LN2 / 2048;
@@ -168,7 +176,7 @@ const BOUND_MAX = 1024 * Y_PER_NAT;
  * Upper bounds m[i] ≥ max_j S[i,j] of the logits S = (scale·Q) Kᵀ before computing them, for the
  * `rowShift: "bound"` form (in whatever units the scaled queries give S): the smaller of Cauchy–Schwarz, ‖q_i‖·max_j ‖k_j‖, and the coordinate
  * bound Σ_p |q_ip|·max_j |k_jp| (tighter when a few channels of K carry the large values), each
- * raised by (d + 4)·2⁻⁵¹ relative to cover the rounding of both the bound (≤ γ_{d+3}) and of the
+ * raised by (d + 4)·2⁻⁵¹ relative (float32 products: (d + 4)·2⁻²²) to cover the rounding of both the bound (≤ γ_{d+3}) and of the
  * computed logit (|fl(q·k) − q·k| ≤ γ_d Σ_p |q_p k_p| ≤ γ_d·bound), so S − m ≤ 0 in floating point
  * — and, the bound being one of |q·k|, also S + m ≥ 0: |S| ≤ m, which lets `softmax_shift_rows_f64`
  * skip its per-group range test on rows with m ≤ 334 nats (all of S − m then lies in [−2m, 0]).
@@ -177,7 +185,7 @@ const BOUND_MAX = 1024 * Y_PER_NAT;
  * the row max).
  */
 function rowShiftBounds(
-  qs: Float64Array,
+  qs: Float64Array | Float32Array,
   qOff: number,
   rows: number,
   d: number,
@@ -185,8 +193,11 @@ function rowShiftBounds(
   kAbs: Float64Array,
   m: Float64Array,
   mOff: number,
+  f32: boolean,
 ): void {
-  const slack = 1 + (d + 4) * 2 ** -51;
+  // float32 products (gemm_f32_ra): |fl(q·k) − q·k| ≤ γ_d Σ|q_p k_p| with u = 2⁻²⁴, so the slack is
+  // (d + 4)·2⁻²² (qs and kAbs/kNorm are then of the float32-rounded operands the product reads).
+  const slack = 1 + (d + 4) * (f32 ? 2 ** -22 : 2 ** -51);
   for (let r = 0; r < rows; r++) {
     const o = qOff + r * d;
     let sq = 0;
@@ -376,7 +387,7 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   const dV = V ? spec.dV : 0;
   const ldOut = spec.outStride ?? dV;
   const materialized = spec.keyBlock === undefined || spec.keyBlock >= nKV;
-  if (!f32 && materialized && !mask && !scores && (spec.rowShift ?? "bound") === "bound") return boundSoftmaxAttention(spec);
+  if (materialized && !mask && !scores && (spec.rowShift ?? "bound") === "bound") return boundSoftmaxAttention(spec, f32);
   const kb = materialized ? nKV : Math.max(NR, roundUp(spec.keyBlock!, NR));
   if (scores && !materialized) throw new Error("fusedSoftmaxAttention: scores need the materialized form");
   const rowsDefault = materialized ? Math.floor(ROW_BLOCK_BYTES / (es * nKV)) : 128;
@@ -498,14 +509,21 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
  * l < `BOUND_MIN_NORMALIZER`, are recomputed in one more call with `rowShift: "max"`; each row's
  * result depends only on that row (the products, the exp and the sums are per row), so it is the
  * same whatever the query blocking — as `attentionParallel`'s row splits need.
+ *
+ * `f32` (a `precision: "float32"` call within float32's range, since stop 20): the same steps on the
+ * f32x4 kernels — σ = scale·log₂e (logits in units of ln 2), `gemm_f32_ra` for both products and
+ * `softmax_shift_rows_f32` for S ← 2^(S − M), M = ⌈bound⌉ with the float32 product's slack; rows with
+ * M > `SHIFT_F32_MAX` (62 bits, 43 nats: beyond it the check-free exp could leave float32's normal
+ * range) or l < `BOUND_MIN_NORMALIZER_F32` are recomputed with the row max in float32. The exp then
+ * takes 18 vector operations per four weights where the row-max form's takes 32 and a max pass.
  */
-function boundSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null {
+function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftmaxStats | null {
   const { queries: Q, keys: K, values: V, nQ, nKV, d, scale, out } = spec;
   const ldQ = spec.queryStride ?? d;
   const dV = V ? spec.dV : 0;
   const ldOut = spec.outStride ?? dV;
-  const es = 8;
-  const NR = F64_NR;
+  const es = f32 ? 4 : 8;
+  const NR = f32 ? F32_NR : F64_NR;
   const qb = Math.max(1, Math.min(nQ, spec.queryBlock ?? BOUND_QUERY_BLOCK));
   const ch = BOUND_KEY_CHUNK;
   const nKVp = roundUp(nKV, NR);
@@ -525,16 +543,19 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null
   }
   const k = getKernels();
   ensureKernelMemory(k, end);
-  const mem = k.f64;
+  const mem: Float64Array | Float32Array = f32 ? k.f32 : k.f64;
+  const m64 = k.f64;
+  const gemm = f32 ? k.gemm_f32_ra : k.gemm_f64_ra;
   packPanels(K, mem, kAddr / es, nKV, d, NR, true);
   if (V && dV > 0) packPanels(V, mem, vAddr / es, nKV, dV, NR, false);
-  // max_j ‖k_j‖ and max_j |k_jp| for the bounds (O(N_KV·d), beside the O(N_KV·d) packing).
+  // max_j ‖k_j‖ and max_j |k_jp| for the bounds (O(N_KV·d), beside the O(N_KV·d) packing), of K
+  // as the product reads it (float32: rounded).
   const kAbs = new Float64Array(d);
   let kNorm = 0;
   for (let j = 0; j < nKV; j++) {
     let sq = 0;
     for (let p = 0, o = j * d; p < d; p++) {
-      const x = K[o + p];
+      const x = f32 ? Math.fround(K[o + p]) : K[o + p];
       sq += x * x;
       const a = Math.abs(x);
       if (a > kAbs[p] || Number.isNaN(a)) kAbs[p] = a;
@@ -543,7 +564,11 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null
   }
   kNorm = Math.sqrt(kNorm);
 
-  const sy = scale * Y_PER_NAT;
+  // float64: logits in units of ln2/2048 (y = x·2048/ln 2); float32: in units of ln 2 (bits, x·log₂e).
+  const sy = scale * (f32 ? Math.LOG2E : Y_PER_NAT);
+  const maxShift = f32 ? SHIFT_F32_MAX : BOUND_MAX;
+  const minNormalizer = f32 ? BOUND_MIN_NORMALIZER_F32 : BOUND_MIN_NORMALIZER;
+  const natPerUnit = f32 ? Math.LN2 : NAT_PER_Y;
   const rowMax = new Float64Array(nQ);
   const normalizer = new Float64Array(nQ);
   const redo: number[] = [];
@@ -553,7 +578,7 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null
   const lOff = lAddr / 8;
   for (let i0 = 0; i0 < nQ; i0 += qb) {
     const rows = Math.min(qb, nQ - i0);
-    // Scaled by scale·2048/ln 2: the logits come out in the exp pass's units (y = x·2048/ln 2).
+    // Scaled by σ = sy: the logits come out in the exp pass's units.
     if (ldQ === d) for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * sy;
     else {
       for (let r = 0; r < rows; r++) {
@@ -562,36 +587,37 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null
         for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * sy;
       }
     }
-    rowShiftBounds(mem, qOff, rows, d, kNorm, kAbs, mem, mOff);
-    // Whole units of ln2/2048 (the kernel folds an integer shift into its rounding constant).
-    for (let r = 0; r < rows; r++) mem[mOff + r] = mem[mOff + r] <= BOUND_MAX ? Math.ceil(mem[mOff + r]) : 0; // 0: recomputed below
-    mem.fill(0, lOff, lOff + rows);
+    rowShiftBounds(mem, qOff, rows, d, kNorm, kAbs, m64, mOff, f32);
+    // Whole units (the kernels fold an integer shift into their rounding constant).
+    for (let r = 0; r < rows; r++) m64[mOff + r] = m64[mOff + r] <= maxShift ? Math.ceil(m64[mOff + r]) : 0; // 0: recomputed below
+    m64.fill(0, lOff, lOff + rows);
     if (dV > 0) mem.fill(0, yOff, yOff + rows * dV);
     for (let c0 = 0; c0 < nKV; c0 += ch) {
       const w = Math.min(ch, nKV - c0);
       if (profiling) lap("copyMs");
-      k.gemm_f64_ra(qAddr, d, kAddr + c0 * d * es, d, sAddr, ch, rows, w, d, 0);
+      gemm(qAddr, d, kAddr + c0 * d * es, d, sAddr, ch, rows, w, d, 0);
       if (profiling) lap("scoresMs");
       // sym = 1: |S| ≤ m, not only S ≤ m (`rowShiftBounds` bounds |fl(q·k)|); rows whose m was
       // replaced by 0 above break it, and are recomputed whatever the kernel left in them.
-      k.softmax_shift_rows_f64(sAddr, rows, w, ch, mAddr, lAddr, 1);
+      if (f32) k.softmax_shift_rows_f32(sAddr, rows, w, ch, mAddr, lAddr);
+      else k.softmax_shift_rows_f64(sAddr, rows, w, ch, mAddr, lAddr, 1);
       if (profiling) lap("softmaxMs");
       for (let p0 = 0; dV > 0 && p0 < w; p0 += KC) {
         const kc = Math.min(KC, w - p0);
-        k.gemm_f64_ra(sAddr + p0 * es, ch, vAddr + (c0 + p0) * NR * es, nKV, yAddr, dV, rows, dV, kc, 1);
+        gemm(sAddr + p0 * es, ch, vAddr + (c0 + p0) * NR * es, nKV, yAddr, dV, rows, dV, kc, 1);
       }
       if (profiling && dV > 0) lap("valuesMs");
     }
     for (let r = 0; r < rows; r++) {
       const i = i0 + r;
-      const l = mem[lOff + r];
+      const l = m64[lOff + r];
       // Also catches a bound that was replaced by 0 above (its l is then not a softmax normalizer):
       // the bound's own row check is repeated from the query copy.
-      if (!(l >= BOUND_MIN_NORMALIZER && l < Number.POSITIVE_INFINITY) || mem[mOff + r] === 0) {
+      if (!(l >= minNormalizer && l < Number.POSITIVE_INFINITY) || m64[mOff + r] === 0) {
         redo.push(i);
         continue;
       }
-      rowMax[i] = mem[mOff + r] * NAT_PER_Y;
+      rowMax[i] = m64[mOff + r] * natPerUnit;
       normalizer[i] = l;
       if (out && dV > 0) {
         const o = i * ldOut;
@@ -617,8 +643,9 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats | null
       outStride: dV,
       queryBlock: undefined,
       rowShift: "max",
-      // float64 like the rest of the call (a "float32" call reaches this form only out of float32's range).
-      precision: "float64",
+      // The call's own precision (a "float32" call out of float32's range reached here as float64).
+      precision: f32 ? "float32" : "float64",
+      inFloat32Range: f32 ? true : undefined,
     });
     if (st === null) return null;
     for (let t = 0; t < nr; t++) {
@@ -772,6 +799,30 @@ export function simdShiftRowsExp(
   k.f64.fill(0, lp / 8, lp / 8 + rows);
   k.softmax_shift_rows_f64(base, rows, cols, cols, mp, lp, symmetric ? 1 : 0);
   return { weights: k.f64.slice(base / 8, base / 8 + rows * cols), sums: k.f64.slice(lp / 8, lp / 8 + rows) };
+}
+
+/**
+ * The float32 `"bound"` form's exp pass on its own (tests): rows × cols float32 logits `s` in units
+ * of ln 2 (row-major) under integer row shifts `m` (0 ≤ m[r] ≤ 62, |s| ≤ m[r] on row r: the
+ * kernel's promise, not checked), w = 2^(s − m[r]) in float32 and l[r] = Σ_c w[r,c] in float64, by
+ * `softmax_shift_rows_f32`.
+ */
+export function simdShiftRowsExp32(
+  s: Float32Array,
+  rows: number,
+  cols: number,
+  m: Float64Array,
+): { weights: Float32Array; sums: Float64Array } {
+  const k = getKernels();
+  const base = KERNEL_RESERVED_BYTES;
+  const mp = roundUp(base + rows * cols * 4, 8);
+  const lp = mp + rows * 8;
+  ensureKernelMemory(k, lp + rows * 8);
+  k.f32.set(s.subarray(0, rows * cols), base / 4);
+  k.f64.set(m.subarray(0, rows), mp / 8);
+  k.f64.fill(0, lp / 8, lp / 8 + rows);
+  k.softmax_shift_rows_f32(base, rows, cols, cols, mp, lp);
+  return { weights: k.f32.slice(base / 4, base / 4 + rows * cols), sums: k.f64.slice(lp / 8, lp / 8 + rows) };
 }
 
 /**

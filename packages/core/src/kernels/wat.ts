@@ -651,6 +651,112 @@ function expInlineF32(xs: string[], outs: string[]): string[] {
 }
 
 /**
+ * 2^f on [−½, ½] for `expShiftInlineF32`: 1 + f·(c1 + f·(c2 + … + f·c6)), a degree-6 relative-error
+ * near-minimax fit (iteratively reweighted least squares on 2000 Chebyshev nodes, NumPy) with the
+ * coefficients rounded to float32: approximation error 2.0e-9 relative (0.017 ulp of float32);
+ * evaluated by Horner in float32, ≤ 1.20 ulp from the exact 2^f over 2·10⁶ random points (mean 0.27).
+ * Degree 5 would leave 0.9 ulp to the approximation alone.
+ */
+const EXP2_F32_COEFFS = ["0x1.62e430p-1", "0x1.ebfbdcp-3", "0x1.c6aee8p-5", "0x1.3b2d4cp-7", "0x1.5f3e4cp-10", "0x1.41fd0ap-13"];
+
+/**
+ * Inline f32x4 2^(x − M) of the v128 locals `xs` into `outs` (up to `EXP32_STREAMS`), x in units
+ * of log₂ (the logits scaled by log₂e) and M the row's integer shift, whose bits(magic) + M the
+ * caller keeps splatted in `$cm`: t = x + 1.5·2²³ rounds x to n = t − 1.5·2²³ exactly (|x| < 2²²),
+ * f = x − n is exact (|f| ≤ ½), 2^f by `EXP2_F32_COEFFS`, and 2^(n − M) joins it as an integer add
+ * of (bits(t) − bits(magic) − M) << 23 to its exponent bits. No range test: the caller guarantees
+ * n − M ≥ −124 (`softmax_shift_rows_f32`: |x| ≤ M ≤ 62, so n − M ≥ −2M), where the result, ≥ 2^−124.5,
+ * is a normal float32 — so it is exactly 2^(n − M) times the polynomial, within the polynomial's
+ * 1.20 ulp of e^((x − M)·ln 2). 18 vector operations per four results (`expInlineF32`: 32).
+ */
+function expShiftInlineF32(xs: string[], outs: string[]): string[] {
+  const f = (v: string) => `(v128.const f32x4 ${v} ${v} ${v} ${v})`;
+  const magic = f(ROUND_MAGIC_F32);
+  const L: string[] = [];
+  const U = xs.map((_, u) => u);
+  const v = (n: string, u: number) => `(local.get $fx_${n}${u})`;
+  const set = (n: string, u: number, e: string) => `(local.set $fx_${n}${u} ${e})`;
+  const step = (g: (u: number) => string) => {
+    for (const u of U) L.push(g(u));
+  };
+  step((u) => set("t", u, `(f32x4.add (local.get ${xs[u]}) ${magic})`));
+  step((u) => set("f", u, `(f32x4.sub (local.get ${xs[u]}) (f32x4.sub ${v("t", u)} ${magic}))`));
+  const c = EXP2_F32_COEFFS;
+  step((u) => set("p", u, `(f32x4.add (f32x4.mul ${f(c[5])} ${v("f", u)}) ${f(c[4])})`));
+  for (let i = 3; i >= 0; i--) step((u) => set("p", u, `(f32x4.add (f32x4.mul ${v("p", u)} ${v("f", u)}) ${f(c[i])})`));
+  step((u) => set("p", u, `(f32x4.add (f32x4.mul ${v("p", u)} ${v("f", u)}) ${f("1")})`));
+  step((u) => `(local.set ${outs[u]} (i32x4.add ${v("p", u)} (i32x4.shl (i32x4.sub ${v("t", u)} (local.get $cm)) (i32.const 23))))`);
+  return L;
+}
+
+/**
+ * Largest row shift (units of log₂: 62 bits, 43 nats) `softmax_shift_rows_f32` takes: with |x| ≤ M
+ * every weight is 2^(x − M) ≥ 2^−124, a normal float32 (the driver recomputes rows above it with the
+ * row max).
+ */
+export const SHIFT_F32_MAX = 62;
+
+/**
+ * `softmax_shift_rows_f32(sp, rows, cols, ld, mp, lp)`: the float32 exp pass of the `rowShift:
+ * "bound"` form — `softmax_shift_rows_f64`'s role for a float32 tile of logits in units of log₂.
+ * Row r (stride ld floats) with the integer shift M = m[r] (float64 at mp, 0 ≤ M ≤ SHIFT_F32_MAX, and
+ * |S[r, c]| ≤ M promised by the caller): S ← 2^(S − M) by `expShiftInlineF32` in 16s (four
+ * interleaved vectors), then 4s, then single columns (splatted, so every column gets the same
+ * arithmetic), and l[r] += Σ_c S[r, c] (float64 at lp: pairs of weight vectors added in float32,
+ * their sums widened to float64, as `softmax_rows_f32`). No max pass, no rescaling: M is fixed.
+ */
+function softmaxShiftRowsF32Function(): string {
+  const L: string[] = [];
+  const hi = "(i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7";
+  const widen = (x: string) => `(f64x2.add (f64x2.promote_low_f32x4 ${x}) (f64x2.promote_low_f32x4 ${hi} ${x} ${x})))`;
+  L.push(
+    '(func $softmax_shift_rows_f32 (export "softmax_shift_rows_f32") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32)',
+  );
+  L.push(
+    `(local $r i32) (local $q i32) (local $end i32) (local $cm v128) (local $vs v128) (local $vm v128) (local $a v128) (local $b v128) ${V4_LOCALS} ${EXP32_LOCALS}`,
+  );
+  L.push("(local $sum f64) (local $lq i32)");
+  L.push("(local.set $r (i32.const 0))");
+  L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
+  L.push("(local.set $q (i32.add (local.get $sp) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 4))))");
+  L.push(
+    `(local.set $cm (i32x4.splat (i32.add (i32.const ${ROUND_MAGIC_F32_BITS}) (i32.trunc_sat_f64_s (f64.load (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8))))))))`,
+  );
+  L.push("(local.set $vs (v128.const f64x2 0 0)) (local.set $vm (v128.const f64x2 0 0))");
+  L.push("(local.set $end (i32.add (local.get $q) (i32.mul (i32.and (local.get $cols) (i32.const -16)) (i32.const 4))))");
+  L.push("(block $g16done (loop $g16loop (br_if $g16done (i32.ge_u (local.get $q) (local.get $end)))");
+  for (let u = 0; u < 4; u++) L.push(`(local.set ${X4[u]} (v128.load offset=${u * 16} (local.get $q)))`);
+  L.push(...expShiftInlineF32(X4, E4));
+  for (let u = 0; u < 4; u++) L.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
+  L.push("(local.set $a (f32x4.add (local.get $e0) (local.get $e1))) (local.set $b (f32x4.add (local.get $e2) (local.get $e3)))");
+  L.push(`(local.set $vs (f64x2.add (local.get $vs) ${widen("(local.get $a)")}))`);
+  L.push(`(local.set $vm (f64x2.add (local.get $vm) ${widen("(local.get $b)")}))`);
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (br $g16loop)))");
+  L.push("(local.set $end (i32.add (local.get $end) (i32.mul (i32.and (local.get $cols) (i32.const 12)) (i32.const 4))))");
+  L.push("(block $g4done (loop $g4loop (br_if $g4done (i32.ge_u (local.get $q) (local.get $end)))");
+  L.push("(local.set $x0 (v128.load (local.get $q)))");
+  L.push(...expShiftInlineF32(["$x0"], ["$e0"]));
+  L.push("(v128.store (local.get $q) (local.get $e0))");
+  L.push(`(local.set $vs (f64x2.add (local.get $vs) ${widen("(local.get $e0)")}))`);
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 16))) (br $g4loop)))");
+  L.push("(local.set $vs (f64x2.add (local.get $vs) (local.get $vm)))");
+  L.push("(local.set $sum (f64.add (f64x2.extract_lane 0 (local.get $vs)) (f64x2.extract_lane 1 (local.get $vs))))");
+  L.push("(local.set $end (i32.add (local.get $end) (i32.mul (i32.and (local.get $cols) (i32.const 3)) (i32.const 4))))");
+  L.push("(block $g1done (loop $g1loop (br_if $g1done (i32.ge_u (local.get $q) (local.get $end)))");
+  L.push("(local.set $x0 (f32x4.splat (f32.load (local.get $q))))");
+  L.push(...expShiftInlineF32(["$x0"], ["$e0"]));
+  L.push("(f32.store (local.get $q) (f32x4.extract_lane 0 (local.get $e0)))");
+  L.push("(local.set $sum (f64.add (local.get $sum) (f64.promote_f32 (f32x4.extract_lane 0 (local.get $e0)))))");
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 4))) (br $g1loop)))");
+  L.push("(local.set $lq (i32.add (local.get $lp) (i32.mul (local.get $r) (i32.const 8))))");
+  L.push("(f64.store (local.get $lq) (f64.add (f64.load (local.get $lq)) (local.get $sum)))");
+  L.push("(local.set $r (i32.add (local.get $r) (i32.const 1)))");
+  L.push("(br $rloop)))");
+  L.push(")");
+  return L.join("\n");
+}
+
+/**
  * `exp_f32(src, dst, n)`: dst[i] = exp(src[i]) for n float32s with the f32x4 exp (may alias): 16
  * per iteration (four interleaved vectors), then 4, then the tail one by one (splatted), so every
  * element gets the same arithmetic. For the accuracy tests and `simdExp32`.
@@ -1004,7 +1110,7 @@ function softmaxRowsF32Function(): string {
  * macro-kernels `gemm_f64(ap, bp, cp, ldc, mc, nc, kc)` and `gemm_f32(…)`, their row-major-A forms
  * `gemm_f64_ra(ap, lda, bp, ldb, cp, ldc, mc, nc, kc, acc)` / `gemm_f32_ra`, the SIMD exponential
  * `exp_f64(src, dst, n)`, the online-softmax tile updates `softmax_rows_f64(…)`, its fixed-shift
- * exp pass `softmax_shift_rows_f64(…)` and
+ * exp pass `softmax_shift_rows_f64(…)`, its float32 form `softmax_shift_rows_f32(…)` and
  * `softmax_rows_f32(…)` (byte addresses;
  * strides and sizes in elements). Assembled by `assembleKernels()` (wabt) into the bytes embedded
  * in `kernelBytes.ts`.
@@ -1023,6 +1129,7 @@ export function kernelWat(): string {
     expF32Function(),
     softmaxRowsFunction(),
     softmaxShiftRowsFunction(),
+    softmaxShiftRowsF32Function(),
     softmaxRowsF32Function(),
     rowsMaxFunction(),
     rowsAffineExpFunction(),
