@@ -247,6 +247,16 @@ const PREFIX_KEY_STEP = 16;
  * hi keeps the exp's groups and the product's slices aligned from key 0, and the skipped columns
  * (all exp(−∞) = 0 in the full-width form) would only have added +0.
  */
+/**
+ * The factor the query rows of a prefix-mask block are scaled by before `prefixAttentionBlock`:
+ * the softmax scale, or for float32 scale·log₂e (since stop 20 `softmax_prefix_f32` takes logits in
+ * units of ln 2 and exponentiates with 2^x; its m comes out in those units, m·ln 2 in nats). One
+ * function for the fused driver and the resident prefills, so the two round the same products.
+ */
+export function prefixQueryScale(scale: number, f32: boolean): number {
+  return f32 ? scale * Math.LOG2E : scale;
+}
+
 export function prefixAttentionBlock(
   k: Kernels,
   f32: boolean,
@@ -428,6 +438,9 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   const rowMax = new Float64Array(nQ);
   const normalizer = new Float64Array(nQ);
   const tmask = mask && !limits ? new Uint8Array(qb * ldS) : null; // the prefix path needs no 0/1 tile
+  // float32 prefix blocks: logits in units of ln 2 (`prefixQueryScale`), their m back to nats below.
+  const qScale = limits ? prefixQueryScale(scale, f32) : scale;
+  const mToNats = limits && f32 ? Math.LN2 : 1;
   const qOff = qAddr / es;
   const sOff = sAddr / es;
   const yOff = yAddr / es;
@@ -436,12 +449,12 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   for (let i0 = 0; i0 < nQ; i0 += qb) {
     const rows = Math.min(qb, nQ - i0);
     // Scaled query block in: scale·Q (the JavaScript path's `scaledQueries`, so S is the same).
-    if (ldQ === d) for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * scale;
+    if (ldQ === d) for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * qScale;
     else {
       for (let r = 0; r < rows; r++) {
         const src = (i0 + r) * ldQ;
         const dst = qOff + r * d;
-        for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * scale;
+        for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * qScale;
       }
     }
     m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
@@ -479,7 +492,7 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
     for (let r = 0; r < rows; r++) {
       const i = i0 + r;
       const l = m64[lOff + r];
-      rowMax[i] = m64[mOff + r];
+      rowMax[i] = m64[mOff + r] * mToNats;
       normalizer[i] = l;
       if (scores && rowMax[i] === Number.NEGATIVE_INFINITY) scores.fill(0, i * nKV, (i + 1) * nKV); // skipped tile
       if (out && dV > 0) {

@@ -668,10 +668,14 @@ const EXP2_F32_COEFFS = ["0x1.62e430p-1", "0x1.ebfbdcp-3", "0x1.c6aee8p-5", "0x1
  * n − M ≥ −124 (`softmax_shift_rows_f32`: |x| ≤ M ≤ 62, so n − M ≥ −2M), where the result, ≥ 2^−124.5,
  * is a normal float32 — so it is exactly 2^(n − M) times the polynomial, within the polynomial's
  * 1.20 ulp of e^((x − M)·ln 2). 18 vector operations per four results (`expInlineF32`: 32).
+ * `clamp` (`softmax_prefix_f32`, M = 0 after a float32 max shift, so x ≤ 0 of any size): x is
+ * first raised to −125, where the result is set to 0 — weights below 2⁻¹²⁵ (e^−86.6) of the row's
+ * largest are flushed to 0 and −∞ gives 0; NaN stays NaN. 21 operations.
  */
-function expShiftInlineF32(xs: string[], outs: string[]): string[] {
+function expShiftInlineF32(xs: string[], outs: string[], clamp = false): string[] {
   const f = (v: string) => `(v128.const f32x4 ${v} ${v} ${v} ${v})`;
   const magic = f(ROUND_MAGIC_F32);
+  const lo = f("-125");
   const L: string[] = [];
   const U = xs.map((_, u) => u);
   const v = (n: string, u: number) => `(local.get $fx_${n}${u})`;
@@ -679,6 +683,7 @@ function expShiftInlineF32(xs: string[], outs: string[]): string[] {
   const step = (g: (u: number) => string) => {
     for (const u of U) L.push(g(u));
   };
+  if (clamp) step((u) => `(local.set ${xs[u]} (f32x4.pmax (local.get ${xs[u]}) ${lo}))`);
   step((u) => set("t", u, `(f32x4.add (local.get ${xs[u]}) ${magic})`));
   step((u) => set("f", u, `(f32x4.sub (local.get ${xs[u]}) (f32x4.sub ${v("t", u)} ${magic}))`));
   const c = EXP2_F32_COEFFS;
@@ -686,6 +691,8 @@ function expShiftInlineF32(xs: string[], outs: string[]): string[] {
   for (let i = 3; i >= 0; i--) step((u) => set("p", u, `(f32x4.add (f32x4.mul ${v("p", u)} ${v("f", u)}) ${f(c[i])})`));
   step((u) => set("p", u, `(f32x4.add (f32x4.mul ${v("p", u)} ${v("f", u)}) ${f("1")})`));
   step((u) => `(local.set ${outs[u]} (i32x4.add ${v("p", u)} (i32x4.shl (i32x4.sub ${v("t", u)} (local.get $cm)) (i32.const 23))))`);
+  // Clamped: a lane at exactly −125 (every argument below it, and −∞) gives 0; NaN stays NaN (≠).
+  if (clamp) step((u) => `(local.set ${outs[u]} (v128.and (local.get ${outs[u]}) (f32x4.ne (local.get ${xs[u]}) ${lo})))`);
   return L;
 }
 
@@ -1395,12 +1402,14 @@ function softmaxPrefixRowsFunction(): string {
 }
 
 /**
- * `softmax_prefix_f32(sp, rows, cols, ld, mp, lp)`: `softmax_prefix_f64` for a float32 tile (the
- * float32 attention path), m and l float64 as in `softmax_rows_f32` — and the same bits as that on
- * a fresh tile with −∞ past each row's limit: its groups from column 0 (the max in f32x4 4s, then
- * the single columns; the exp in 16s and 4s through `expInlineF32`, then the singles; pairs of
- * weight vectors added in float32, their sums in float64), a straddling group's lanes ≥ lim set to
- * −∞ for the max and cleared after the exp, the groups past lim stored as zeros.
+ * `softmax_prefix_f32(sp, rows, cols, ld, mp, lp)`: `softmax_prefix_f64` for a float32 tile of
+ * logits in units of ln 2 (the float32 causal path scales its queries by scale·log₂e; since stop 20),
+ * m and l float64: the row max over c < lim in f32x4 4s, then the single columns; S ← 2^(S − m) with
+ * the float32 shift S − m and `expShiftInlineF32`'s clamped form (weights below 2⁻¹²⁵ of the row's
+ * largest are 0) in 16s and 4s, then the singles; pairs of weight vectors added in float32, their sums
+ * in float64; a straddling group's lanes ≥ lim set to −∞ for the max and cleared after the exp, the
+ * groups past lim stored as zeros. (Before stop 20: the nats form with `expInlineF32`, 32 operations
+ * per four weights where this takes 21.)
  */
 function softmaxPrefixRowsF32Function(): string {
   const L: string[] = [];
@@ -1415,9 +1424,10 @@ function softmaxPrefixRowsF32Function(): string {
     '(func $softmax_prefix_f32 (export "softmax_prefix_f32") (param $sp i32) (param $rows i32) (param $cols i32) (param $ld i32) (param $mp i32) (param $lp i32)',
   );
   L.push(
-    `(local $r i32) (local $row i32) (local $c i32) (local $q i32) (local $full i32) (local $lim i32) (local $c16 i32) (local $c4 i32) (local $vm v128) (local $vs v128) (local $a v128) (local $b v128) (local $limv v128) (local $sh32 v128) ${V4_LOCALS} ${EXP32_LOCALS}`,
+    `(local $r i32) (local $row i32) (local $c i32) (local $q i32) (local $full i32) (local $lim i32) (local $c16 i32) (local $c4 i32) (local $vm v128) (local $vs v128) (local $a v128) (local $b v128) (local $limv v128) (local $sh32 v128) (local $cm v128) ${V4_LOCALS} ${EXP32_LOCALS}`,
   );
   L.push("(local $t f64) (local $sum f64)");
+  L.push(`(local.set $cm (i32x4.splat (i32.const ${ROUND_MAGIC_F32_BITS})))`);
   L.push("(local.set $c16 (i32.and (local.get $cols) (i32.const -16)))");
   L.push("(local.set $c4 (i32.and (local.get $cols) (i32.const -4)))");
   L.push("(local.set $r (i32.const 0))");
@@ -1454,7 +1464,7 @@ function softmaxPrefixRowsF32Function(): string {
   groupLoops(L, 16, "$c16", zero, (masked) => {
     const G: string[] = [];
     for (let u = 0; u < 4; u++) G.push(`(local.set ${X4[u]} (f32x4.sub (v128.load offset=${u * 16} (local.get $q)) (local.get $sh32)))`);
-    G.push(...expInlineF32(X4, E4));
+    G.push(...expShiftInlineF32(X4, E4, true));
     if (masked) for (let u = 0; u < 4; u++) G.push(`(local.set ${E4[u]} (v128.and (local.get ${E4[u]}) ${keep(u)}))`);
     for (let u = 0; u < 4; u++) G.push(`(v128.store offset=${u * 16} (local.get $q) (local.get ${E4[u]}))`);
     G.push("(local.set $a (f32x4.add (local.get $e0) (local.get $e1))) (local.set $b (f32x4.add (local.get $e2) (local.get $e3)))");
@@ -1465,7 +1475,7 @@ function softmaxPrefixRowsF32Function(): string {
   L.push("(block $e4done (loop $e4loop (br_if $e4done (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $c4)))");
   L.push(`(if (i32.ge_s (local.get $c) (local.get $lim)) (then (v128.store ${at()} ${zero})) (else`);
   L.push(`(local.set $x0 (f32x4.sub (v128.load ${at()}) (local.get $sh32)))`);
-  L.push(...expInlineF32(["$x0"], ["$e0"]));
+  L.push(...expShiftInlineF32(["$x0"], ["$e0"], true));
   L.push(
     `(if (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $lim)) (then (local.set $e0 (v128.and (local.get $e0) ${keep(0)}))))`,
   );
@@ -1477,7 +1487,7 @@ function softmaxPrefixRowsF32Function(): string {
   L.push("(block $e1done (loop $e1loop (br_if $e1done (i32.ge_s (local.get $c) (local.get $cols)))");
   L.push(`(if (i32.ge_s (local.get $c) (local.get $lim)) (then (f32.store ${at()} (f32.const 0))) (else`);
   L.push(`(local.set $x0 (f32x4.sub (f32x4.splat (f32.load ${at()})) (local.get $sh32)))`);
-  L.push(...expInlineF32(["$x0"], ["$e0"]));
+  L.push(...expShiftInlineF32(["$x0"], ["$e0"], true));
   L.push(`(f32.store ${at()} (f32x4.extract_lane 0 (local.get $e0)))`);
   L.push("(local.set $sum (f64.add (local.get $sum) (f64.promote_f32 (f32x4.extract_lane 0 (local.get $e0)))))))");
   L.push("(local.set $c (i32.add (local.get $c) (i32.const 1))) (br $e1loop)))");

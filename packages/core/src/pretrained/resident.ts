@@ -44,6 +44,7 @@ import {
   fusedSoftmaxAttention,
   packPanels,
   prefixAttentionBlock,
+  prefixQueryScale,
   prefixQueryBlock,
   useFusedSoftmax,
 } from "../kernels/softmaxWasm.js";
@@ -483,7 +484,7 @@ export function attendHead(
   const qb = prefixQueryBlock(nKV);
   for (let i0 = 0; i0 < nQ; i0 += qb) {
     const rows = Math.min(qb, nQ - i0);
-    k.scale_rows_f64(qAddr + i0 * ldQ * 8, ldQ, R.q, rows, d, scale, f32 ? 1 : 0);
+    k.scale_rows_f64(qAddr + i0 * ldQ * 8, ldQ, R.q, rows, d, prefixQueryScale(scale, f32), f32 ? 1 : 0);
     mem.fill(0, yOff, yOff + rows * dV);
     prefixAttentionBlock(k, f32, R.q, R.kp, R.vp, R.s, nKV, R.y, R.m, R.l, rows, limits, i0, nKV, d, dV);
     if (!k.rows_normalize_out(R.y, R.l, outAddr + i0 * ldOut * 8, ldOut, rows, dV, f32 ? 1 : 0)) return false;

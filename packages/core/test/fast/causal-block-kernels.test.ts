@@ -2,18 +2,19 @@ import { KernelArena } from "@randattn/core/internal";
 import seedrandom from "seedrandom";
 import { describe, expect, it } from "vitest";
 
-// wat.ts softmax_prefix_f64 / _f32 (the causal block's exp pass with per-row limits, no −∞ written)
-// must give exactly the bits of softmax_rows_f64 / _f32 on a fresh tile (m = −∞, l = 0) whose
-// entries past each row's limit were set to −∞ — the prefix path it replaces: S, m and l alike, for
-// limits on and off every group boundary (8/16 lanes, pairs, 4s, the odd tail), rows with no key,
-// garbage (huge, NaN) past the limit, a NaN or −∞ logit inside it. Fails on any lane mask, group or
-// summation order that differs.
-describe("softmax_prefix_* equal softmax_rows_* on the −∞-masked tile, bit for bit", () => {
+// wat.ts softmax_prefix_f64 (the causal block's exp pass with per-row limits, no −∞ written) must
+// give exactly the bits of softmax_rows_f64 on a fresh tile (m = −∞, l = 0) whose entries past each
+// row's limit were set to −∞ — the prefix path it replaces: S, m and l alike, for limits on and off
+// every group boundary (8 lanes, pairs, the odd tail), rows with no key, garbage (huge, NaN) past
+// the limit, a NaN or −∞ logit inside it. Fails on any lane mask, group or summation order that
+// differs. softmax_prefix_f32 (since stop 20: logits in units of ln 2, w = 2^(S − m)) is checked
+// against the formula below, over the same cases.
+describe("softmax_prefix_f64 equals softmax_rows_f64 on the −∞-masked tile, bit for bit", () => {
   const rng = seedrandom("softmax-prefix");
   const arena = new KernelArena();
   const k = arena.k;
   const same = (a: ArrayLike<number>, b: ArrayLike<number>) => a.length === b.length && Array.from(a).every((x, i) => Object.is(x, b[i]));
-  for (const f32 of [false, true]) {
+  for (const f32 of [false]) {
     for (const cols of [1, 2, 3, 5, 8, 13, 16, 17, 31, 32, 48, 61, 64]) {
       it(`${f32 ? "float32" : "float64"}, ${cols} columns`, () => {
         const ld = cols + 3;
@@ -57,5 +58,67 @@ describe("softmax_prefix_* equal softmax_rows_* on the −∞-masked tile, bit f
         if (cols >= 2) expect(k.f64[L2 / 8 + 2]).toBeGreaterThan(1);
       });
     }
+  }
+});
+
+describe("softmax_prefix_f32: m = the row max over c < lim, w = 2^fl32(S − m) (0 below 2⁻¹²⁵), l = Σ w", () => {
+  const rng = seedrandom("softmax-prefix-f32");
+  const arena = new KernelArena();
+  const k = arena.k;
+  const ulp32 = (y: number) => 2 ** (Math.floor(Math.log2(y)) - 23);
+  for (const cols of [1, 2, 3, 5, 8, 13, 16, 17, 31, 32, 48, 61, 64, 203]) {
+    it(`${cols} columns: the max exact, each weight within 1.5 ulp of float32 or 0, zeros past the limit, l to float32 pair sums`, () => {
+      const ld = cols + 3;
+      const rows = Math.min(cols, 64) + 3;
+      const [S, M, L] = arena.frame([rows * ld * 4, rows * 8, rows * 8]);
+      const mem = k.f32;
+      // Logits in units of ln 2 spread over ±200 on some rows, so weights below 2⁻¹²⁵ occur.
+      const s = Float32Array.from({ length: rows * ld }, (_, i) => Math.fround((Math.floor(i / ld) % 4 === 3 ? 400 : 9) * (rng() - 0.5)));
+      const lim = Int32Array.from({ length: rows }, (_, r) => Math.min(r, cols + 1));
+      for (let r = 0; r < rows; r++) {
+        if (lim[r] < cols) s[r * ld + lim[r]] = r % 3 === 0 ? Number.NaN : 1e30; // past the limit: ignored
+        if (r === 5 && cols > 2) s[r * ld + 1] = Number.NaN; // inside: l NaN
+        if (r === 7 && cols > 4) s[r * ld + 2] = Number.NEGATIVE_INFINITY; // inside: weight 0
+      }
+      mem.set(s, S / 4);
+      k.f64.set(Float64Array.from(lim), M / 8);
+      k.f64.fill(7, L / 8, L / 8 + rows);
+      k.softmax_prefix_f32(S, rows, cols, ld, M, L);
+      let worst = 0;
+      for (let r = 0; r < rows; r++) {
+        const n = Math.min(lim[r], cols);
+        const row = s.subarray(r * ld, r * ld + n);
+        const w = mem.subarray(S / 4 + r * ld, S / 4 + r * ld + cols);
+        for (let c = n; c < cols; c++) expect(w[c]).toBe(0);
+        const m = k.f64[M / 8 + r];
+        const l = k.f64[L / 8 + r];
+        if (n === 0) {
+          expect(m).toBe(Number.NEGATIVE_INFINITY);
+          expect(l).toBe(0);
+          continue;
+        }
+        if (row.some(Number.isNaN)) {
+          expect(l).toBeNaN();
+          continue;
+        }
+        let top = Number.NEGATIVE_INFINITY;
+        for (const x of row) top = Math.max(top, x);
+        expect(m).toBe(top);
+        let sum = 0;
+        for (let c = 0; c < n; c++) {
+          const z = Math.fround(row[c] - Math.fround(m)); // the kernel's float32 shift
+          if (z <= -125) expect(w[c]).toBe(0);
+          else {
+            const ref = 2 ** z;
+            worst = Math.max(worst, Math.abs(w[c] - ref) / ulp32(ref));
+          }
+          sum += w[c];
+        }
+        expect(Math.abs(l - sum)).toBeLessThanOrEqual((2 ** -24 + n * 2 ** -52) * sum);
+        if (n === 1) expect(l).toBe(1); // one key: 2⁰ exactly
+      }
+      expect(worst).toBeLessThanOrEqual(1.5);
+      if (cols > 4) expect(mem[S / 4 + 7 * ld + 2]).toBe(0);
+    });
   }
 });
