@@ -22,7 +22,7 @@
 // torch f64, RandAttn f32 option vs torch f32. Also checked: last-token logits of RandAttn f64
 // equal torch f64's (max relative difference printed), so both ran the same checkpoint.
 //
-//   node scripts/models/bench.mjs [--reps 7] [--warmup 2] [--warm-cpu 3] [--json FILE] [--quick] [DIR ...]
+//   node scripts/models/bench.mjs [--reps 11] [--warmup 2] [--warm-cpu 3] [--json FILE] [--quick] [DIR ...]
 // Writes the table as JSON to FILE (default .tmp/bench-models.json, git-ignored). --quick: 3 reps,
 // 1 warm-up. Without torch on /usr/bin/python3 the RandAttn columns are printed and torch is "n/a".
 // On a shared machine absolute times mean little: only the ratios measured side by side count.
@@ -45,7 +45,7 @@ const flag = (name, fallback) => {
 };
 const quick = argv.includes("--quick");
 if (quick) argv.splice(argv.indexOf("--quick"), 1);
-const reps = Number(flag("--reps", quick ? 3 : 7));
+const reps = Number(flag("--reps", quick ? 3 : 11));
 const warmup = Number(flag("--warmup", quick ? 1 : 2));
 const WARM_CPU_S = Number(flag("--warm-cpu", 3)); // see warmUp
 const jsonPath = resolve(flag("--json", join(root, ".tmp", "bench-models.json")));

@@ -1,7 +1,7 @@
 // A sweep's end-to-end throughput on 1 vs 2 workers, and where the time goes (issue 14):
-//   node packages/experiments/bench/throughput.mjs [--configs quickstart,real-perplexity] [--json]
+//   node packages/experiments/bench/throughput.mjs [--configs quickstart,real-perplexity] [--reps 3] [--json]
 // Each config runs from scratch into a temporary folder through the CLI (`randattn run`, report
-// included), once per worker count, the two back to back. From the run's journal it sums, over the
+// included), per worker count the median of --reps runs, the two counts alternating. From the run's journal it sums, over the
 // tasks: input generation, the exact reference (0 when the previous task's cache served it), the
 // method, the error metrics; "start-up, scheduling, I/O" is the wall time not covered by those sums
 // spread over the workers (process and worker start-up, the plan, journal/CSV/figure writing).
@@ -57,8 +57,18 @@ function runOnce(config, workers) {
 }
 
 const rows = [];
+// --reps R (default 3): the two worker counts alternate R times (1, 2, 1, 2, …) and each keeps its
+// median-wall run (with that run's breakdown): one run each, back to back, compared two moments of
+// a host whose speed drifts by tens of per cent, on a quickstart of ≈ 4 s mostly start-up.
+const ri = argv.indexOf("--reps");
+const reps = ri >= 0 ? Number(argv[ri + 1]) : 3;
 for (const config of configs) {
-  for (const workers of [1, 2]) rows.push(runOnce(config, workers));
+  const runs = { 1: [], 2: [] };
+  for (let r = 0; r < reps; r++) for (const workers of r % 2 === 0 ? [1, 2] : [2, 1]) runs[workers].push(runOnce(config, workers));
+  for (const workers of [1, 2]) {
+    const sorted = [...runs[workers]].sort((a, b) => a.wall - b.wall);
+    rows.push({ ...sorted[sorted.length >> 1], reps, walls: runs[workers].map((x) => x.wall) });
+  }
 }
 if (json) {
   console.log(JSON.stringify(rows));
