@@ -118,6 +118,16 @@ export interface FusedSoftmaxSpec {
    * does not rescan Q, K and V. @default undefined (the call scans them)
    */
   inFloat32Range?: boolean;
+  /**
+   * Blocks of query rows claimed at run time instead of taken in order (`attentionParallel`'s
+   * workers share one counter, so a core the host slows takes fewer blocks): called with the
+   * driver's query block qb before each block, it returns the block's first row (the counter's
+   * previous value, advanced by qb), and a value ≥ nQ ends the call. Rows of unclaimed blocks are
+   * left untouched in `out` and get 0 in the returned stats. Each row's result does not depend on
+   * which blocks a thread ran, so the rows claimed by all threads together are the whole call's bits.
+   * @default undefined (every block, in order)
+   */
+  claimBlock?: (qb: number) => number;
 }
 
 /**
@@ -446,7 +456,8 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   const yOff = yAddr / es;
   const mOff = mAddr / 8;
   const lOff = lAddr / 8;
-  for (let i0 = 0; i0 < nQ; i0 += qb) {
+  const claim = spec.claimBlock;
+  for (let i0 = claim ? claim(qb) : 0; i0 < nQ; i0 = claim ? claim(qb) : i0 + qb) {
     const rows = Math.min(qb, nQ - i0);
     // Scaled query block in: scale·Q (the JavaScript path's `scaledQueries`, so S is the same).
     if (ldQ === d) for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * qScale;
@@ -589,7 +600,8 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
   const yOff = yAddr / es;
   const mOff = mAddr / 8;
   const lOff = lAddr / 8;
-  for (let i0 = 0; i0 < nQ; i0 += qb) {
+  const claim = spec.claimBlock;
+  for (let i0 = claim ? claim(qb) : 0; i0 < nQ; i0 = claim ? claim(qb) : i0 + qb) {
     const rows = Math.min(qb, nQ - i0);
     // Scaled by σ = sy: the logits come out in the exp pass's units.
     if (ldQ === d) for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * sy;
@@ -655,6 +667,7 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
       out: yr,
       outStride: dV,
       queryBlock: undefined,
+      claimBlock: undefined, // this thread's own rows, all of them
       rowShift: "max",
       // The call's own precision (a "float32" call out of float32's range reached here as float64).
       precision: f32 ? "float32" : "float64",

@@ -1,8 +1,9 @@
 /**
- * One exact attention call Y = Z⁻¹AV on several worker threads (issue 14): the query rows are split
- * into contiguous blocks, one per worker, and every worker runs the same fused softmax kernel that
- * `attention` (materialized) or `streamingAttention` (online softmax) runs on the whole call,
- * reading Q, K, V and writing its rows of Y in SharedArrayBuffers (row-task.ts). The rows of Y are
+ * One exact attention call Y = Z⁻¹AV on several worker threads (issue 14): every worker runs the
+ * same fused softmax kernel that `attention` (materialized) or `streamingAttention` (online softmax)
+ * runs on the whole call, claiming the driver's query blocks one at a time from a shared counter
+ * (since stop 20; before, one fixed contiguous block per worker, so a core the host slowed held up
+ * the call), reading Q, K, V and writing its rows of Y in SharedArrayBuffers (row-task.ts). The rows of Y are
  * independent given K and V (§2.1: Y[i,:] = Σ_j A[i,j]V[j,:] / Σ_j A[i,j]), and the kernel computes
  * each row with the same operations in the same order wherever the row sits in its block — the
  * score and value products accumulate over d_QK / keys in a fixed order per output entry, the row
@@ -60,7 +61,11 @@ export interface ParallelAttentionOptions extends AttentionOptions {
   workerUrl?: URL | string;
 }
 
-/** How `attentionParallel` runs a call: the query-row blocks, one per worker, or why it stays in this thread. */
+/**
+ * Whether `attentionParallel` splits a call: one balanced block of rows per worker it would use, or
+ * why it stays in this thread. (The workers then claim the driver's query blocks at run time; these
+ * bounds decide the worker count and that every worker could take a block of ≥ 256 rows.)
+ */
 export interface AttentionSplit {
   /** Block boundaries: block b is rows [bounds[b], bounds[b + 1]); empty when the call runs in this thread. */
   bounds: number[];
@@ -288,19 +293,16 @@ async function runSplit(
     normalizer,
   };
   const team = workersFor(bounds.length - 1, url);
-  const masks = r.mask ? team.map((_, b) => r.mask!.rowParts(bounds[b], bounds[b + 1])) : undefined;
-  /** One pass over all blocks in `precision`; false when the kernel declined (memory): nothing to use. */
+  // Every worker gets the whole call and claims its query blocks from one shared counter (dynamic
+  // scheduling: on a host whose cores run at different, drifting speeds, a fixed half each waits
+  // for the slower core); `bounds` decided only that the call is worth splitting.
+  const mask = r.mask?.rowParts(0, nQ);
+  /** One pass over all rows in `precision`; false when the kernel declined (memory): nothing to use. */
   const pass = async (precision: "float32" | "float64"): Promise<boolean> => {
+    const claim = new SharedArrayBuffer(4);
     const replies = await Promise.all(
-      team.map((pw, b) => {
-        const task: RowTask = {
-          ...base,
-          id: nextTaskId(),
-          precision,
-          row0: bounds[b],
-          rows: bounds[b + 1] - bounds[b],
-          mask: masks?.[b],
-        };
+      team.map((pw) => {
+        const task: RowTask = { ...base, id: nextTaskId(), precision, row0: 0, rows: nQ, mask, claim };
         return runTask(pw, task);
       }),
     );

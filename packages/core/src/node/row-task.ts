@@ -35,6 +35,11 @@ export interface RowTask {
   normalizer: SharedArrayBuffer;
   /** The compiled mask's parts for these rows only (`CompiledMask.rowParts`), or undefined. */
   mask?: CompiledMaskParts;
+  /**
+   * A shared Int32Array(1) counter: the task's rows are claimed block by block with the other
+   * workers of the call (`FusedSoftmaxSpec.claimBlock`) rather than run whole. Undefined: all rows.
+   */
+  claim?: SharedArrayBuffer;
 }
 
 /**
@@ -42,6 +47,16 @@ export interface RowTask {
  * (more kernel memory than it may take), true when Y and the normalizers of the block are written.
  */
 export function runRowTask(t: RowTask): boolean {
+  // Claimed blocks [i0, i0 + qb): only their normalizers are this worker's to write.
+  const claimed: [number, number][] = [];
+  const counter = t.claim ? new Int32Array(t.claim) : undefined;
+  const claimBlock = counter
+    ? (qb: number) => {
+        const i0 = Atomics.add(counter, 0, qb);
+        if (i0 < t.rows) claimed.push([i0, Math.min(t.rows, i0 + qb)]);
+        return i0;
+      }
+    : undefined;
   const stats = fusedSoftmaxAttention({
     queries: new Float64Array(t.queries, t.row0 * t.d * 8, t.rows * t.d),
     // explicit lengths: the buffers may be reused staging buffers larger than this call (parallel-attention.ts)
@@ -57,8 +72,11 @@ export function runRowTask(t: RowTask): boolean {
     queryBlock: t.queryBlock,
     out: new Float64Array(t.out, t.row0 * t.dV * 8, t.rows * t.dV),
     precision: t.precision,
+    claimBlock,
   });
   if (stats === null) return false;
-  new Float64Array(t.normalizer, t.row0 * 8, t.rows).set(stats.normalizer);
+  const l = new Float64Array(t.normalizer, t.row0 * 8, t.rows);
+  if (!counter) l.set(stats.normalizer);
+  else for (const [a, b] of claimed) l.set(stats.normalizer.subarray(a, b), a);
   return true;
 }

@@ -289,3 +289,61 @@ describe("strided queries and output (queryStride, outStride): one head's column
     }
   }
 });
+
+describe("claimBlock: query blocks claimed at run time (attentionParallel's dynamic schedule)", () => {
+  // Two calls share one sequence of claims, taking alternate blocks (as two workers might): their
+  // rows together must be the whole call's bits, and rows a call did not claim must stay untouched.
+  const cases: [string, Partial<Parameters<typeof fusedSoftmaxAttention>[0]>][] = [
+    ["float64, bound row shift", {}],
+    ["float32, bound row shift", { precision: "float32" }],
+    ["float64, causal prefix blocks", { mask: prefixTileMask(Int32Array.from({ length: 700 }, (_, i) => i + 1)) }],
+    ["float32, streaming key blocks", { precision: "float32", keyBlock: 64, queryBlock: 48 }],
+  ];
+  for (const [name, extra] of cases) {
+    it(name, () => {
+      setKernelBackend("wasm");
+      const nQ = 700;
+      const nKV = 700;
+      const d = 20;
+      const dV = 9;
+      const q = rnd(nQ, d, 11);
+      const k = rnd(nKV, d, 12);
+      const v = rnd(nKV, dV, 13);
+      const spec = { queries: q.data, keys: k.data, values: v.data, nQ, nKV, d, dV, scale: 0.25, ...extra };
+      const whole = new Float64Array(nQ * dV);
+      const ref = fusedSoftmaxAttention({ ...spec, out: whole });
+      expect(ref).not.toBeNull();
+      let next = 0;
+      const outs = [new Float64Array(nQ * dV).fill(Number.NaN), new Float64Array(nQ * dV).fill(Number.NaN)];
+      const owner = new Int8Array(nQ).fill(-1);
+      const stats = [0, 1].map((me) => {
+        next = 0; // each call walks the same sequence and takes its own parity
+        return fusedSoftmaxAttention({
+          ...spec,
+          out: outs[me],
+          // Blocks alternate between the two calls: call `me` skips the other's blocks.
+          claimBlock: (qb) => {
+            for (;;) {
+              const i0 = next;
+              next += qb;
+              if (i0 >= nQ) return i0;
+              if ((i0 / qb) % 2 === me) {
+                owner.fill(me, i0, Math.min(nQ, i0 + qb));
+                return i0;
+              }
+            }
+          },
+        });
+      });
+      expect(owner.every((o) => o === 0 || o === 1)).toBe(true);
+      for (let i = 0; i < nQ; i++) {
+        const me = owner[i];
+        for (let c = 0; c < dV; c++) {
+          expect(Object.is(outs[me][i * dV + c], whole[i * dV + c])).toBe(true);
+          expect(outs[1 - me][i * dV + c]).toBeNaN(); // untouched
+        }
+        expect(Object.is(stats[me]!.normalizer[i], ref!.normalizer[i])).toBe(true);
+      }
+    });
+  }
+});
