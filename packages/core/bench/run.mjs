@@ -15,7 +15,10 @@
 //   node packages/core/bench/run.mjs --skip-models  no prefill/decode vs torch row (scripts/models/bench.mjs)
 // The issue-14 target table comes first (every target with this run's figure beside it; --quick
 // prints only that table, at reduced repetitions, with N = 4096 for random features and no SVD).
-// On a shared machine absolute times mean little: only ratios measured in this same run count.
+// Its ratios come from alternating pairs (RandAttn and NumPy call by call through the
+// numpy_attention.py server, the matmul and the SIMD probe, 1 thread and 2 workers, …): the median
+// of the pair ratios, with their range. On a shared machine absolute times mean little, and even
+// the same call drifts by tens of per cent within seconds: only ratios of neighbouring calls count.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
