@@ -67,7 +67,6 @@ export {
   simdExp32,
   simdExpScaled,
   simdShiftRowsExp,
-  simdShiftRowsExp32,
   useFusedSoftmax,
 } from "./kernels/softmaxWasm.js";
 export { assertNormParams, rmsNormRowsInto } from "./norm.js";

@@ -803,52 +803,35 @@ export function simdExpScaled(y: Float64Array, out: Float64Array = new Float64Ar
 }
 
 /**
- * The `"bound"` form's exp pass on its own (tests): rows × cols logits `s` in units of ln2/2048
- * (row-major) under integer row shifts `m` (same units), w = 2^((s − m[r])/2048) and the row sums
- * l[r] = Σ_c w[r,c], by `softmax_shift_rows_f64`. `symmetric` is the driver's promise |s| ≤ m[r]:
- * rows with m ≤ 334.1 nats then run its check-free loop (same bits, when the promise holds).
+ * The `"bound"` form's exp pass on its own (tests), by `softmax_shift_rows_f64` for float64 logits
+ * and `softmax_shift_rows_f32` for float32 ones: rows × cols logits `s` (row-major) under integer row
+ * shifts `m`, the weights w and the row sums l[r] = Σ_c w[r,c] (float64). float64: s and m in units
+ * of ln2/2048, w = 2^((s − m[r])/2048); `symmetric` is the driver's promise |s| ≤ m[r], with which
+ * rows with m ≤ 334.1 nats run its check-free loop (same bits, when the promise holds). float32: s
+ * and m in units of ln 2, w = 2^(s − m[r]) in float32, and the promise 0 ≤ m[r] ≤ 62, |s| ≤ m[r] is
+ * the kernel's precondition (not checked; `symmetric` is ignored).
  */
-export function simdShiftRowsExp(
-  s: Float64Array,
+export function simdShiftRowsExp<T extends Float64Array | Float32Array>(
+  s: T,
   rows: number,
   cols: number,
   m: Float64Array,
-  symmetric: boolean,
-): { weights: Float64Array; sums: Float64Array } {
+  symmetric = true,
+): { weights: T; sums: Float64Array } {
   const k = getKernels();
+  const f32 = s instanceof Float32Array;
+  const es = f32 ? 4 : 8;
   const base = KERNEL_RESERVED_BYTES;
-  const mp = base + rows * cols * 8;
+  const mp = roundUp(base + rows * cols * es, 8);
   const lp = mp + rows * 8;
   ensureKernelMemory(k, lp + rows * 8);
-  k.f64.set(s.subarray(0, rows * cols), base / 8);
+  const mem = f32 ? k.f32 : k.f64;
+  mem.set(s.subarray(0, rows * cols), base / es);
   k.f64.set(m.subarray(0, rows), mp / 8);
   k.f64.fill(0, lp / 8, lp / 8 + rows);
-  k.softmax_shift_rows_f64(base, rows, cols, cols, mp, lp, symmetric ? 1 : 0);
-  return { weights: k.f64.slice(base / 8, base / 8 + rows * cols), sums: k.f64.slice(lp / 8, lp / 8 + rows) };
-}
-
-/**
- * The float32 `"bound"` form's exp pass on its own (tests): rows × cols float32 logits `s` in units
- * of ln 2 (row-major) under integer row shifts `m` (0 ≤ m[r] ≤ 62, |s| ≤ m[r] on row r: the
- * kernel's promise, not checked), w = 2^(s − m[r]) in float32 and l[r] = Σ_c w[r,c] in float64, by
- * `softmax_shift_rows_f32`.
- */
-export function simdShiftRowsExp32(
-  s: Float32Array,
-  rows: number,
-  cols: number,
-  m: Float64Array,
-): { weights: Float32Array; sums: Float64Array } {
-  const k = getKernels();
-  const base = KERNEL_RESERVED_BYTES;
-  const mp = roundUp(base + rows * cols * 4, 8);
-  const lp = mp + rows * 8;
-  ensureKernelMemory(k, lp + rows * 8);
-  k.f32.set(s.subarray(0, rows * cols), base / 4);
-  k.f64.set(m.subarray(0, rows), mp / 8);
-  k.f64.fill(0, lp / 8, lp / 8 + rows);
-  k.softmax_shift_rows_f32(base, rows, cols, cols, mp, lp);
-  return { weights: k.f32.slice(base / 4, base / 4 + rows * cols), sums: k.f64.slice(lp / 8, lp / 8 + rows) };
+  if (f32) k.softmax_shift_rows_f32(base, rows, cols, cols, mp, lp);
+  else k.softmax_shift_rows_f64(base, rows, cols, cols, mp, lp, symmetric ? 1 : 0);
+  return { weights: mem.slice(base / es, base / es + rows * cols) as T, sums: k.f64.slice(lp / 8, lp / 8 + rows) };
 }
 
 /**

@@ -352,6 +352,20 @@ const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
 type ExpArg = "x" | "ys";
 
 /**
+ * The scratch-local helpers of an inline kernel over `n` interleaved streams: `v(name, u)` reads the
+ * local `$<prefix>_<name><u>`, `set(name, u, e)` writes it, and `step(f)` pushes f(u) for every
+ * stream onto `L` — one operation for all streams, then the next (the order the exp generators emit).
+ */
+function streamLocals(L: string[], n: number, prefix: "ex" | "fx") {
+  const v = (name: string, u: number) => `(local.get $${prefix}_${name}${u})`;
+  const set = (name: string, u: number, e: string) => `(local.set $${prefix}_${name}${u} ${e})`;
+  const step = (f: (u: number) => string) => {
+    for (let u = 0; u < n; u++) L.push(f(u));
+  };
+  return { v, set, step };
+}
+
+/**
  * Inline f64x2 exp of the v128 locals `xs` into the locals `outs` (up to `EXP_STREAMS` vectors,
  * interleaved stage by stage: each exp is a chain of ≈ 20 dependent operations, so independent
  * chains side by side are what keeps the SIMD units busy). Tang's table-driven method:
@@ -374,12 +388,7 @@ type ExpArg = "x" | "ys";
 function expInline(xs: string[], outs: string[], arg: ExpArg = "x"): string[] {
   const C = expConstants();
   const L: string[] = [];
-  const U = xs.map((_, u) => u);
-  const v = (n: string, u: number) => `(local.get $ex_${n}${u})`;
-  const set = (n: string, u: number, e: string) => `(local.set $ex_${n}${u} ${e})`;
-  const step = (f: (u: number) => string) => {
-    for (const u of U) L.push(f(u));
-  };
+  const { v, set, step } = streamLocals(L, xs.length, "ex");
   // pmax/pmin (one maxpd/minpd each; V8 needs several instructions for the IEEE min/max) in the
   // operand order that lets a NaN x through: pmax(x, lo) = x < lo ? lo : x.
   if (arg === "ys") {
@@ -439,12 +448,7 @@ function expPolyTable(
   dst: (u: number) => string,
 ): string[] {
   const L: string[] = [];
-  const U = Array.from({ length: streams }, (_, u) => u);
-  const v = (n: string, u: number) => `(local.get $ex_${n}${u})`;
-  const set = (n: string, u: number, e: string) => `(local.set $ex_${n}${u} ${e})`;
-  const each = (f: (u: number) => string) => {
-    for (const u of U) L.push(f(u));
-  };
+  const { v, set, step: each } = streamLocals(L, streams, "ex");
   // Byte offset of lane `lane`'s entry, (low 11 bits of t)·8, with t read back through the scratch
   // at EXP_INDEX_SCRATCH: one vector store and two scalar loads (integer load ports) instead of two
   // vpextrq, which share the one FP load/store/transfer pipe that bounds this loop (llvm-mca
@@ -534,12 +538,7 @@ function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"
 function expFastPath(xs: string[], outs: string[], arg: ExpArg): string[] {
   const C = expConstants();
   const L: string[] = [];
-  const U = xs.map((_, u) => u);
-  const v = (n: string, u: number) => `(local.get $ex_${n}${u})`;
-  const set = (n: string, u: number, e: string) => `(local.set $ex_${n}${u} ${e})`;
-  const step = (f: (u: number) => string) => {
-    for (const u of U) L.push(f(u));
-  };
+  const { v, set, step } = streamLocals(L, xs.length, "ex");
   if (arg === "ys") {
     // 3 FP operations from the stored logit to u where `"x"` takes 8 to r (the shift, the multiply by
     // 2048/ln 2 and the Cody–Waite pair k·l1, k·l2): t = s + (magic − m) rounds s (|s| < 2²³ ≪ 2⁵¹)
@@ -628,12 +627,7 @@ const EXP32_LOCALS = Array.from({ length: EXP32_STREAMS }, (_, u) =>
 function expInlineF32(xs: string[], outs: string[]): string[] {
   const C = expConstantsF32();
   const L: string[] = [];
-  const U = xs.map((_, u) => u);
-  const v = (n: string, u: number) => `(local.get $fx_${n}${u})`;
-  const set = (n: string, u: number, e: string) => `(local.set $fx_${n}${u} ${e})`;
-  const step = (f: (u: number) => string) => {
-    for (const u of U) L.push(f(u));
-  };
+  const { v, set, step } = streamLocals(L, xs.length, "fx");
   step((u) => set("r", u, `(f32x4.pmin (f32x4.pmax (local.get ${xs[u]}) ${C.lo}) ${C.hi})`));
   step((u) => set("t", u, `(f32x4.add (f32x4.mul ${v("r", u)} ${C.log2e}) ${C.magic})`));
   step((u) => set("f", u, `(f32x4.sub ${v("t", u)} ${C.magic})`));
@@ -677,12 +671,7 @@ function expShiftInlineF32(xs: string[], outs: string[], clamp = false): string[
   const magic = f(ROUND_MAGIC_F32);
   const lo = f("-125");
   const L: string[] = [];
-  const U = xs.map((_, u) => u);
-  const v = (n: string, u: number) => `(local.get $fx_${n}${u})`;
-  const set = (n: string, u: number, e: string) => `(local.set $fx_${n}${u} ${e})`;
-  const step = (g: (u: number) => string) => {
-    for (const u of U) L.push(g(u));
-  };
+  const { v, set, step } = streamLocals(L, xs.length, "fx");
   if (clamp) step((u) => `(local.set ${xs[u]} (f32x4.pmax (local.get ${xs[u]}) ${lo}))`);
   step((u) => set("t", u, `(f32x4.add (local.get ${xs[u]}) ${magic})`));
   step((u) => set("f", u, `(f32x4.sub (local.get ${xs[u]}) (f32x4.sub ${v("t", u)} ${magic}))`));

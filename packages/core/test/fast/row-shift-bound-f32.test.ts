@@ -1,6 +1,6 @@
 import { Matrix, attention, float32AttentionErrorBound, randomMatrix, streamFor } from "@randattn/core";
 import { attentionParallel, closeAttentionWorkers } from "@randattn/core/node";
-import { fusedSoftmaxAttention, simdShiftRowsExp32 } from "@randattn/core/internal";
+import { fusedSoftmaxAttention, simdShiftRowsExp } from "@randattn/core/internal";
 import { afterAll, describe, expect, it } from "vitest";
 
 // The float32 `rowShift: "bound"` form (stop 20): the fused driver's float32 materialized, unmasked
@@ -42,7 +42,7 @@ describe("softmax_shift_rows_f32: w = 2^(s − M) in float32, l += Σ w in float
         m[r] = shifts[r];
         s.set(rowLogits(shifts[r], cols, rng), r * cols);
       }
-      const { weights } = simdShiftRowsExp32(s, rows, cols, m);
+      const { weights } = simdShiftRowsExp(s, rows, cols, m);
       for (let r = 0; r < rows; r++) {
         for (let c = 0; c < cols; c++) {
           const ref = 2 ** (s[r * cols + c] - m[r]); // exact argument; Math.pow's error ≪ a float32 ulp
@@ -68,7 +68,7 @@ describe("softmax_shift_rows_f32: w = 2^(s − M) in float32, l += Σ w in float
       s[0] = x; // 16-group
       s[17] = x; // 4-group
       s[cols - 1] = x; // single column
-      const { weights } = simdShiftRowsExp32(s, 1, cols, new Float64Array([13]));
+      const { weights } = simdShiftRowsExp(s, 1, cols, new Float64Array([13]));
       expect(weights[17]).toBe(weights[0]);
       expect(weights[cols - 1]).toBe(weights[0]);
     }
@@ -81,7 +81,7 @@ describe("softmax_shift_rows_f32: w = 2^(s − M) in float32, l += Σ w in float
     const s = new Float32Array(rows * cols);
     for (let r = 0; r < rows; r++) s.set(rowLogits(9, cols, rng), r * cols);
     const m = new Float64Array([9, 9, 9]);
-    const { weights, sums } = simdShiftRowsExp32(s, rows, cols, m);
+    const { weights, sums } = simdShiftRowsExp(s, rows, cols, m);
     for (let r = 0; r < rows; r++) {
       let sum = 0;
       for (let c = 0; c < cols; c++) sum += weights[r * cols + c];
