@@ -440,9 +440,8 @@ console.log(
   if (!want("models")) {
     // not asked for (--only)
   } else if (args.has("--skip-models")) t14.push(["prefill/decode vs torch", "skipped (--skip-models)", "≥ 1× torch", "—"]);
-  else if (spawnSync("/usr/bin/python3", ["-c", "import torch"]).status !== 0) {
-    t14.push(["prefill/decode vs torch", "skipped: /usr/bin/python3 lacks torch (apt-get install python3-torch)", "≥ 1× torch", "—"]);
-  } else {
+  else {
+    // scripts/models/bench.mjs installs python3-torch and OpenBLAS when missing (as root with apt-get).
     const script = fileURLToPath(new URL("../../../scripts/models/bench.mjs", import.meta.url));
     const out = join(mkdtempSync(join(tmpdir(), "randattn-bench-")), "models.json");
     const r = spawnSync(process.execPath, [script, ...(quick ? ["--quick"] : []), "--json", out], { encoding: "utf8" });
@@ -452,6 +451,13 @@ console.log(
     } catch {}
     if (!m || r.status !== 0)
       t14.push(["prefill/decode vs torch", `failed: ${(r.stderr || "").trim().split("\n").pop()}`, "≥ 1× torch", "—"]);
+    else if (m.summary.minRatio === null)
+      t14.push([
+        "prefill/decode vs torch",
+        "skipped: /usr/bin/python3 lacks torch (apt-get install python3-torch libopenblas0-pthread)",
+        "≥ 1× torch",
+        "—",
+      ]);
     else {
       const rows = m.results.flatMap((x) =>
         x.phases.flatMap((p) => [
