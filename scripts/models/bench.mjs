@@ -26,12 +26,12 @@
 // Writes the table as JSON to FILE (default .tmp/bench-models.json, git-ignored). --quick: 3 reps,
 // 1 warm-up. Without torch on /usr/bin/python3 the RandAttn columns are printed and torch is "n/a".
 // On a shared machine absolute times mean little: only the ratios measured side by side count.
-import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { createInterface } from "node:readline";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startLineServer } from "../../packages/core/bench/line-server.mjs";
 import { loadPretrained } from "../../packages/core/dist/node/index.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -125,40 +125,16 @@ const maxRel = (a, b) => {
 };
 
 /**
- * bench_torch.py as a server for one checkpoint: `request(obj)` sends one JSON line and resolves
- * with its one-line answer. `start` resolves with { error } when torch is not there.
+ * bench_torch.py as a server for one checkpoint (`startLineServer`, one JSON object per line):
+ * `request(obj)` resolves with the parsed answer. Resolves with { error } when torch is not there.
  */
 async function startTorch(dir) {
   const env = { ...process.env, OMP_NUM_THREADS: "1", OPENBLAS_NUM_THREADS: "1", MKL_NUM_THREADS: "1" };
-  const child = spawn(PYTHON, [join(root, "scripts/models/bench_torch.py"), dir], { env, stdio: ["pipe", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.on("data", (b) => {
-    stderr += b;
-  });
-  const waiting = [];
-  const fail = (why) => {
-    for (const w of waiting.splice(0)) w.reject(new Error(`${why}${stderr ? `: ${stderr.trim().split("\n").pop()}` : ""}`));
-  };
-  child.on("error", (e) => fail(e.message));
-  child.on("exit", (code) => fail(`bench_torch.py exited (${code})`));
-  createInterface({ input: child.stdout }).on("line", (line) => waiting.shift()?.resolve(JSON.parse(line)));
-  const next = () => new Promise((resolve, reject) => waiting.push({ resolve, reject }));
-  const request = (obj) => {
-    const answer = next();
-    child.stdin.write(`${JSON.stringify(obj)}\n`);
-    return answer;
-  };
-  const close = () => {
-    child.stdin.end();
-    child.kill();
-  };
-  try {
-    const hello = await next();
-    return { version: hello.torch, blas: hello.blas, request, close };
-  } catch (e) {
-    close();
-    return { error: e.message };
-  }
+  const s = await startLineServer(PYTHON, [join(root, "scripts/models/bench_torch.py"), dir], env);
+  if ("error" in s) return s;
+  const hello = JSON.parse(s.hello);
+  const request = async (obj) => JSON.parse(await s.request(JSON.stringify(obj)));
+  return { version: hello.torch, blas: hello.blas, request, close: s.close };
 }
 
 /**
@@ -303,7 +279,7 @@ for (const r of results) {
 }
 // torch's speed is its BLAS's: against netlib's reference BLAS (what apt's python3-torch gets when no
 // libopenblas0 is installed) RandAttn would look several times faster than torch really is.
-const weakBlas = results.filter((r) => r.torchBlas && !/OpenBLAS|MKL|BLIS/.test(r.torchBlas.name));
+const weakBlas = results.filter((r) => r.torchBlas && !r.torchBlas.optimized);
 if (weakBlas.length)
   console.log(
     `WARNING: torch ran on ${weakBlas[0].torchBlas.name}, not an optimized BLAS: these ratios overstate RandAttn. apt-get install libopenblas0-pthread, then rerun.`,

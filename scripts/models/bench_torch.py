@@ -5,7 +5,8 @@ dtype) and float64.
 
     /usr/bin/python3 scripts/models/bench_torch.py MODEL_DIR   (a server: JSON lines in, JSON lines out)
 
-It loads both precisions, answers {"ready": true, "torch": ..., "threads": 1, "blas": {"name", "paths"}}, then times ONE call per
+It loads both precisions, answers {"ready": true, "torch": ..., "threads": 1, "blas": {"name", "paths", "optimized"}}
+(packages/core/bench/blas_in_use.py), then times ONE call per
 request, so the caller can alternate its own runs with torch's and compare runs made seconds apart
 (this host's throughput drifts by up to ±25 % over tens of seconds; two medians taken minutes apart
 compared that drift, not the code). Requests, one JSON object per line:
@@ -28,7 +29,9 @@ import torch
 torch.set_num_threads(1)
 torch.set_num_interop_threads(1)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../packages/core/bench"))
 from arch import CausalLM, DeepseekV2MoE, load_safetensors  # noqa: E402
+from blas_in_use import blas_in_use, optimized  # noqa: E402
 
 
 def load(model_dir, dtype):
@@ -43,36 +46,6 @@ def load(model_dir, dtype):
     return m
 
 
-def blas_in_use():
-    """The BLAS shared object torch resolved (Debian's torch links libblas.so.3, whichever
-    alternative is installed): its path from /proc/self/maps and a name. Without libopenblas0 the
-    alternative is netlib's reference BLAS, which made this checkpoint's f64 prefill at N = 128
-    take 31 ms instead of OpenBLAS's 4.9 ms here: a comparison against that would mislead."""
-    torch.ones(8, 8, dtype=torch.float64) @ torch.ones(8, 8, dtype=torch.float64)
-    paths = set()
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                path = line.split()[-1]
-                name = os.path.basename(path).lower()
-                if path.startswith("/") and ("blas" in name or "mkl" in name or "blis" in name):
-                    paths.add(os.path.realpath(path))
-    except OSError:
-        pass
-    names = []
-    for path in sorted(paths):
-        low = path.lower()
-        if "openblas" in low:
-            names.append("OpenBLAS")
-        elif "mkl" in low:
-            names.append("MKL")
-        elif "blis" in low:
-            names.append("BLIS")
-        elif "/blas/" in low or os.path.basename(low).startswith("libblas.so"):
-            names.append("reference BLAS (netlib)")
-    return {"name": " + ".join(dict.fromkeys(names)) or "unknown", "paths": sorted(paths)}
-
-
 def timed(fn):
     """Wall and CPU (process_time: every thread of this process) seconds of one call of fn."""
     t0, c0 = time.perf_counter(), time.process_time()
@@ -84,7 +57,11 @@ def main():
     model_dir = sys.argv[1]
     models = {"float32": load(model_dir, torch.float32), "float64": load(model_dir, torch.float64)}
     ids = None
-    reply({"ready": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas_in_use()})
+    # A product first, so the BLAS library is mapped when blas_in_use reads /proc/self/maps.
+    torch.ones(8, 8, dtype=torch.float64) @ torch.ones(8, 8, dtype=torch.float64)
+    blas = blas_in_use()
+    blas["optimized"] = optimized(blas["name"])
+    reply({"ready": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas})
     with torch.inference_mode():
         for line in sys.stdin:
             req = json.loads(line)

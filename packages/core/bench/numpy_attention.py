@@ -5,16 +5,20 @@ in float64 and float32 on the BLAS threads the environment sets (OPENBLAS_NUM_TH
     python3 numpy_attention.py N [cpu]     (a server: one request per line in, one answer per line out)
 
 It builds Q, K, V (default_rng(1)) in both dtypes, runs each once untimed, answers
-{"numpy": version, "blas": name} and then times ONE call per request line ("float64" or
-"float32"), answering its seconds (perf_counter, or process_time with `cpu`). One call per request
+{"numpy": version, "blas": name, "optimized": bool} (blas_in_use.py) and then times ONE call per
+request line ("float64" or "float32"), answering its seconds (perf_counter, or process_time with `cpu`). One call per request
 lets the caller alternate its own calls with NumPy's, so both sides see the same moments of a
 host whose throughput drifts by tens of per cent (bench before stop 20 compared best-of runs taken
 seconds apart)."""
 import json
+import os
 import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from blas_in_use import blas_in_use, optimized  # noqa: E402
 
 
 def att(q, k, v):
@@ -25,23 +29,6 @@ def att(q, k, v):
     return s @ v
 
 
-def blas_name():
-    """Which BLAS this NumPy runs on (one on netlib's reference BLAS is no baseline): the mapped library."""
-    name = "unknown"
-    with open("/proc/self/maps") as f:
-        for line in f:
-            path = line.split()[-1].lower()
-            if "openblas" in path:
-                return "OpenBLAS"
-            if "mkl" in path:
-                return "MKL"
-            if "blis" in path:
-                return "BLIS"
-            if path.rsplit("/", 1)[-1].startswith("libblas.so"):
-                name = "reference-BLAS"
-    return name
-
-
 def main():
     n = int(sys.argv[1])
     clock = time.process_time if len(sys.argv) > 2 and sys.argv[2] == "cpu" else time.perf_counter
@@ -50,7 +37,8 @@ def main():
     for dt in (np.float64, np.float32):
         data[np.dtype(dt).name] = tuple(rng.standard_normal((n, 64)).astype(dt) for _ in range(3))
         att(*data[np.dtype(dt).name])
-    print(json.dumps({"numpy": np.__version__, "blas": blas_name()}), flush=True)
+    blas = blas_in_use()["name"]
+    print(json.dumps({"numpy": np.__version__, "blas": blas, "optimized": optimized(blas)}), flush=True)
     for line in sys.stdin:
         q, k, v = data[line.strip()]
         t0 = clock()

@@ -19,15 +19,15 @@
 // numpy_attention.py server, the matmul and the SIMD probe, 1 thread and 2 workers, …): the median
 // of the pair ratios, with their range. On a shared machine absolute times mean little, and even
 // the same call drifts by tens of per cent within seconds: only ratios of neighbouring calls count.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import * as coreApi from "../dist/index.js";
 import * as internal from "../dist/internal.js"; // profiling switches and raw kernels (issue 9 moved them)
 import * as coreNode from "../dist/node/index.js";
+import { startLineServer } from "./line-server.mjs";
 import { simdPeakProbes, simdPeakTwoThreads } from "./simd-peak.mjs";
 
 // The profiling switches and raw kernels live in @randattn/core/internal since issue 9.
@@ -64,43 +64,6 @@ function best(f, reps) {
     t = Math.min(t, (clockMs() - t0) / 1000);
   }
   return t;
-}
-
-/**
- * A child process that answers one line per request line (numpy_attention.py): resolves with
- * { hello, request(line) → Promise<answer line>, close() }, or null when it does not start.
- */
-function lineServer(exe, argv, env) {
-  return new Promise((resolve) => {
-    const child = spawn(exe, argv, { env, stdio: ["pipe", "pipe", "ignore"] });
-    const waiting = [];
-    let started = false;
-    const close = () => {
-      child.stdin.end();
-      child.kill();
-    };
-    // A server that dies answers NaN to whatever was waiting; one that never started resolves null.
-    const end = () => {
-      if (!started) resolve(null);
-      for (const w of waiting.splice(0)) w(Number.NaN);
-    };
-    child.on("error", end);
-    child.on("exit", end);
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      if (!started) {
-        started = true;
-        resolve({
-          hello: line,
-          request: (q) =>
-            new Promise((r) => {
-              waiting.push(r);
-              child.stdin.write(`${q}\n`);
-            }),
-          close,
-        });
-      } else waiting.shift()?.(line);
-    });
-  });
 }
 
 function table(header, rows) {
@@ -217,11 +180,13 @@ console.log(
       const script = fileURLToPath(new URL("./numpy_attention.py", import.meta.url));
       let found = null;
       for (const exe of ["/usr/bin/python3", "python3"]) {
-        const s = await lineServer(exe, [script, String(n), ...(cpuClock ? ["cpu"] : [])], env);
-        if (!s) continue;
+        const s = await startLineServer(exe, [script, String(n), ...(cpuClock ? ["cpu"] : [])], env);
+        if ("error" in s) continue;
         const info = JSON.parse(s.hello);
-        const srv = { ...s, exe, ver: info.numpy, blas: info.blas, time: async (dtype) => Number(await s.request(dtype)) };
-        if (info.blas !== "reference-BLAS" && info.blas !== "unknown") {
+        // A request the server cannot answer (it died) reads as NaN: the row then says n/a.
+        const time = (dtype) => s.request(dtype).then(Number, () => Number.NaN);
+        const srv = { ...s, exe, ver: info.numpy, blas: info.blas, time };
+        if (info.optimized) {
           found?.close();
           return srv;
         }

@@ -66,39 +66,6 @@ async function compileProbe(wabt, type, chains) {
 }
 
 /**
- * Best-of-`reps` GFLOP/s of the probe for "f64" and "f32" (one thread, the faster of 6 and 7
- * chains), timed by `clockMs` (milliseconds; wall clock by default, CPU time under the bench's
- * --cpu). `iterations` is the work of one timed call in units of the former one-copy loop (12
- * vector ops), so a call takes about as long as before.
- * @returns {Promise<{f64: number, f32: number, spread: {f64: number, f32: number}}>} `spread`:
- *   the slowest rep ÷ the fastest of the kept variant (how much the host's throughput moved).
- */
-export async function simdPeak(reps = 5, iterations = 20_000_000, clockMs = () => performance.now()) {
-  const wabt = await wabtInit();
-  const out = { spread: {} };
-  for (const type of ["f64", "f32"]) {
-    let best = 0;
-    for (const chains of CHAIN_COUNTS) {
-      const run = await compileProbe(wabt, type, chains);
-      const n = Math.round((iterations * 6) / (chains * UNROLL));
-      const rates = [];
-      for (let r = 0; r < reps; r++) {
-        const t0 = clockMs();
-        const gflop = run(n);
-        rates.push(gflop / ((clockMs() - t0) / 1000));
-      }
-      const top = Math.max(...rates);
-      if (top > best) {
-        best = top;
-        out.spread[type] = top / Math.min(...rates);
-      }
-    }
-    out[type] = best;
-  }
-  return out;
-}
-
-/**
  * The probe as one timed call per use, for alternating with the code it is the ceiling of:
  * `f64()` / `f32()` run the faster of the 6- and 7-chain variants (picked by 3 calls of each) once
  * and return its GFLOP/s, timed by `clockMs`.

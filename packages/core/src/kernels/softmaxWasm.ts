@@ -245,19 +245,6 @@ export function prefixQueryBlock(nKV: number): number {
 const PREFIX_KEY_STEP = 16;
 
 /**
- * One block of `rows` query rows of the prefix-mask materialized form (the causal prefill): keys
- * [0, hi), hi = the block's largest limit rounded up to `PREFIX_KEY_STEP` (or N_KV), S = Q_blk Kᵀ
- * on them, the exp pass with row r allowing keys j < limits[i0 + r] (`softmax_prefix_f64` / `_f32`:
- * m, l and S ← exp(S − m), zeros past the limit, no −∞ written), then Y_blk += S V in KC-deep
- * slices from key 0. Y (rows × dV at yAddr) must be zero on entry; m and l (float64, rows each)
- * are written. Byte addresses; the scaled queries at qAddr (row stride d), K panels by rows at
- * kAddr, V panels by columns (depth N_KV) at vAddr, the score tile at sAddr (row stride ldS ≥ hi).
- * Shared by `fusedSoftmaxAttention` and the resident prefills (pretrained/resident.ts attendHead),
- * so the two give the same bits. Each row's result is independent of the blocking: the rounding of
- * hi keeps the exp's groups and the product's slices aligned from key 0, and the skipped columns
- * (all exp(−∞) = 0 in the full-width form) would only have added +0.
- */
-/**
  * The factor the query rows of a prefix-mask block are scaled by before `prefixAttentionBlock`:
  * the softmax scale, or for float32 scale·log₂e (since stop 20 `softmax_prefix_f32` takes logits in
  * units of ln 2 and exponentiates with 2^x; its m comes out in those units, m·ln 2 in nats). One
@@ -267,6 +254,19 @@ export function prefixQueryScale(scale: number, f32: boolean): number {
   return f32 ? scale * Math.LOG2E : scale;
 }
 
+/**
+ * One block of `rows` query rows of the prefix-mask materialized form (the causal prefill): keys
+ * [0, hi), hi = the block's largest limit rounded up to `PREFIX_KEY_STEP` (or N_KV), S = Q_blk Kᵀ
+ * on them, the exp pass with row r allowing keys j < limits[i0 + r] (`softmax_prefix_f64` / `_f32`:
+ * m, l and S ← exp(S − m), zeros past the limit, no −∞ written), then Y_blk += S V in KC-deep
+ * slices from key 0. Y (rows × dV at yAddr) must be zero on entry; m and l (float64, rows each)
+ * are written. Byte addresses; the queries at qAddr scaled by `prefixQueryScale` (row stride d), K panels by rows at
+ * kAddr, V panels by columns (depth N_KV) at vAddr, the score tile at sAddr (row stride ldS ≥ hi).
+ * Shared by `fusedSoftmaxAttention` and the resident prefills (pretrained/resident.ts attendHead),
+ * so the two give the same bits. Each row's result is independent of the blocking: the rounding of
+ * hi keeps the exp's groups and the product's slices aligned from key 0, and the skipped columns
+ * (all exp(−∞) = 0 in the full-width form) would only have added +0.
+ */
 export function prefixAttentionBlock(
   k: Kernels,
   f32: boolean,

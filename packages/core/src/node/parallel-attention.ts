@@ -9,16 +9,13 @@
  * score and value products accumulate over d_QK / keys in a fixed order per output entry, the row
  * max, exp and sums run along the row, and a fully masked tile changes nothing in a row (exp(−∞) =
  * 0 is added, α = 1) — so the result is bit-for-bit the single-thread one. The decisions the kernel
- * takes per call rather than per row are taken once here for the whole call and must come out the
- * same in every block, or the call runs in this thread instead:
- *  - the fused path at all (softmax kernel, SIMD available, the backend's size rule) — blocks of
- *    ≥ MIN_BLOCK_ROWS rows with the work of a whole call;
- *  - the kernel memory limit (`FUSED_MAX_BYTES`), which depends on the driver's query block: every
- *    block has at least that many rows (256 materialized, `queryBlockSize` streaming), so each
- *    block asks for the same memory as the whole call;
- *  - float32's safe range (range32.ts), checked on each block's queries against the whole call's;
- *  - float32 → float64 when the float32 result is not finite: if any block's Y is, every block is
- *    recomputed in float64, as `attention` recomputes the whole call.
+ * takes per call rather than per row come out as for the whole call because every worker's driver
+ * sees the whole call (Q, K, V, the mask) and only claims which of its query blocks to run: the
+ * fused path and the backend's size rule, the kernel memory limit (`FUSED_MAX_BYTES`) and float32's
+ * safe range (range32.ts) are the whole call's. Decided here: whether to split at all (softmax
+ * kernel, SIMD available, ≥ 2 workers with ≥ MIN_BLOCK_ROWS rows each), and float32 → float64 when
+ * the float32 result is not finite — if any row of Y is, every row is recomputed in float64, as
+ * `attention` recomputes the whole call.
  * The calling thread then runs `attention`'s own row checks on the collected normalizers, so a
  * fully masked row or an overflow throws the same error naming the same row.
  */
@@ -29,7 +26,6 @@ import { allFinite } from "../attention/fast.js";
 import { checkFusedRows } from "../attention/rows.js";
 import { DEFAULT_KEY_BLOCK_SIZE, DEFAULT_QUERY_BLOCK_SIZE, streamingAttention } from "../attention/streaming.js";
 import { getKernelBackend } from "../kernels/gemm.js";
-import { attentionInFloat32Range } from "../kernels/range32.js";
 import { useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
 import { assertInteger, assertOneOf, assertRequiredOptions } from "../validate.js";
@@ -144,21 +140,9 @@ function plan(queries: Matrix, keys: Matrix, values: Matrix, z: Resolved): Atten
     const bk = Math.min(z.blockSize, nKV);
     for (let i = 0; i < nQ; i++) weights[i] = Math.ceil(r.mask.allowedCount[i] / bk) * bk + 1;
   }
-  const bounds = blockBounds(weights, count, minRows);
-  for (let b = 0; b + 1 < bounds.length; b++) {
-    if (!useFusedSoftmax(bounds[b + 1] - bounds[b], nKV, d)) return { bounds: [], reason: "backend size rule differs per block" };
-  }
-  if (r.precision === "float32") {
-    const scale = r.kernel.scale;
-    const whole = attentionInFloat32Range(queries.data, keys.data, values.data, nQ, nKV, d, dV, scale);
-    for (let b = 0; b + 1 < bounds.length; b++) {
-      const q = queries.data.subarray(bounds[b] * d, bounds[b + 1] * d);
-      if (attentionInFloat32Range(q, keys.data, values.data, bounds[b + 1] - bounds[b], nKV, d, dV, scale) !== whole) {
-        return { bounds: [], reason: "float32's safe range differs between row blocks" };
-      }
-    }
-  }
-  return { bounds };
+  // No per-block checks of the backend's size rule or of float32's safe range: every worker runs
+  // the driver on the whole call (claiming its blocks), so it takes the whole call's decisions.
+  return { bounds: blockBounds(weights, count, minRows) };
 }
 
 /**
