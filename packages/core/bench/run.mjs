@@ -66,6 +66,36 @@ function best(f, reps) {
   return t;
 }
 
+/**
+ * `reps` pairs of one call of `a` and one of `b` (each returns a measurement, a number or a promise
+ * of one), after one untimed call of each; which goes first alternates. The pair ratios a ÷ b:
+ * median, lo, hi; and each side's best by `better` (Math.min for times, Math.max for rates).
+ */
+async function alternatePairs(a, b, reps, better) {
+  await a();
+  await b();
+  const ratios = [];
+  let bestA = Number.NaN;
+  let bestB = Number.NaN;
+  const keep = (best, x) => (Number.isNaN(best) ? x : better(best, x));
+  for (let r = 0; r < reps; r++) {
+    let x;
+    let y;
+    if (r % 2 === 0) {
+      x = await a();
+      y = await b();
+    } else {
+      y = await b();
+      x = await a();
+    }
+    bestA = keep(bestA, x);
+    bestB = keep(bestB, y);
+    ratios.push(x / y);
+  }
+  ratios.sort((p, q) => p - q);
+  return { median: ratios[ratios.length >> 1], lo: ratios[0], hi: ratios.at(-1), bestA, bestB };
+}
+
 function table(header, rows) {
   const all = [header, ...rows].map((r) => r.map(String));
   const w = header.map((_, j) => Math.max(...all.map((r) => r[j].length)));
@@ -97,27 +127,25 @@ console.log(
     const a = core.randomMatrix(1024, 1024, {}, [1, "mm", "a"]);
     const b = core.randomMatrix(1024, 1024, {}, [1, "mm", "b"]);
     const f = 2 * 1024 ** 3;
-    const alternate = (probe, mm) => {
-      mm(); // warm-up
-      const ratios = [];
-      let bestPeak = 0;
-      let bestMm = 0;
-      for (let r = 0; r < (quick ? 3 : 7); r++) {
-        const p = probe();
-        const t0 = clockMs();
-        mm();
-        const g = gflops(f, (clockMs() - t0) / 1000);
-        bestPeak = Math.max(bestPeak, p);
-        bestMm = Math.max(bestMm, g);
-        ratios.push(g / p);
-      }
-      ratios.sort((x, y) => x - y);
-      return { median: ratios[ratios.length >> 1], lo: ratios[0], hi: ratios.at(-1), peak: bestPeak, mm: bestMm };
+    const rate = (mm) => () => {
+      const t0 = clockMs();
+      mm();
+      return gflops(f, (clockMs() - t0) / 1000);
     };
-    const m64 = alternate(probes.f64, () => core.matmul(a, b));
-    const m32 = alternate(probes.f32, () => core.matmul32(a, b));
+    const m64 = await alternatePairs(
+      rate(() => core.matmul(a, b)),
+      probes.f64,
+      quick ? 3 : 7,
+      Math.max,
+    );
+    const m32 = await alternatePairs(
+      rate(() => core.matmul32(a, b)),
+      probes.f32,
+      quick ? 3 : 7,
+      Math.max,
+    );
     const label = (m, ty) =>
-      `matmul 1024³ ${ty} ÷ register-only SIMD128 mul+add probe, median of ${quick ? 3 : 7} alternating pairs [${fmt(100 * m.lo, 0)}–${fmt(100 * m.hi, 0)} %] (best ${fmt(m.mm)} and ${fmt(m.peak)} GFLOP/s)`;
+      `matmul 1024³ ${ty} ÷ register-only SIMD128 mul+add probe, median of ${quick ? 3 : 7} alternating pairs [${fmt(100 * m.lo, 0)}–${fmt(100 * m.hi, 0)} %] (best ${fmt(m.bestA)} and ${fmt(m.bestB)} GFLOP/s)`;
     t14.push([label(m64, "f64"), `${fmt(100 * m64.median, 0)} %`, "≥ 80 %", mark(m64.median >= 0.8)]);
     t14.push([label(m32, "f32"), `${fmt(100 * m32.median, 0)} %`, "≥ 75 %", mark(m32.median >= 0.75)]);
   }
@@ -199,24 +227,14 @@ console.log(
     // 1 thread: RandAttn and NumPy alternate call by call (which goes first alternates); the ratio of
     // each pair, median over the pairs, is the figure; each side's fastest call is printed beside it.
     const pairs = async (ours, dtype) => {
-      ours(); // warm-up
-      if (np1srv) await np1srv.time(dtype);
-      const ratios = [];
-      let tOurs = Number.POSITIVE_INFINITY;
-      let tNp = Number.POSITIVE_INFINITY;
-      for (let r = 0; r < (quick ? 3 : 7); r++) {
-        let tn = Number.NaN;
-        if (np1srv && r % 2 === 1) tn = await np1srv.time(dtype);
+      const seconds = () => {
         const t0 = clockMs();
         ours();
-        const t = (clockMs() - t0) / 1000;
-        if (np1srv && r % 2 === 0) tn = await np1srv.time(dtype);
-        tOurs = Math.min(tOurs, t);
-        tNp = Math.min(tNp, tn);
-        ratios.push(t / tn);
-      }
-      ratios.sort((x, y) => x - y);
-      return { t: tOurs, np: np1srv ? tNp : null, median: ratios[ratios.length >> 1], lo: ratios[0], hi: ratios.at(-1) };
+        return (clockMs() - t0) / 1000;
+      };
+      const numpy = np1srv ? () => np1srv.time(dtype) : () => Number.NaN;
+      const p = await alternatePairs(seconds, numpy, quick ? 3 : 7, Math.min);
+      return { ...p, t: p.bestA, np: np1srv ? p.bestB : null };
     };
     const a64 = await pairs(() => core.attention(q, k, v), "float64");
     const a32 = await pairs(() => core.attention(q, k, v, { precision: "float32" }), "float32");
