@@ -16,7 +16,7 @@
  */
 import { ValueError } from "../errors.js";
 import { KERNEL_WASM_BASE64 } from "./kernelBytes.js";
-import { F32_MR, F32_NR, F64_MR, F64_NR, KERNEL_RESERVED_BYTES } from "./wat.js";
+import { F32_MR, F32_NR, F64_MR, F64_NR, KERNEL_RESERVED_BYTES, RA_FIXED_LDA } from "./wat.js";
 import { type WasmMemory, type WasmModule, wasmApi } from "./wasmApi.js";
 
 /** Depth of a packed slice (shared index p). */
@@ -200,7 +200,7 @@ export function wasmSimdAvailable(): boolean {
 /**
  * The compiled kernel module, compiled synchronously at first use and cached. Synchronous
  * compilation is fine in Node and in workers; browsers refuse it on the main thread only for
- * modules over 4 KiB (some browsers), and this one is ≈ 20 KiB — Node and workers are the targets.
+ * modules over 4 KiB (some browsers), and this one is ≈ 76 KiB — Node and workers are the targets.
  */
 export function wasmKernelModule(): WasmModule {
   const api = wasmApi();
@@ -228,7 +228,54 @@ export function getKernels(): Kernels {
 export function newKernelInstance(): Kernels {
   const inst = new (wasmApi()!.Instance)(wasmKernelModule(), {});
   const ex = inst.exports as unknown as Omit<Kernels, "f64" | "f32">;
-  return { ...ex, f64: new Float64Array(ex.memory.buffer), f32: new Float32Array(ex.memory.buffer) };
+  const raw = inst.exports as unknown as Record<string, FixedLdaRowsKernel>;
+  return {
+    ...ex,
+    gemm_f64_ra: rowsKernelDispatch(ex.gemm_f64_ra, raw, "gemm_f64_ra", F64_MR, 8),
+    gemm_f32_ra: rowsKernelDispatch(ex.gemm_f32_ra, raw, "gemm_f32_ra", F32_MR, 4),
+    f64: new Float64Array(ex.memory.buffer),
+    f32: new Float32Array(ex.memory.buffer),
+  };
+}
+
+/** A `gemm_*_ra<lda>` form (wat.ts): the row-major-A kernel with A's leading dimension built in. */
+type FixedLdaRowsKernel = (
+  ap: number,
+  bp: number,
+  ldb: number,
+  cp: number,
+  ldc: number,
+  mc: number,
+  nc: number,
+  kc: number,
+  acc: number,
+) => void;
+
+/**
+ * `gemm_*_ra` as the drivers call it: where A's leading dimension has a fixed-stride form
+ * (`RA_FIXED_LDA`) and there is at least one whole row tile, the whole tiles run there and the
+ * mc mod MR rows left through the general form (the same sums, so the same bits; wat.ts).
+ */
+function rowsKernelDispatch(
+  general: GemmRowsKernel,
+  exports: Record<string, FixedLdaRowsKernel>,
+  prefix: string,
+  MR: number,
+  es: number,
+): GemmRowsKernel {
+  const top = RA_FIXED_LDA[RA_FIXED_LDA.length - 1];
+  const fixed = new Array<FixedLdaRowsKernel | undefined>(top + 1).fill(undefined); // dense: no holey-array lookups
+  for (const lda of RA_FIXED_LDA) fixed[lda] = exports[`${prefix}${lda}`];
+  return (ap, lda, bp, ldb, cp, ldc, mc, nc, kc, acc) => {
+    const f = lda <= top ? fixed[lda] : undefined;
+    if (f === undefined || mc < MR) {
+      general(ap, lda, bp, ldb, cp, ldc, mc, nc, kc, acc);
+      return;
+    }
+    const whole = mc - (mc % MR);
+    f(ap, bp, ldb, cp, ldc, whole, nc, kc, acc);
+    if (whole < mc) general(ap + whole * lda * es, lda, bp, ldb, cp + whole * ldc * es, ldc, mc - whole, nc, kc, acc);
+  };
 }
 
 /** Grows the memory to at least `bytes` and refreshes the views (growth detaches the old buffer). */
