@@ -27,6 +27,7 @@
  * the thread's kernel memory (which grows on demand and is not shrunk). Calls needing more than
  * `FUSED_MAX_BYTES` return `false` so the caller can take its JavaScript path.
  */
+import { ValueError } from "../errors.js";
 import { F32_NR, F64_NR, KERNEL_RESERVED_BYTES, SHIFT_F32_MAX } from "./wat.js";
 import { type Kernels, ensureKernelMemory, getKernels, getKernelBackend, wasmSimdAvailable } from "./gemm.js";
 import { attentionInFloat32Range } from "./range32.js";
@@ -121,13 +122,34 @@ export interface FusedSoftmaxSpec {
   /**
    * Blocks of query rows claimed at run time instead of taken in order (`attentionParallel`'s
    * workers share one counter, so a core the host slows takes fewer blocks): called with the
-   * driver's query block qb before each block, it returns the block's first row (the counter's
-   * previous value, advanced by qb), and a value ≥ nQ ends the call. Rows of unclaimed blocks are
-   * left untouched in `out` and get 0 in the returned stats. Each row's result does not depend on
-   * which blocks a thread ran, so the rows claimed by all threads together are the whole call's bits.
-   * @default undefined (every block, in order)
+   * driver's query block qb before each block, it returns the block — its first row and 1 … qb
+   * rows (fewer near the end of the call: guided scheduling, row-task.ts) — and a start ≥ nQ ends
+   * the call. Rows of unclaimed blocks are left untouched in `out` and get 0 in the returned stats.
+   * Each row's result does not depend on which blocks a thread ran nor on their sizes, so the rows
+   * claimed by all threads together are the whole call's bits.
+   * @default undefined (every block of qb rows, in order)
    */
-  claimBlock?: (qb: number) => number;
+  claimBlock?: (qb: number) => QueryBlock;
+}
+
+/** Query rows [start, start + rows) of one driver block (`FusedSoftmaxSpec.claimBlock`). */
+export interface QueryBlock {
+  start: number;
+  rows: number;
+}
+
+/**
+ * The driver's next query block: claimed (`claimBlock`) or, in order, the qb rows from `end` (the
+ * previous block's end). A claimed block must lie within [0, nQ) and hold 1 … qb rows (the driver's
+ * buffers are sized for qb), unless its start ≥ nQ ends the call.
+ */
+function nextQueryBlock(claim: ((qb: number) => QueryBlock) | undefined, qb: number, nQ: number, end: number): QueryBlock {
+  if (!claim) return { start: end, rows: Math.min(qb, nQ - end) };
+  const b = claim(qb);
+  if (b.start < nQ && !(Number.isInteger(b.start) && b.start >= 0 && b.rows >= 1 && b.rows <= qb && b.start + b.rows <= nQ)) {
+    throw new ValueError("claimBlock(qb)", `a block of 1 … ${qb} rows within [0, ${nQ})`, `rows [${b.start}, ${b.start + b.rows})`);
+  }
+  return b;
 }
 
 /**
@@ -457,8 +479,9 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   const mOff = mAddr / 8;
   const lOff = lAddr / 8;
   const claim = spec.claimBlock;
-  for (let i0 = claim ? claim(qb) : 0; i0 < nQ; i0 = claim ? claim(qb) : i0 + qb) {
-    const rows = Math.min(qb, nQ - i0);
+  for (let b = nextQueryBlock(claim, qb, nQ, 0); b.start < nQ; b = nextQueryBlock(claim, qb, nQ, b.start + b.rows)) {
+    const i0 = b.start;
+    const rows = b.rows;
     // Scaled query block in: scale·Q (the JavaScript path's `scaledQueries`, so S is the same).
     if (ldQ === d) for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * qScale;
     else {
@@ -601,8 +624,9 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
   const mOff = mAddr / 8;
   const lOff = lAddr / 8;
   const claim = spec.claimBlock;
-  for (let i0 = claim ? claim(qb) : 0; i0 < nQ; i0 = claim ? claim(qb) : i0 + qb) {
-    const rows = Math.min(qb, nQ - i0);
+  for (let b = nextQueryBlock(claim, qb, nQ, 0); b.start < nQ; b = nextQueryBlock(claim, qb, nQ, b.start + b.rows)) {
+    const i0 = b.start;
+    const rows = b.rows;
     // Scaled by σ = sy: the logits come out in the exp pass's units.
     if (ldQ === d) for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * sy;
     else {

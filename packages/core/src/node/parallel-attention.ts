@@ -1,9 +1,10 @@
 /**
  * One exact attention call Y = Z⁻¹AV on several worker threads (issue 14): every worker runs the
  * same fused softmax kernel that `attention` (materialized) or `streamingAttention` (online softmax)
- * runs on the whole call, claiming the driver's query blocks one at a time from a shared counter
- * (since stop 20; before, one fixed contiguous block per worker, so a core the host slowed held up
- * the call), reading Q, K, V and writing its rows of Y in SharedArrayBuffers (row-task.ts). The rows of Y are
+ * runs on the whole call, claiming the driver's query blocks one at a time from a shared counter —
+ * whole blocks first, smaller ones near the end (row-task.ts' `guidedBlockRows`), so a core the
+ * host slows takes fewer and the workers finish together (before stop 20 each worker had one fixed
+ * half) — reading Q, K, V and writing its rows of Y in SharedArrayBuffers (row-task.ts). The rows of Y are
  * independent given K and V (§2.1: Y[i,:] = Σ_j A[i,j]V[j,:] / Σ_j A[i,j]), and the kernel computes
  * each row with the same operations in the same order wherever the row sits in its block — the
  * score and value products accumulate over d_QK / keys in a fixed order per output entry, the row
@@ -286,7 +287,7 @@ async function runSplit(
     const claim = new SharedArrayBuffer(4);
     const replies = await Promise.all(
       team.map((pw) => {
-        const task: RowTask = { ...base, id: nextTaskId(), precision, row0: 0, rows: nQ, mask, claim };
+        const task: RowTask = { ...base, id: nextTaskId(), precision, row0: 0, rows: nQ, mask, claim, claimers: team.length };
         return runTask(pw, task);
       }),
     );

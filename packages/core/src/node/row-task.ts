@@ -1,8 +1,9 @@
 /**
- * The worker side of `attentionParallel` (parallel-attention.ts): one contiguous block of query
- * rows of a softmax attention call, run through the same fused kernel (`fusedSoftmaxAttention`,
+ * The worker side of `attentionParallel` (parallel-attention.ts): the query blocks of a softmax
+ * attention call that this worker claims from the call's shared counter (guided sizes:
+ * `guidedBlockRows`), run through the same fused kernel (`fusedSoftmaxAttention`,
  * kernels/softmaxWasm.ts) that `attention` / `streamingAttention` run on the whole call. Q, K, V,
- * Y and the per-row normalizers are SharedArrayBuffers; the block reads its rows of Q in place and
+ * Y and the per-row normalizers are SharedArrayBuffers; a block reads its rows of Q in place and
  * writes its rows of Y and of the normalizer (disjoint ranges, so no locking). The calling thread
  * checks the normalizers (empty rows, overflow) in row order afterwards, so errors name the rows
  * of the whole call. Kept apart from parallel-attention.ts so the worker imports only the kernel
@@ -40,6 +41,24 @@ export interface RowTask {
    * workers of the call (`FusedSoftmaxSpec.claimBlock`) rather than run whole. Undefined: all rows.
    */
   claim?: SharedArrayBuffer;
+  /** Workers sharing `claim` (the guided block sizes: `guidedBlockRows`). @default 2 */
+  claimers?: number;
+}
+
+/** Fewest rows of a guided block (`guidedBlockRows`): a multiple of the kernels' row tiles (MR = 4). */
+export const GUIDED_MIN_ROWS = 16;
+
+/**
+ * Rows of the next claimed block when `remaining` rows are unclaimed: guided self-scheduling
+ * (Polychronopoulos & Kuck 1987) — the driver's qb while work is plentiful, then about
+ * remaining / (2·workers), rounded up to 16 rows, so the workers finish within a 16-row block of
+ * each other instead of within a whole qb block. Measured at N = 4096, d = 64 on two threads (16
+ * calls each, alternating): the gap between the two finish times fell from 5.0 ms (mean; 1.3–11.6)
+ * with 128-row blocks to 0.7 ms (0.0–1.5), the call's median wall time from 209 to 202 ms.
+ */
+export function guidedBlockRows(remaining: number, qb: number, workers: number): number {
+  const share = Math.ceil(remaining / (2 * workers) / GUIDED_MIN_ROWS) * GUIDED_MIN_ROWS;
+  return Math.min(remaining, qb, Math.max(GUIDED_MIN_ROWS, share));
 }
 
 /**
@@ -47,14 +66,22 @@ export interface RowTask {
  * (more kernel memory than it may take), true when Y and the normalizers of the block are written.
  */
 export function runRowTask(t: RowTask): boolean {
-  // Claimed blocks [i0, i0 + qb): only their normalizers are this worker's to write.
+  // Claimed blocks [i0, i0 + rows): only their normalizers are this worker's to write.
   const claimed: [number, number][] = [];
   const counter = t.claim ? new Int32Array(t.claim) : undefined;
+  const workers = t.claimers ?? 2;
   const claimBlock = counter
     ? (qb: number) => {
-        const i0 = Atomics.add(counter, 0, qb);
-        if (i0 < t.rows) claimed.push([i0, Math.min(t.rows, i0 + qb)]);
-        return i0;
+        for (;;) {
+          const i0 = Atomics.load(counter, 0);
+          if (i0 >= t.rows) return { start: i0, rows: 0 };
+          const rows = guidedBlockRows(t.rows - i0, qb, workers);
+          // Another worker may have claimed since the load: then try again from its end.
+          if (Atomics.compareExchange(counter, 0, i0, i0 + rows) === i0) {
+            claimed.push([i0, i0 + rows]);
+            return { start: i0, rows };
+          }
+        }
       }
     : undefined;
   const stats = fusedSoftmaxAttention({

@@ -2,6 +2,7 @@ import {
   type AttentionOptions,
   Matrix,
   NumericalError,
+  ValueError,
   attention,
   attentionScores,
   attentionWeights,
@@ -314,22 +315,27 @@ describe("claimBlock: query blocks claimed at run time (attentionParallel's dyna
       const ref = fusedSoftmaxAttention({ ...spec, out: whole });
       expect(ref).not.toBeNull();
       let next = 0;
+      let blocks = 0;
       const outs = [new Float64Array(nQ * dV).fill(Number.NaN), new Float64Array(nQ * dV).fill(Number.NaN)];
       const owner = new Int8Array(nQ).fill(-1);
       const stats = [0, 1].map((me) => {
         next = 0; // each call walks the same sequence and takes its own parity
+        blocks = 0;
         return fusedSoftmaxAttention({
           ...spec,
           out: outs[me],
           // Blocks alternate between the two calls: call `me` skips the other's blocks.
+          // Sizes shrink as in guided scheduling (qb, qb − 7, …, down to 1 row): row results must not
+          // depend on the block sizes either.
           claimBlock: (qb) => {
             for (;;) {
               const i0 = next;
-              next += qb;
-              if (i0 >= nQ) return i0;
-              if ((i0 / qb) % 2 === me) {
-                owner.fill(me, i0, Math.min(nQ, i0 + qb));
-                return i0;
+              if (i0 >= nQ) return { start: i0, rows: 0 };
+              const rows = Math.min(nQ - i0, Math.max(1, qb - 7 * (blocks % 5)));
+              next += rows;
+              if (blocks++ % 2 === me) {
+                owner.fill(me, i0, i0 + rows);
+                return { start: i0, rows };
               }
             }
           },
@@ -346,4 +352,23 @@ describe("claimBlock: query blocks claimed at run time (attentionParallel's dyna
       }
     });
   }
+});
+
+describe("claimBlock: a block outside the contract is an error, not a silent overrun", () => {
+  it("more rows than qb, or past nQ, throws ValueError naming claimBlock(qb)", () => {
+    setKernelBackend("wasm");
+    const nQ = 40;
+    const q = rnd(nQ, 8, 21);
+    const k = rnd(nQ, 8, 22);
+    const v = rnd(nQ, 4, 23);
+    const spec = { queries: q.data, keys: k.data, values: v.data, nQ, nKV: nQ, d: 8, dV: 4, scale: 0.3, out: new Float64Array(nQ * 4) };
+    for (const bad of [
+      { start: 0, rows: 41 },
+      { start: 30, rows: 16 },
+      { start: 0, rows: 0 },
+    ]) {
+      expect(() => fusedSoftmaxAttention({ ...spec, queryBlock: 40, claimBlock: () => bad })).toThrow(/claimBlock\(qb\)/);
+      expect(() => fusedSoftmaxAttention({ ...spec, queryBlock: 40, claimBlock: () => bad })).toThrow(ValueError);
+    }
+  });
 });

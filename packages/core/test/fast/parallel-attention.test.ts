@@ -165,3 +165,32 @@ describe("attentionParallel: one call, query rows over 2 workers", () => {
     expect(attentionWorkerCount()).toBe(0);
   });
 });
+
+describe("guidedBlockRows: the workers' block sizes (row-task.ts)", () => {
+  it("takes qb while work is plentiful, then ≈ remaining / (2·workers) in multiples of 16, and covers every row once", async () => {
+    const { guidedBlockRows, GUIDED_MIN_ROWS } = await import("../../src/node/row-task.js");
+    for (const [nQ, qb, workers] of [
+      [4096, 128, 2],
+      [600, 256, 2],
+      [1000, 128, 4],
+      [17, 128, 2],
+    ] as const) {
+      const sizes: number[] = [];
+      for (let i0 = 0; i0 < nQ; ) {
+        const rows = guidedBlockRows(nQ - i0, qb, workers);
+        expect(rows).toBeGreaterThanOrEqual(1);
+        expect(rows).toBeLessThanOrEqual(Math.min(qb, nQ - i0));
+        const share = Math.ceil((nQ - i0) / (2 * workers) / 16) * 16;
+        expect(rows).toBe(Math.min(nQ - i0, qb, Math.max(GUIDED_MIN_ROWS, share)));
+        sizes.push(rows);
+        i0 += rows;
+      }
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(nQ);
+      for (let b = 1; b < sizes.length; b++) expect(sizes[b]).toBeLessThanOrEqual(sizes[b - 1]); // never grows
+      if (nQ === 4096) {
+        expect(sizes.slice(0, 20).every((r) => r === qb)).toBe(true); // big blocks first
+        expect(sizes[sizes.length - 1]).toBe(GUIDED_MIN_ROWS); // 16 rows last
+      }
+    }
+  });
+});
