@@ -27,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import * as coreApi from "../dist/index.js";
 import * as internal from "../dist/internal.js"; // profiling switches and raw kernels (issue 9 moved them)
 import * as coreNode from "../dist/node/index.js";
+import { attentionTwoCopies } from "./attention-copies.mjs";
 import { startLineServer } from "./line-server.mjs";
 import { simdPeakProbes, simdPeakTwoThreads } from "./simd-peak.mjs";
 
@@ -324,8 +325,17 @@ console.log(
       "—",
     ]);
     t14.push([
-      `register-only SIMD probe on 2 threads at once ÷ 1 thread (median of ${probe2.ratios.length}, best ${fmt(probe2.best)}): this host's two-core ceiling`,
+      `register-only SIMD probe on 2 threads at once ÷ 1 thread (median of ${probe2.ratios.length}, best ${fmt(probe2.best)}): this host's two-core ceiling for arithmetic`,
       `${fmt(probe2.median)}×`,
+      "reference",
+      "—",
+    ]);
+    // The same ceiling for the attention kernel itself: two independent 1-thread calls at once
+    // (attention-copies.mjs) — what sharing L3, memory and the host's clock costs before any split.
+    const copies = await attentionTwoCopies(quick ? 3 : 7);
+    t14.push([
+      `two independent 1-thread attention calls at once ÷ one alone (median of ${copies.ratios.length}, best ${fmt(copies.best)}): the kernel's own two-core ceiling`,
+      `${fmt(copies.median)}×`,
       "reference",
       "—",
     ]);
