@@ -13,7 +13,7 @@ import { getMethod } from "../registry/methods.js";
 import { getProblem } from "../registry/problems.js";
 import type { KernelSpec, MaskSpec, Params, ProblemInstance } from "../registry/types.js";
 import { inputSeed, methodSeed } from "../plan/seeds.js";
-import { maxAbsError, meanKlDivergence, relativeFrobenius, relativeSpectral } from "../base/metrics.js";
+import { maxAbsError, meanKlDivergence, relativeFrobenius, relativeSpectral, spectralNorm } from "../base/metrics.js";
 import { attentionOptions } from "../registry/kernel.js";
 
 /** Everything a worker needs to run one task (plain data: structured-cloneable). */
@@ -57,6 +57,8 @@ interface Reference {
   instance: ProblemInstance;
   output: Matrix | null;
   weights: Matrix[] | null;
+  /** ‖output‖₂, computed by the first task that wants rel_spectral_error (`spectralNorm`). */
+  outputNorm?: number;
 }
 
 // A tiny cache: consecutive tasks of one problem point and trial (every method of a cell row)
@@ -138,7 +140,10 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
     if (result.output && ref.output) {
       const want = (m: MetricName) => spec.metrics.includes(m);
       if (want("rel_frobenius_error")) metrics.rel_frobenius_error = relativeFrobenius(result.output, ref.output);
-      if (want("rel_spectral_error")) metrics.rel_spectral_error = relativeSpectral(result.output, ref.output);
+      if (want("rel_spectral_error")) {
+        ref.outputNorm ??= spectralNorm(ref.output);
+        metrics.rel_spectral_error = relativeSpectral(result.output, ref.output, ref.outputNorm);
+      }
       if (want("max_abs_error")) metrics.max_abs_error = maxAbsError(result.output, ref.output);
       if (wantWeights && result.weights && ref.weights) metrics.mean_kl_divergence = meanKlDivergence(result.weights, ref.weights);
     }
