@@ -22,6 +22,7 @@ export {
 export { CompiledMask, type CompiledMaskParts, TILE_ALL, TILE_NONE, TILE_PARTIAL, type TileStatus, compileMask } from "./attention/mask.js";
 export { SMALL_M, matmulInto, matmulTransAInto, matmulTransBInto, tallNarrowMatmulInto } from "./linalg/matmul.js";
 export { transposeInto } from "./linalg/transpose.js";
+export { symmetricMaxEigenvalue, symmetricMaxEigenvalueJs } from "./linalg/eigen.js";
 export {
   AUTO_MIN_WORK,
   type DenseArray,

@@ -120,6 +120,8 @@ export interface Kernels {
    */
   softmax_prefix_f64: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
   softmax_prefix_f32: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
+  /** Largest eigenvalue of the symmetric n × n matrix at m, overwritten (watJacobi.ts; linalg/eigen.ts). */
+  sym_max_eig_f64: (m: number, n: number) => number;
   /** Model-step passes of `watModel.ts` (pretrained/resident.ts). */
   /** Returns 1 when every value written is finite (see watModel.ts). */
   rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => number;

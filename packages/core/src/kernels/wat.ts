@@ -14,6 +14,7 @@
  * Edge tiles (i + MR > mc or j + NR > nc) are written to a scratch tile at address 0 and the
  * valid part is added to C by a scalar loop, so C is never written out of bounds.
  */
+import { symMaxEigFunction } from "./watJacobi.js";
 import { modelKernelFunctions } from "./watModel.js";
 
 /** Register tile of the float64 kernel: rows of C per tile. */
@@ -1161,6 +1162,7 @@ export function kernelWat(): string {
     ...modelKernelFunctions(),
     softmaxPrefixRowsFunction(),
     softmaxPrefixRowsF32Function(),
+    symMaxEigFunction(),
     ")",
     "",
   ].join("\n");

@@ -4,7 +4,7 @@
  * and approximate attention rows when the method forms weights.
  */
 import { type Matrix, matmulTransA, matmulTransB, maxAbsDiff, ShapeError } from "@randattn/core";
-import { assertShape } from "@randattn/core/internal";
+import { assertShape, symmetricMaxEigenvalue as coreSymmetricMaxEigenvalue } from "@randattn/core/internal";
 
 /** ‖Ŷ − Y‖_F / ‖Y‖_F (0 when both are 0, +∞ when only Y is). */
 export function relativeFrobenius(approx: Matrix, exact: Matrix): number {
@@ -33,47 +33,9 @@ function ratio(num: number, den: number): number {
 /**
  * Largest eigenvalue of a symmetric n×n matrix (row-major) by cyclic Jacobi rotations — exact to
  * rounding, deterministic, and cheap for the small Gram matrices used here (n ≤ a few hundred).
+ * Since stop 21 core's (linalg/eigen.ts): the same computation, on the WebAssembly kernel.
  */
-export function symmetricMaxEigenvalue(a: Float64Array, n: number): number {
-  const m = Float64Array.from(a);
-  for (let sweep = 0; sweep < 60; sweep++) {
-    let off = 0;
-    let diag = 0;
-    for (let i = 0; i < n; i++) {
-      diag += m[i * n + i] * m[i * n + i];
-      for (let j = i + 1; j < n; j++) off += m[i * n + j] * m[i * n + j];
-    }
-    if (off <= 1e-30 * diag || off === 0) break;
-    for (let p = 0; p < n; p++) {
-      for (let q = p + 1; q < n; q++) {
-        const apq = m[p * n + q];
-        if (apq === 0) continue;
-        const app = m[p * n + p];
-        const aqq = m[q * n + q];
-        // Rotation angle zeroing m[p][q] (Golub & Van Loan, Alg. 8.5.2).
-        const theta = (aqq - app) / (2 * apq);
-        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-        const c = 1 / Math.sqrt(t * t + 1);
-        const s = t * c;
-        for (let k = 0; k < n; k++) {
-          const akp = m[k * n + p];
-          const akq = m[k * n + q];
-          m[k * n + p] = c * akp - s * akq;
-          m[k * n + q] = s * akp + c * akq;
-        }
-        for (let k = 0; k < n; k++) {
-          const apk = m[p * n + k];
-          const aqk = m[q * n + k];
-          m[p * n + k] = c * apk - s * aqk;
-          m[q * n + k] = s * apk + c * aqk;
-        }
-      }
-    }
-  }
-  let max = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < n; i++) max = Math.max(max, m[i * n + i]);
-  return max;
-}
+export const symmetricMaxEigenvalue: (a: Float64Array, n: number) => number = coreSymmetricMaxEigenvalue;
 
 /** Largest Gram side for which the spectral norm is computed exactly (Jacobi); beyond, power iteration. */
 export const MAX_JACOBI_SIZE = 256;
