@@ -13,6 +13,8 @@ import { type TaskOutcome, type TaskSpec, cancelledOutcome, failedOutcome } from
 interface Job {
   id: number;
   spec: TaskSpec;
+  /** The worker slot this task is meant for (the runner's lanes), or -1: any. */
+  lane: number;
   resolve: (o: TaskOutcome) => void;
 }
 
@@ -43,14 +45,18 @@ export class WorkerPool {
     this.slots = Array.from({ length: size }, () => ({ worker: null, job: null }));
   }
 
-  /** Runs a task on the next free worker. Resolves (never rejects) with its outcome. */
-  run(spec: TaskSpec): Promise<TaskOutcome> {
+  /**
+   * Runs a task on the next free worker — on worker `lane` (0 … size − 1) when that one is free
+   * or frees up first, else on whichever is free (an idle worker takes other lanes' tasks rather
+   * than wait). Resolves (never rejects) with its outcome.
+   */
+  run(spec: TaskSpec, lane = -1): Promise<TaskOutcome> {
     return new Promise((resolve) => {
       if (this.closed) {
         resolve(cancelledOutcome(spec, "the pool was closed"));
         return;
       }
-      this.queue.push({ id: this.nextId++, spec, resolve });
+      this.queue.push({ id: this.nextId++, spec, lane, resolve });
       this.pump();
     });
   }
@@ -89,10 +95,14 @@ export class WorkerPool {
 
   private pump(): void {
     if (this.closed) return;
-    for (const slot of this.slots) {
+    for (let s = 0; s < this.slots.length; s++) {
+      const slot = this.slots[s];
       if (this.queue.length === 0) return;
       if (slot.job) continue;
-      const job = this.queue.shift()!;
+      // This slot's own lane first (its worker caches that lane's inputs and references), else the
+      // oldest task of any lane.
+      const own = this.queue.findIndex((j) => j.lane === s);
+      const job = this.queue.splice(Math.max(own, 0), 1)[0];
       slot.worker ??= this.spawn(slot);
       slot.job = job;
       slot.worker.postMessage({ id: job.id, spec: job.spec });
