@@ -5,6 +5,7 @@
 // schedule of one call over two workers can win back; the register-only probe (simd-peak.mjs)
 // touches no memory and so reads higher. Run by run.mjs; this file is also the worker.
 import { Worker, isMainThread, parentPort } from "node:worker_threads";
+import { nextMessage } from "./simd-peak.mjs";
 
 /**
  * Pairs of (worker 0 alone, both at once, worker 1 alone): per pair the throughput of two at once ÷
@@ -14,11 +15,11 @@ import { Worker, isMainThread, parentPort } from "node:worker_threads";
 export async function attentionTwoCopies(reps = 7) {
   const workers = [0, 1].map(() => new Worker(new URL(import.meta.url)));
   try {
-    const call = (w) =>
-      new Promise((resolve, reject) => {
-        w.once("message", resolve).once("error", reject);
-        w.postMessage("go");
-      });
+    const call = (w) => {
+      const reply = nextMessage(w);
+      w.postMessage("go");
+      return reply;
+    };
     for (let r = 0; r < 2; r++) await Promise.all(workers.map(call)); // tier-up, not timed
     const ratios = [];
     for (let r = 0; r < reps; r++) {

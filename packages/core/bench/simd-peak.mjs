@@ -92,6 +92,24 @@ export async function simdPeakProbes(iterations = 20_000_000, clockMs = () => pe
 }
 
 /**
+ * The worker's next message (or its error), with both listeners removed when either fires — so
+ * waiting on a worker call after call builds up no listeners (attention-copies.mjs uses it too).
+ */
+export function nextMessage(worker) {
+  return new Promise((resolve, reject) => {
+    const done = (m) => {
+      worker.off("error", fail);
+      resolve(m);
+    };
+    const fail = (e) => {
+      worker.off("message", done);
+      reject(e);
+    };
+    worker.once("message", done).once("error", fail);
+  });
+}
+
+/**
  * The f64 probe (7 chains) on two threads at the same time against one thread alone, alternated
  * `reps` times: the aggregate GFLOP/s of both ÷ one thread's, median and best over the reps.
  * @returns {Promise<{median: number, best: number, ratios: number[]}>}
@@ -100,7 +118,7 @@ export async function simdPeakTwoThreads(reps = 5, iterations = 2_000_000) {
   const run = await compileProbe(await wabtInit(), "f64", 7);
   const signal = new Int32Array(new SharedArrayBuffer(8));
   const worker = new Worker(new URL(import.meta.url), { workerData: { signal, iterations } });
-  const next = () => new Promise((resolve, reject) => worker.once("message", resolve).once("error", reject));
+  const next = () => nextMessage(worker);
   await next(); // compiled and tiered up
   const ratios = [];
   try {
