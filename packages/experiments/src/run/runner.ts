@@ -114,9 +114,10 @@ function problemPoints(plan: Plan): number[] {
  * fewest tasks so far, largest group first (LPT). The runner keeps every lane's worker fed from its
  * own lane (WorkerPool runs a lane's tasks on its worker and lets an idle worker take another
  * lane's, so the last groups are shared rather than waited for). Before, consecutive tasks went to
- * whichever worker was free, so every worker computed every group's reference: on the quickstart
- * with two workers the summed setup and metrics time was 2.4× one worker's. Results do not depend
- * on the lanes (results.csv is written in plan order).
+ * whichever worker was free, so every worker computed every group's reference (the quickstart on
+ * two workers: 6 reference computations for 3 groups, now 4; mha-to-mla on two workers 17.4–17.9 s,
+ * now 15.9–16.4 s in alternating runs). Results do not depend on the lanes (results.csv is written
+ * in plan order).
  */
 export function workerLanes(plan: Plan, ordered: readonly Task[], workers: number): Task[][] {
   if (workers <= 1) return [ordered.slice()];
