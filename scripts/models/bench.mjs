@@ -31,6 +31,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { hostCpu } from "../../packages/core/bench/host.mjs";
 import { startLineServer } from "../../packages/core/bench/line-server.mjs";
 import { loadPretrained } from "../../packages/core/dist/node/index.js";
 
@@ -203,7 +204,7 @@ function table(header, rows) {
 }
 
 console.log(
-  `RandAttn bench:models — Node ${process.version}, ${cpus()[0]?.model ?? "?"} × ${cpus().length}, load ${loadavg()
+  `RandAttn bench:models — Node ${process.version}, ${hostCpu()}, load ${loadavg()
     .map((x) => x.toFixed(1))
     .join(" ")}; median of ${reps} after ${warmup} warm-up (RandAttn: and ≥ ${WARM_CPU_S} s CPU); one thread each`,
 );
@@ -300,7 +301,7 @@ console.log(
     : `issue 14 target (RandAttn ≥ torch speed, every row, CPU time): slowest ratio ${summary.minRatio.toFixed(2)}× — ${summary.optimizedBlas ? (summary.minRatio >= 1 ? "met" : "not met") : "not judged (torch on a reference BLAS)"}`,
 );
 mkdirSync(dirname(jsonPath), { recursive: true });
-const machine = { node: process.version, cpu: cpus()[0]?.model, cores: cpus().length, load: loadavg()[0] };
+const machine = { node: process.version, cpu: cpus()[0]?.model, host: hostCpu(), cores: cpus().length, load: loadavg()[0] };
 writeFileSync(
   jsonPath,
   `${JSON.stringify({ machine, reps, warmup, prefill: PREFILL, prompt: PROMPT, decode: DECODE, results, summary }, null, 2)}\n`,

@@ -5,8 +5,25 @@ Shared by numpy_attention.py and scripts/models/bench_torch.py."""
 import os
 
 
+def openblas_core(paths):
+    """The kernel set OpenBLAS picked for this CPU (`openblas_get_corename`: "Zen", "SkylakeX", …),
+    or None: on an AMD EPYC it is "Zen" (AVX2) unless the CPU shows AVX-512 — which decides how fast
+    NumPy and torch are, and so every ratio to them."""
+    import ctypes
+
+    for path in paths:
+        if "openblas" in path.lower():
+            try:
+                f = ctypes.CDLL(path).openblas_get_corename
+                f.restype = ctypes.c_char_p
+                return f().decode()
+            except (OSError, AttributeError):
+                pass
+    return None
+
+
 def blas_in_use():
-    """{"name": "OpenBLAS" | "MKL" | "BLIS" | "reference BLAS (netlib)" | "unknown", "paths": [...]}."""
+    """{"name": "OpenBLAS (core Zen)" | "MKL" | "BLIS" | "reference BLAS (netlib)" | "unknown", "paths": [...]}."""
     paths = set()
     try:
         with open("/proc/self/maps") as f:
@@ -28,7 +45,11 @@ def blas_in_use():
             names.append("BLIS")
         elif "/blas/" in low or os.path.basename(low).startswith("libblas.so"):
             names.append("reference BLAS (netlib)")
-    return {"name": " + ".join(dict.fromkeys(names)) or "unknown", "paths": sorted(paths)}
+    name = " + ".join(dict.fromkeys(names)) or "unknown"
+    core = openblas_core(sorted(paths)) if "OpenBLAS" in name else None
+    if core:
+        name = name.replace("OpenBLAS", f"OpenBLAS (core {core})", 1)
+    return {"name": name, "paths": sorted(paths)}
 
 
 def optimized(name):

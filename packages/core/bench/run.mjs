@@ -28,6 +28,7 @@ import * as coreApi from "../dist/index.js";
 import * as internal from "../dist/internal.js"; // profiling switches and raw kernels (issue 9 moved them)
 import * as coreNode from "../dist/node/index.js";
 import { attentionTwoCopies } from "./attention-copies.mjs";
+import { hostCpu } from "./host.mjs";
 import { startLineServer } from "./line-server.mjs";
 import { simdPeakProbes, simdPeakTwoThreads } from "./simd-peak.mjs";
 
@@ -107,7 +108,7 @@ function table(header, rows) {
 }
 
 console.log(
-  `RandAttn bench — Node ${process.version}, ${cpus()[0]?.model ?? "?"} × ${cpus().length}, load ${loadavg()
+  `RandAttn bench — Node ${process.version}, ${hostCpu()}, load ${loadavg()
     .map((x) => x.toFixed(1))
     .join(" ")}`,
 );
