@@ -3,36 +3,34 @@
 // at once, against one of them alone — nothing shared, nothing split. Whatever this loses against 2×
 // (shared L3 and memory bandwidth, the host's frequency under two busy cores, its other tenants) no
 // schedule of one call over two workers can win back; the register-only probe (simd-peak.mjs)
-// touches no memory and so reads higher. Run by run.mjs; this file is also the worker.
+// touches no memory and so reads higher. run.mjs takes one round of it beside each round of
+// attentionParallel, so the split is compared with the ceiling of the same minute (this host's
+// ceiling itself moves between 1.2× and 2.1× from one round to the next). This file is also the worker.
 import { Worker, isMainThread, parentPort } from "node:worker_threads";
 import { nextMessage } from "./simd-peak.mjs";
 
 /**
- * Pairs of (worker 0 alone, both at once, worker 1 alone): per pair the throughput of two at once ÷
- * one alone = 2·mean(solo) ÷ the slower of the two concurrent calls. Returns the pairs' ratios
- * (sorted), their median and the best.
+ * Two tiered-up worker threads holding the same q, k, v. `round()`: worker 0 alone, both at once,
+ * worker 1 alone — the throughput of two at once ÷ one alone = 2·mean(solo) ÷ the slower of the two
+ * concurrent calls. `close()` ends the workers.
  */
-export async function attentionTwoCopies(reps = 7) {
+export async function startTwoCopies() {
   const workers = [0, 1].map(() => new Worker(new URL(import.meta.url)));
-  try {
-    const call = (w) => {
-      const reply = nextMessage(w);
-      w.postMessage("go");
-      return reply;
-    };
-    for (let r = 0; r < 2; r++) await Promise.all(workers.map(call)); // tier-up, not timed
-    const ratios = [];
-    for (let r = 0; r < reps; r++) {
+  const call = (w) => {
+    const reply = nextMessage(w);
+    w.postMessage("go");
+    return reply;
+  };
+  for (let r = 0; r < 2; r++) await Promise.all(workers.map(call)); // tier-up, not timed
+  return {
+    async round() {
       const a = await call(workers[0]);
       const both = await Promise.all(workers.map(call));
       const b = await call(workers[1]);
-      ratios.push((a + b) / Math.max(both[0], both[1]));
-    }
-    ratios.sort((x, y) => x - y);
-    return { ratios, median: ratios[Math.floor(ratios.length / 2)], best: ratios.at(-1) };
-  } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
-  }
+      return (a + b) / Math.max(both[0], both[1]);
+    },
+    close: () => Promise.all(workers.map((w) => w.terminate())),
+  };
 }
 
 if (!isMainThread) {
