@@ -42,6 +42,8 @@ const onlyArg = process.argv.indexOf("--only");
 const only = onlyArg >= 0 ? new Set((process.argv[onlyArg + 1] ?? "").split(",")) : null;
 const child = fileURLToPath(new URL("./attention-child.mjs", import.meta.url));
 const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : "—");
+/** The middle value of x (the upper middle for an even count), x not modified. */
+const median = (x) => x.slice().sort((a, b) => a - b)[x.length >> 1];
 const summary = []; // [measure, figure, target]
 const gflops = (flops, s) => flops / s / 1e9;
 
@@ -314,13 +316,10 @@ console.log(
       ofCeiling.push(t1 / t2 / ceiling);
     }
     await copies.close();
-    const median = (x) => x.slice().sort((a, b) => a - b)[Math.floor(x.length / 2)];
-    cpuRatios.sort((x1, x2) => x1 - x2);
     await coreNode.closeAttentionWorkers();
-    ratios.sort((x1, x2) => x1 - x2);
-    const med = ratios[Math.floor(ratios.length / 2)];
+    const med = median(ratios);
     t14.push([
-      `attention N=4096 d=64 f64: 1 thread ÷ attentionParallel 2 workers (median of ${ratios.length}, best ${fmt(ratios.at(-1))}; bit-identical: ${identical}; ${cpus().length} cores, load ${loadavg()[0].toFixed(1)})`,
+      `attention N=4096 d=64 f64: 1 thread ÷ attentionParallel 2 workers (median of ${ratios.length}, best ${fmt(Math.max(...ratios))}; bit-identical: ${identical}; ${cpus().length} cores, load ${loadavg()[0].toFixed(1)})`,
       `${fmt(med)}×`,
       "≥ 1.8×",
       mark(med >= 1.8),
@@ -356,7 +355,7 @@ console.log(
     ]);
     t14.push([
       "attentionParallel 2 workers: CPU time (all threads) ÷ 1-thread CPU time, median (the split's overhead)",
-      `${fmt(cpuRatios[Math.floor(cpuRatios.length / 2)])}×`,
+      `${fmt(median(cpuRatios))}×`,
       "≈ 1",
       "—",
     ]);
@@ -826,18 +825,18 @@ if (!args.has("--skip-large")) {
   const y2 = await two();
   const same = y1.data.every((v, i) => Object.is(v, y2.data[i]));
   await coreNode.closeAttentionWorkers();
-  const ratios = pairs.map((p) => p[2]).sort((a, b) => a - b);
-  const median = ratios[Math.floor(ratios.length / 2)];
-  const bestRatio = ratios[ratios.length - 1];
+  const ratios = pairs.map((p) => p[2]);
+  const medianRatio = median(ratios);
+  const bestRatio = Math.max(...ratios);
   console.log(`\n## multi-head attention over workers, H = ${H}, N = ${n}, d_in = ${dIn}, d_head = ${d} (float64, materialized per head)`);
   table(
     ["repeat", "1 worker s", "2 workers s", "speed-up"],
     pairs.map((p, i) => [i + 1, fmt(p[0], 3), fmt(p[1], 3), fmt(p[2])]),
   );
   console.log(
-    `calling thread ${fmt(tIn, 3)} s; 2 workers ÷ 1: best ${fmt(bestRatio)}×, median ${fmt(median)}×; bit-identical to single-thread: ${same}; cores ${cpus().length}, load ${loadavg()[0].toFixed(1)} (target ≥ 1.7× on 2 idle cores)`,
+    `calling thread ${fmt(tIn, 3)} s; 2 workers ÷ 1: best ${fmt(bestRatio)}×, median ${fmt(medianRatio)}×; bit-identical to single-thread: ${same}; cores ${cpus().length}, load ${loadavg()[0].toFixed(1)} (target ≥ 1.7× on 2 idle cores)`,
   );
-  summary.push([`MHA H=8 N=${n}: 2 workers ÷ 1 worker (best / median of ${reps})`, `${fmt(bestRatio)}× / ${fmt(median)}×`, "≥ 1.7×"]);
+  summary.push([`MHA H=8 N=${n}: 2 workers ÷ 1 worker (best / median of ${reps})`, `${fmt(bestRatio)}× / ${fmt(medianRatio)}×`, "≥ 1.7×"]);
 }
 
 // ---------------------------------------------------------------- sketch hot paths

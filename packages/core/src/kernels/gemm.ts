@@ -36,19 +36,11 @@ export type GemmPrecision = "float64" | "float32";
 /** A dense operand: float64 or float32 storage, row-major. */
 export type DenseArray = Float64Array | Float32Array;
 
+/** The arguments of a row-major-A kernel after A's address (and leading dimension): B, C, the block sizes, acc. */
+type RowsKernelOperands = [bp: number, ldb: number, cp: number, ldc: number, mc: number, nc: number, kc: number, acc: number];
+
 /** Row-major-A macro-kernel: (ap, lda, bp, ldb, cp, ldc, mc, nc, kc, acc) — see `wat.ts`. */
-export type GemmRowsKernel = (
-  ap: number,
-  lda: number,
-  bp: number,
-  ldb: number,
-  cp: number,
-  ldc: number,
-  mc: number,
-  nc: number,
-  kc: number,
-  acc: number,
-) => void;
+export type GemmRowsKernel = (ap: number, lda: number, ...operands: RowsKernelOperands) => void;
 
 /** This thread's instance of the kernel module, with typed views of its memory (internal). */
 export interface Kernels {
@@ -241,17 +233,7 @@ export function newKernelInstance(): Kernels {
 }
 
 /** A `gemm_*_ra<lda>` form (wat.ts): the row-major-A kernel with A's leading dimension built in. */
-type FixedLdaRowsKernel = (
-  ap: number,
-  bp: number,
-  ldb: number,
-  cp: number,
-  ldc: number,
-  mc: number,
-  nc: number,
-  kc: number,
-  acc: number,
-) => void;
+type FixedLdaRowsKernel = (ap: number, ...operands: RowsKernelOperands) => void;
 
 /**
  * `gemm_*_ra` as the drivers call it: where A's leading dimension has a fixed-stride form

@@ -4,7 +4,7 @@
  * and approximate attention rows when the method forms weights.
  */
 import { type Matrix, matmulTransA, matmulTransB, maxAbsDiff, ShapeError } from "@randattn/core";
-import { assertShape, symmetricMaxEigenvalue as coreSymmetricMaxEigenvalue } from "@randattn/core/internal";
+import { assertShape, symmetricMaxEigenvalue } from "@randattn/core/internal";
 
 /** ‖Ŷ − Y‖_F / ‖Y‖_F (0 when both are 0, +∞ when only Y is). */
 export function relativeFrobenius(approx: Matrix, exact: Matrix): number {
@@ -31,11 +31,10 @@ function ratio(num: number, den: number): number {
 }
 
 /**
- * Largest eigenvalue of a symmetric n×n matrix (row-major) by cyclic Jacobi rotations — exact to
- * rounding, deterministic, and cheap for the small Gram matrices used here (n ≤ a few hundred).
- * Since stop 21 core's (linalg/eigen.ts): the same computation, on the WebAssembly kernel.
+ * Largest eigenvalue of a symmetric n×n matrix (row-major) by cyclic Jacobi rotations: core's
+ * (linalg/eigen.ts, on the WebAssembly kernel), re-exported for the experiments' spectral norms.
  */
-export const symmetricMaxEigenvalue: (a: Float64Array, n: number) => number = coreSymmetricMaxEigenvalue;
+export { symmetricMaxEigenvalue };
 
 /** Largest Gram side for which the spectral norm is computed exactly (Jacobi); beyond, power iteration. */
 export const MAX_JACOBI_SIZE = 256;
