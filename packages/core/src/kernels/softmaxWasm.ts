@@ -139,6 +139,31 @@ export interface QueryBlock {
 }
 
 /**
+ * Query rows i0 … i0 + rows − 1 (row stride ldQ) times `factor` into kernel memory at element qOff,
+ * row stride d (float32 memory rounds the products while storing): the one copy-in of both drivers.
+ */
+function copyScaledQueries(
+  Q: Float64Array,
+  ldQ: number,
+  i0: number,
+  rows: number,
+  d: number,
+  factor: number,
+  mem: Float64Array | Float32Array,
+  qOff: number,
+): void {
+  if (ldQ === d) {
+    for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * factor;
+    return;
+  }
+  for (let r = 0; r < rows; r++) {
+    const src = (i0 + r) * ldQ;
+    const dst = qOff + r * d;
+    for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * factor;
+  }
+}
+
+/**
  * The driver's next query block: claimed (`claimBlock`) or, in order, the qb rows from `end` (the
  * previous block's end). A claimed block must lie within [0, nQ) and hold 1 … qb rows (the driver's
  * buffers are sized for qb), unless its start ≥ nQ ends the call.
@@ -483,14 +508,7 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
     const i0 = b.start;
     const rows = b.rows;
     // Scaled query block in: scale·Q (the JavaScript path's `scaledQueries`, so S is the same).
-    if (ldQ === d) for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * qScale;
-    else {
-      for (let r = 0; r < rows; r++) {
-        const src = (i0 + r) * ldQ;
-        const dst = qOff + r * d;
-        for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * qScale;
-      }
-    }
+    copyScaledQueries(Q, ldQ, i0, rows, d, qScale, mem, qOff);
     m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
     m64.fill(0, lOff, lOff + rows);
     if (dV > 0) mem.fill(0, yOff, yOff + rows * dV);
@@ -628,14 +646,7 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
     const i0 = b.start;
     const rows = b.rows;
     // Scaled by σ = sy: the logits come out in the exp pass's units.
-    if (ldQ === d) for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * sy;
-    else {
-      for (let r = 0; r < rows; r++) {
-        const src = (i0 + r) * ldQ;
-        const dst = qOff + r * d;
-        for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * sy;
-      }
-    }
+    copyScaledQueries(Q, ldQ, i0, rows, d, sy, mem, qOff);
     rowShiftBounds(mem, qOff, rows, d, kNorm, kAbs, m64, mOff, f32);
     // Whole units (the kernels fold an integer shift into their rounding constant).
     for (let r = 0; r < rows; r++) m64[mOff + r] = m64[mOff + r] <= maxShift ? Math.ceil(m64[mOff + r]) : 0; // 0: recomputed below
