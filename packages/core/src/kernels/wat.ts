@@ -242,9 +242,10 @@ function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number, f
 /**
  * The leading dimensions of A with a fixed-stride row-major kernel `gemm_f64_ra<lda>` /
  * `gemm_f32_ra<lda>`: the head widths and the fused drivers' score-tile strides in use (d = 16,
- * 32, 64, 128; `BOUND_KEY_CHUNK` = KC = 256). Other strides take the general form.
+ * 32, 64, 128; `BOUND_KEY_CHUNK` = KC = 256) and the shipped models' FFN width (intermediate_size
+ * 192: the down projection's A is the N × 192 SwiGLU output). Other strides take the general form.
  */
-export const RA_FIXED_LDA = [16, 32, 64, 128, 256] as const;
+export const RA_FIXED_LDA = [16, 32, 64, 128, 192, 256] as const;
 
 /** 1.5·2⁵²: adding it rounds a float64 |t| < 2⁵¹ to an integer held in the low mantissa bits. */
 const ROUND_MAGIC = "0x1.8p52";
