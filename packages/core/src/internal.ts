@@ -37,7 +37,9 @@ export {
   packOperandF32,
   packOperandF64,
   kernelBackendFor,
+  STAGE_MAX,
   setGemmProfiling,
+  setGemmStageMax,
   wasmKernelBytes,
   wasmMemoryBytes,
 } from "./kernels/gemm.js";

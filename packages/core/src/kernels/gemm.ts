@@ -17,6 +17,8 @@
 import { ValueError } from "../errors.js";
 import { KERNEL_WASM_BASE64 } from "./kernelBytes.js";
 import { F32_MR, F32_NR, F64_MR, F64_NR, KERNEL_RESERVED_BYTES, RA_FIXED_LDA } from "./wat.js";
+import type { DenseArray } from "./dense.js";
+import { maxAbsOf } from "./range32.js";
 import { type WasmMemory, type WasmModule, wasmApi } from "./wasmApi.js";
 
 /** Depth of a packed slice (shared index p). */
@@ -27,20 +29,42 @@ const MC = 128;
 const NC = 1024;
 /** Largest C buffer in WebAssembly memory, in elements (8 MiB in float64). */
 const C_CHUNK = 1 << 20;
+/**
+ * Largest float64 operand (entries) `gemmWasm` copies whole into kernel memory and packs there
+ * (8 MiB: a 1024 × 1024 matrix); larger ones are packed block by block in JavaScript, which keeps
+ * the kernel memory bounded (≈ 26 MiB at most with both operands staged).
+ */
+export const STAGE_MAX = 1 << 20;
+let stageMax = STAGE_MAX;
+
+/**
+ * Sets the largest operand `gemmWasm` stages (entries; 0: none, so every operand takes the
+ * JavaScript packers) and returns the previous value — for the tests that compare the two packing
+ * paths bit for bit and for the bench's A/B. Per thread.
+ */
+export function setGemmStageMax(entries: number): number {
+  const previous = stageMax;
+  stageMax = entries;
+  return previous;
+}
 /** Rows of B packed across all panels at a time (see `packB`): 8 rows measured best of 2–32. */
 const PACK_B_ROWS = 8;
 
 /** Float64 or float32 arithmetic inside the kernel. */
 export type GemmPrecision = "float64" | "float32";
 
-/** A dense operand: float64 or float32 storage, row-major. */
-export type DenseArray = Float64Array | Float32Array;
+export type { DenseArray } from "./dense.js";
 
 /** The arguments of a row-major-A kernel after A's address (and leading dimension): B, C, the block sizes, acc. */
 type RowsKernelOperands = [bp: number, ldb: number, cp: number, ldc: number, mc: number, nc: number, kc: number, acc: number];
 
 /** Row-major-A macro-kernel: (ap, lda, bp, ldb, cp, ldc, mc, nc, kc, acc) — see `wat.ts`. */
 export type GemmRowsKernel = (ap: number, lda: number, ...operands: RowsKernelOperands) => void;
+
+/** rows × kc float64 at src (row stride ld) → R-row panels at dst; returns max |x| (watPack.ts). */
+type PackRows = (src: number, ld: number, rows: number, kc: number, dst: number) => number;
+/** kc × nc float64 at src (row stride ld) → C-column panels at dst; returns max |x| (watPack.ts). */
+type PackCols = (src: number, ld: number, kc: number, nc: number, dst: number) => number;
 
 /** This thread's instance of the kernel module, with typed views of its memory (internal). */
 export interface Kernels {
@@ -155,6 +179,13 @@ export interface Kernels {
   scatter_add_rows: (out: number, y: number, rowsp: number, wp: number, te: number, d: number, y32: number) => void;
   gather_rows: (src: number, dst: number, rowsp: number, te: number, bytes: number) => void;
   max_abs_block: (src: number, ld: number, rows: number, cols: number) => number;
+  /** gemmWasm's packers from staged float64 rows (watPack.ts) → max |x| of the block. */
+  pack_rows_f64_r4: PackRows;
+  pack_rows_f32_r4: PackRows;
+  pack_rows_f32_r8: PackRows;
+  pack_cols_f64_c4: PackCols;
+  pack_cols_f32_c4: PackCols;
+  pack_cols_f32_c8: PackCols;
   f64: Float64Array;
   f32: Float32Array;
 }
@@ -465,6 +496,13 @@ function packB(
  * or k×m when `transA`), op(B) is k×n (B stored k×n, or n×k when `transB`). With `accumulate`
  * false C is overwritten. Operands may be float64 or float32 arrays whatever the precision; in
  * float32 they are rounded to float32 while packing and every product and sum is float32.
+ *
+ * A float64 operand of at most `STAGE_MAX` entries is copied whole into kernel memory by one
+ * `set` and its blocks are packed there (watPack.ts: the same panels as `packA` / `packB`, so the
+ * same bits), which also yields max |entry|; larger or float32 operands are packed by the
+ * JavaScript loops. With `maxima` (length ≥ 2) given, maxima[0] = max |A| and maxima[1] = max |B|
+ * over all entries (NaN when one is NaN, as `maxAbsOf`) — the float32 products' range check,
+ * without a separate scan where the operand was staged.
  * Raw kernel: no argument checks (the public wrappers check shapes).
  */
 export function gemmWasm(
@@ -478,7 +516,17 @@ export function gemmWasm(
   k: number,
   n: number,
   accumulate: boolean,
+  maxima?: Float64Array,
 ): void {
+  const stagedA = A instanceof Float64Array && m * k <= stageMax;
+  const stagedB = B instanceof Float64Array && k * n <= stageMax;
+  if (maxima) {
+    // Scanned here: what the staged packers will not see — a float32 operand (packed in
+    // JavaScript), or both when nothing is packed.
+    const packs = m > 0 && n > 0 && k > 0;
+    maxima[0] = stagedA && packs ? 0 : maxAbsOf(A, m * k);
+    maxima[1] = stagedB && packs ? 0 : maxAbsOf(B, k * n);
+  }
   if (m === 0 || n === 0) return;
   if (k === 0) {
     if (!accumulate) C.fill(0, 0, m * n);
@@ -492,18 +540,31 @@ export function gemmWasm(
   const mcMax = Math.min(MC, roundUp(m, MR));
   const ncMax = Math.min(NC, roundUp(n, NR));
   const chunkRows = Math.min(m, Math.max(MR, Math.floor(C_CHUNK / n)));
-  // Byte layout: [scratch + exp table | A panels | B panels | C chunk], each 16-byte aligned.
+  // Byte layout: [scratch + exp table | A panels | B panels | C chunk | A | B], each 16-byte
+  // aligned; the whole float64 A and B (before packing) only when staged.
   const aAddr = KERNEL_RESERVED_BYTES;
   const bAddr = aAddr + roundUp(mcMax * kcMax * es, 16);
   const cAddr = bAddr + roundUp(ncMax * kcMax * es, 16);
-  const end = cAddr + chunkRows * n * es;
+  const saAddr = roundUp(cAddr + chunkRows * n * es, 16);
+  const sbAddr = saAddr + (stagedA ? m * k * 8 : 0);
+  const end = sbAddr + (stagedB ? k * n * 8 : 0);
   const K = getKernels();
   ensureKernelMemory(K, end);
   const view: DenseArray = f64 ? K.f64 : K.f32;
+  if (stagedA) K.f64.set(A, saAddr / 8);
+  if (stagedB) K.f64.set(B, sbAddr / 8);
   const kernel = f64 ? K.gemm_f64 : K.gemm_f32;
+  // op(A) from A's rows (MR-row panels) or from Aᵀ's columns; op(B) from B's columns (NR-column
+  // panels) or from Bᵀ's rows.
+  const packRowsA = f64 ? K.pack_rows_f64_r4 : K.pack_rows_f32_r4;
+  const packColsA = f64 ? K.pack_cols_f64_c4 : K.pack_cols_f32_c4;
+  const packColsB = f64 ? K.pack_cols_f64_c4 : K.pack_cols_f32_c8;
+  const packRowsB = f64 ? K.pack_rows_f64_r4 : K.pack_rows_f32_r8;
   const aOff = aAddr / es;
   const bOff = bAddr / es;
   const cOff = cAddr / es;
+  let maxA = 0;
+  let maxB = 0;
   if (profiling) profile.calls++;
   let t = profiling ? performance.now() : 0;
   const lap = (field: "packMs" | "copyMs" | "kernelMs") => {
@@ -521,10 +582,14 @@ export function gemmWasm(
       const ncur = Math.min(NC, n - j0);
       for (let p0 = 0; p0 < k; p0 += KC) {
         const kcur = Math.min(KC, k - p0);
-        packB(B, transB, k, n, view, bOff, p0, kcur, j0, ncur, NR);
+        if (!stagedB) packB(B, transB, k, n, view, bOff, p0, kcur, j0, ncur, NR);
+        else if (!transB) maxB = Math.max(maxB, packColsB(sbAddr + (p0 * n + j0) * 8, n, kcur, ncur, bAddr));
+        else maxB = Math.max(maxB, packRowsB(sbAddr + (j0 * k + p0) * 8, k, ncur, kcur, bAddr));
         for (let i0 = 0; i0 < rows; i0 += MC) {
           const mcur = Math.min(MC, rows - i0);
-          packA(A, transA, m, k, view, aOff, r0 + i0, mcur, p0, kcur, MR);
+          if (!stagedA) packA(A, transA, m, k, view, aOff, r0 + i0, mcur, p0, kcur, MR);
+          else if (!transA) maxA = Math.max(maxA, packRowsA(saAddr + ((r0 + i0) * k + p0) * 8, k, mcur, kcur, aAddr));
+          else maxA = Math.max(maxA, packColsA(saAddr + (p0 * m + r0 + i0) * 8, m, kcur, mcur, aAddr));
           if (profiling) lap("packMs");
           kernel(aAddr, bAddr, cAddr + (i0 * n + j0) * es, n, mcur, ncur, kcur);
           if (profiling) lap("kernelMs");
@@ -533,6 +598,10 @@ export function gemmWasm(
     }
     C.set(cView, r0 * n);
     if (profiling) lap("copyMs");
+  }
+  if (maxima) {
+    if (stagedA) maxima[0] = maxA;
+    if (stagedB) maxima[1] = maxB;
   }
 }
 

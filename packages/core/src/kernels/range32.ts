@@ -18,7 +18,7 @@
  * The check is one pass over the operands (O((m + n)·k) against the product's O(m·n·k)), and for
  * ordinary data (|x| between 1e-18 and 1e18) it never changes what is computed.
  */
-import type { DenseArray } from "./gemm.js";
+import type { DenseArray } from "./dense.js";
 
 /** Smallest non-zero operand maximum computed in float32 (2⁻⁶⁰). */
 export const F32_SAFE_MIN = 2 ** -60;

@@ -4,7 +4,7 @@
  * attention spent ≈ 30 % of a call on copies, transposes and packing passes around its products).
  *
  * The scratch starts at {@link RESIDENT_BASE_BYTES}, above the largest region `gemmWasm` ever uses
- * (reserved bytes + A panels + B panels + its C chunk, for either precision), so the caller may keep
+ * (reserved bytes + A panels + B panels + its C chunk + the staged operands, for either precision), so the caller may keep
  * data there while it runs ordinary `matmul*Into` products: once `residentKernels` has grown the
  * memory, no product grows it again and the caller's offsets stay valid (views must still be read
  * from `k.f64` after a call, never cached across one that may grow memory). The caller writes its
@@ -15,17 +15,19 @@
  * Single-threaded per instance (each worker has its own kernel memory), and nothing survives a
  * call that another driver (the fused softmax) could overwrite: data lives here for one call only.
  */
-import { type Kernels, ensureKernelMemory, getKernels } from "./gemm.js";
+import { type Kernels, STAGE_MAX, ensureKernelMemory, getKernels } from "./gemm.js";
 import { F64_MR, F64_NR, KERNEL_RESERVED_BYTES } from "./wat.js";
 
 /**
  * First byte of the resident scratch: above the largest footprint of `gemmWasm` (KERNEL_RESERVED_BYTES
- * + A panels (MC × KC f64 = 256 KiB) + B panels (NC × KC f64 = 2 MiB) + C chunk (2²⁰ f64 = 8 MiB))
- * and of `gemmWasmPacked` (reserved + B panels ≤ 2 MiB + A chunk ≤ 8 MiB + C chunk ≤ 8 MiB and one
- * edge tile), with alignment slack, rounded up to a 64 KiB page. Keep in step with gemm.ts' constants.
+ * + A panels (MC × KC f64 = 256 KiB) + B panels (NC × KC f64 = 2 MiB) + C chunk (2²⁰ f64 = 8 MiB) +
+ * the staged float64 A and B (≤ STAGE_MAX entries each: 2 × 8 MiB)) and of `gemmWasmPacked`
+ * (reserved + B panels ≤ 2 MiB + A chunk ≤ 8 MiB + C chunk ≤ 8 MiB and one edge tile), with
+ * alignment slack, rounded up to a 64 KiB page. Keep in step with gemm.ts' constants (the resident
+ * test runs the largest products of both and checks the scratch survives).
  */
 export const RESIDENT_BASE_BYTES =
-  Math.ceil((KERNEL_RESERVED_BYTES + 1024 * 256 * 8 + 2 * (1 << 20) * 8 + 4 * 1024 * 8 + 256) / 65536) * 65536;
+  Math.ceil((KERNEL_RESERVED_BYTES + 1024 * 256 * 8 + 2 * (1 << 20) * 8 + 4 * 1024 * 8 + 2 * STAGE_MAX * 8 + 256) / 65536) * 65536;
 
 /** Depth of one product slice (gemm.ts' KC): longer sums are split there so the bits match `matmulInto`. */
 export const RESIDENT_KC = 256;

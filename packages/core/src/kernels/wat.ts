@@ -15,6 +15,7 @@
  * valid part is added to C by a scalar loop, so C is never written out of bounds.
  */
 import { symMaxEigFunction } from "./watJacobi.js";
+import { packKernelFunctions } from "./watPack.js";
 import { modelKernelFunctions } from "./watModel.js";
 
 /** Register tile of the float64 kernel: rows of C per tile. */
@@ -1164,6 +1165,7 @@ export function kernelWat(): string {
     softmaxPrefixRowsFunction(),
     softmaxPrefixRowsF32Function(),
     symMaxEigFunction(),
+    ...packKernelFunctions(),
     ")",
     "",
   ].join("\n");

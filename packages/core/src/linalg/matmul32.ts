@@ -91,13 +91,34 @@ function checked(a: Matrix, b: Matrix, which: "AB" | "ABt" | "AtB"): void {
 }
 
 /**
- * Whether the checked product may run in float32: operand magnitudes inside float32's safe range
- * (range32.ts). Otherwise float32 would overflow to ±∞/NaN or flush the inputs to 0, so the
- * product is computed in float64 (at least as accurate; NaN/±∞ entries pass through as in
- * `matmul`).
+ * The checked float32 product behind `matmul32` and its transposed forms. Operands whose largest
+ * |entries| leave float32's safe range (range32.ts `productInFloat32Range`) would overflow to ±∞/NaN
+ * or flush to 0 in float32, so that product is computed in float64 by `fallback` instead (at least
+ * as accurate; NaN/±∞ entries pass through as in `matmul`). On the WebAssembly kernels the maxima
+ * come out of the packing (gemmWasm's `maxima`: no separate scan, which was ≈ 4 % of a 1024³
+ * product) and the check follows the product; on the scalar path the maxima are scanned first.
  */
-function float32Safe(a: Matrix, b: Matrix, k: number): boolean {
-  return productInFloat32Range(maxAbsOf(a.data), maxAbsOf(b.data), k);
+function checkedProduct32(
+  a: Matrix,
+  b: Matrix,
+  transA: boolean,
+  transB: boolean,
+  rows: number,
+  k: number,
+  cols: number,
+  fallback: () => Matrix,
+): Matrix {
+  const out = new Matrix(rows, cols);
+  if (useWasm32(rows, cols)) {
+    const maxima = new Float64Array(2);
+    gemmWasm("float32", transA, transB, a.data, b.data, out.data, rows, k, cols, false, maxima);
+    return productInFloat32Range(maxima[0], maxima[1], k) ? out : fallback();
+  }
+  if (!productInFloat32Range(maxAbsOf(a.data), maxAbsOf(b.data), k)) return fallback();
+  if (transA) matmulTransA32Into(a.data, b.data, out.data, k, rows, cols, false);
+  else if (transB) matmulTransB32Into(a.data, b.data, out.data, rows, k, cols);
+  else matmul32Into(a.data, b.data, out.data, rows, k, cols, false);
+  return out;
 }
 
 /**
@@ -108,10 +129,7 @@ function float32Safe(a: Matrix, b: Matrix, k: number): boolean {
  */
 export function matmul32(a: Matrix, b: Matrix): Matrix {
   checked(a, b, "AB");
-  if (!float32Safe(a, b, a.cols)) return matmul(a, b);
-  const out = new Matrix(a.rows, b.cols);
-  matmul32Into(a.data, b.data, out.data, a.rows, a.cols, b.cols, false);
-  return out;
+  return checkedProduct32(a, b, false, false, a.rows, a.cols, b.cols, () => matmul(a, b));
 }
 
 /**
@@ -121,10 +139,7 @@ export function matmul32(a: Matrix, b: Matrix): Matrix {
  */
 export function matmulTransB32(a: Matrix, b: Matrix): Matrix {
   checked(a, b, "ABt");
-  if (!float32Safe(a, b, a.cols)) return matmulTransB(a, b);
-  const out = new Matrix(a.rows, b.rows);
-  matmulTransB32Into(a.data, b.data, out.data, a.rows, a.cols, b.rows);
-  return out;
+  return checkedProduct32(a, b, false, true, a.rows, a.cols, b.rows, () => matmulTransB(a, b));
 }
 
 /**
@@ -134,8 +149,5 @@ export function matmulTransB32(a: Matrix, b: Matrix): Matrix {
  */
 export function matmulTransA32(a: Matrix, b: Matrix): Matrix {
   checked(a, b, "AtB");
-  if (!float32Safe(a, b, a.rows)) return matmulTransA(a, b);
-  const out = new Matrix(a.cols, b.cols);
-  matmulTransA32Into(a.data, b.data, out.data, a.rows, a.cols, b.cols, false);
-  return out;
+  return checkedProduct32(a, b, true, false, a.cols, a.rows, b.cols, () => matmulTransA(a, b));
 }

@@ -6,6 +6,7 @@
 import { getKernelBackend, setKernelBackend, wasmSimdAvailable } from "@randattn/core";
 import {
   RESIDENT_BASE_BYTES,
+  STAGE_MAX,
   gemmWasm,
   gemmWasmPacked,
   matmulInto,
@@ -85,10 +86,12 @@ describe.runIf(wasmSimdAvailable())("resident kernels", () => {
     const ref = simdExp(x);
     const mine = Float64Array.from(K.f64.subarray(base, base + 1001));
     expect(mine.every((y, i) => y === ref[i])).toBe(true);
-    // Products whose buffers are as large as the drivers allow (C chunk 2²⁰ floats, A chunk too).
+    // Products whose buffers are as large as the drivers allow (C chunk 2²⁰ floats, A chunk too;
+    // gemmWasm's staged A and B at STAGE_MAX = 2²⁰ entries each).
     const n = 1024;
     const a = rnd(n * n, 6);
-    gemmWasm("float64", false, false, a, a.subarray(0, 256 * n), new Float64Array(n * n), n, 256, n, false);
+    expect(n * n).toBe(STAGE_MAX);
+    gemmWasm("float64", false, false, a, a, new Float64Array(n * n), n, n, n, false);
     const packed = packOperandF64(a.subarray(0, 256 * 1024), false, 256, 1024);
     if (packed) gemmWasmPacked(a.subarray(0, 4096 * 256), packed, new Float64Array(4096 * 1024), 4096, false);
     expect(
