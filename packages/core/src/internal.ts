@@ -27,6 +27,7 @@ export {
   AUTO_MIN_WORK,
   type DenseArray,
   type GemmPrecision,
+  GEMM_KC,
   type GemmProfile,
   SMALL_M_ROWS,
   gemmProfile,

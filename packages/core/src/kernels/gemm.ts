@@ -21,8 +21,14 @@ import type { DenseArray } from "./dense.js";
 import { maxAbsOf } from "./range32.js";
 import { type WasmMemory, type WasmModule, wasmApi } from "./wasmApi.js";
 
-/** Depth of a packed slice (shared index p). */
-const KC = 256;
+/**
+ * Depth of a packed slice (shared index p). Within one slice every C entry is the sum
+ * (((0 + a₀b₀) + a₁b₁) + …) in order of p; past it the slices' sums are added to C — so a caller
+ * that must reproduce a sequential loop's bits (sketch sampling/attention.ts) may use `gemmWasm` only
+ * for depths ≤ this.
+ */
+export const GEMM_KC = 256;
+const KC = GEMM_KC;
 /** Rows of op(A) packed per block (multiple of both MRs). */
 const MC = 128;
 /** Columns of op(B) packed per block (multiple of both NRs). */
