@@ -15,18 +15,9 @@
  * Masks are not supported here (a sampled key set changes which keys a mask refers to).
  */
 import { checkAttentionInputs } from "../inputs.js";
-import {
-  type Kernel,
-  Matrix,
-  NumericalError,
-  type SeedKey,
-  attentionScores,
-  attentionWeights,
-  getKernelBackend,
-  selectRows,
-  wasmSimdAvailable,
-} from "@randattn/core";
-import { AUTO_MIN_WORK, GEMM_KC, assertInteger, assertOneOf, assertRequiredOptions, gemmWasm } from "@randattn/core/internal";
+import { type Kernel, Matrix, NumericalError, type SeedKey, attentionScores, attentionWeights, selectRows } from "@randattn/core";
+import { assertInteger, assertOneOf, assertRequiredOptions, gemmWasm } from "@randattn/core/internal";
+import { sampledProductOnKernel } from "./accumulate.js";
 import type { Cost } from "../operators/types.js";
 import { defensiveMixture, resolveDefensiveWeight } from "./defensive.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
@@ -148,7 +139,15 @@ export function sampledAttention(
   const output = new Matrix(nQ, dV);
   const out = output.data;
   const logZ = normalizer === "exact" ? logNormalizer(queries, keys, options.kernel, blockSize) : null;
-  const onKernel = accumulateOnKernel(weights, scores.data, sv.data, out, nQ, s, dV);
+  // The accumulation as one product where that keeps the loop's bits (accumulate.ts; V is finite,
+  // checked above, so the loop's skipped zero terms do not matter). The loop was ≈ 9 % of the
+  // quickstart sweep's worker time.
+  const onKernel = sampledProductOnKernel(nQ, s, dV);
+  if (onKernel) {
+    const coef = new Float64Array(nQ * s);
+    for (let i = 0; i < nQ; i++) for (let t = 0; t < s; t++) coef[i * s + t] = weights[t] * scores.data[i * s + t];
+    gemmWasm("float64", false, false, coef, sv.data, out, nQ, s, dV, false);
+  }
   for (let i = 0; i < nQ; i++) {
     let zhat = 0;
     for (let t = 0; t < s; t++) {
@@ -175,30 +174,4 @@ export function sampledAttention(
     floatsStored += nQ * Math.min(blockSize, n) + nQ;
   }
   return { output, cost: { flops, floatsStored }, indices, weights, probabilities, perQuery: false };
-}
-
-/**
- * out (nQ × dV) = Σ_t coef[i, t] · sv[t, :] with coef[i, t] = weights[t] · scores[i, t], on the
- * WebAssembly GEMM when that gives the JavaScript loop's bits; returns false (nothing written) when
- * it does not. The loop sums over t in order from +0, skipping coef = 0; `gemmWasm` sums over t in
- * order from +0 within one slice of depth ≤ `GEMM_KC` (gemm.ts), so for s ≤ GEMM_KC every entry is
- * the same sum, except that it adds the skipped terms 0 · sv = ±0 — which change nothing (a sum that
- * starts at +0 never becomes −0: x + ±0 = x for x ≠ 0, and an exact cancellation rounds to +0)
- * because every sv entry is finite (`checkAttentionInputs` rejects non-finite values; 0 · ±∞ would
- * be NaN). Measured: the loop was ≈ 9 % of the quickstart sweep's worker time (stop 22's profile).
- */
-function accumulateOnKernel(
-  weights: Float64Array,
-  scores: Float64Array,
-  sv: Float64Array,
-  out: Float64Array,
-  nQ: number,
-  s: number,
-  dV: number,
-): boolean {
-  if (s > GEMM_KC || nQ * s * dV < AUTO_MIN_WORK || getKernelBackend() === "scalar" || !wasmSimdAvailable()) return false;
-  const coef = new Float64Array(nQ * s);
-  for (let i = 0; i < nQ; i++) for (let t = 0; t < s; t++) coef[i * s + t] = weights[t] * scores[i * s + t];
-  gemmWasm("float64", false, false, coef, sv, out, nQ, s, dV, false);
-  return true;
 }

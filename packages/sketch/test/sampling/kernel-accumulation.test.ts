@@ -1,12 +1,12 @@
-// sampledAttention's query-free schemes accumulate out = Σ_t coef_t · V[j_t, :] on the WebAssembly
+// sampledAttention's query-free schemes (and sampledValueProduct's query-free branch) accumulate out = Σ_t coef_t · V[j_t, :] on the WebAssembly
 // GEMM when that reproduces the JavaScript loop's bits (s ≤ GEMM_KC; sampling/attention.ts
 // `accumulateOnKernel`), and in the loop otherwise. Checked against that loop written out here on
 // the draw the call reports (indices, weights) and the scores of the sampled keys, bit for bit: s
 // below, at and above GEMM_KC (the last takes the loop), and with zero coefficients (a ReLU dot
 // kernel zeroes about half the scores; the loop skips them, the kernel adds 0 · v = ±0).
-import { attentionScores, getKernelBackend, randomMatrix, selectRows, setKernelBackend } from "@randattn/core";
+import { attentionScores, attentionWeights, getKernelBackend, randomMatrix, selectRows, setKernelBackend } from "@randattn/core";
 import { GEMM_KC } from "@randattn/core/internal";
-import { type SamplingDesign, sampledAttention } from "@randattn/sketch";
+import { type SamplingDesign, sampledAttention, sampledValueProduct } from "@randattn/sketch";
 import { afterAll, describe, expect, it } from "vitest";
 
 const previous = getKernelBackend();
@@ -57,6 +57,33 @@ describe("sampledAttention (estimated normalizer): the accumulation's bits are t
         if (kernelName === "relu") expect(zeros).toBeGreaterThan(nQ * s * 0.3);
         expect(r.output.data.every((x, i) => Object.is(x, ref[i]))).toBe(true);
       });
+    }
+  }
+});
+
+describe("sampledValueProduct (query-free schemes, normalize none): the sequential loop's bits", () => {
+  const [nQ, n, d, dV] = [29, 280, 8, 24];
+  const q = randomMatrix(nQ, d, {}, ["svp", "Q"]);
+  const k = randomMatrix(n, d, {}, ["svp", "K"]);
+  const v = randomMatrix(n, dV, {}, ["svp", "V"]);
+  const w = attentionWeights(q, k);
+  for (const backend of ["wasm", "auto"] as const) {
+    for (const samples of [16, GEMM_KC, GEMM_KC + 40]) {
+      for (const scheme of ["uniform", "value-norm", "optimal"] as const) {
+        it(`${backend}: s = ${samples}, ${scheme}`, () => {
+          setKernelBackend(backend);
+          const r = sampledValueProduct(w, v, { samples, scheme }, ["svp", samples, scheme]);
+          const s = r.indices.length;
+          const ref = new Float64Array(nQ * dV);
+          for (let i = 0; i < nQ; i++) {
+            for (let t = 0; t < s; t++) {
+              const coef = r.weights[t] * w.data[i * n + r.indices[t]];
+              for (let c = 0; c < dV; c++) ref[i * dV + c] += coef * v.data[r.indices[t] * dV + c];
+            }
+          }
+          expect(r.output.data.every((x, i) => Object.is(x, ref[i]))).toBe(true);
+        });
+      }
     }
   }
 });
