@@ -62,6 +62,17 @@ const MAX_RESULT = [
 const storeElem = (ty: Ty, addr: string, x: string) =>
   ty === "f64" ? `(f64.store ${addr} ${x})` : `(f32.store ${addr} (f32.demote_f64 ${x}))`;
 
+/**
+ * One element of a partial panel: the float64 at `addr` when `inside`, else 0 (the padding), stored
+ * at $d in `ty` (its max tracked only when loaded), $d advanced by one element.
+ */
+const paddedElement = (ty: Ty, inside: string, addr: string): string[] => [
+  "(local.set $x (f64.const 0))",
+  `(if ${inside} (then (local.set $x (f64.load ${addr})) ${trackScalar("(local.get $x)")}))`,
+  storeElem(ty, "(local.get $d)", "(local.get $x)"),
+  `(local.set $d (i32.add (local.get $d) (i32.const ${ty === "f64" ? 8 : 4})))`,
+];
+
 /** The lanes 0 of a and b (f64 pairs / f32 pairs), and the lanes 1, as i8x16 shuffle masks. */
 const LO64 = "0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23";
 const HI64 = "8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31";
@@ -123,15 +134,13 @@ function packRowsFunction(ty: Ty, R: number): string {
   L.push("(block $sdone (loop $sloop (br_if $sdone (i32.ge_s (local.get $p) (local.get $kc)))");
   L.push("(local.set $ii (i32.const 0))");
   L.push(`(block $idone (loop $iloop (br_if $idone (i32.ge_s (local.get $ii) (i32.const ${R})))`);
-  L.push("(local.set $x (f64.const 0))");
-  L.push("(if (i32.lt_s (local.get $ii) (i32.sub (local.get $rows) (local.get $ip))) (then");
   L.push(
-    "(local.set $x (f64.load (i32.add (local.get $q) (i32.add (i32.mul (local.get $ii) (local.get $ldb)) (i32.shl (local.get $p) (i32.const 3))))))",
+    ...paddedElement(
+      ty,
+      "(i32.lt_s (local.get $ii) (i32.sub (local.get $rows) (local.get $ip)))",
+      "(i32.add (local.get $q) (i32.add (i32.mul (local.get $ii) (local.get $ldb)) (i32.shl (local.get $p) (i32.const 3))))",
+    ),
   );
-  L.push(trackScalar("(local.get $x)"));
-  L.push("))");
-  L.push(storeElem(ty, "(local.get $d)", "(local.get $x)"));
-  L.push(`(local.set $d (i32.add (local.get $d) (i32.const ${es})))`);
   L.push("(local.set $ii (i32.add (local.get $ii) (i32.const 1))) (br $iloop)))");
   L.push("(local.set $p (i32.add (local.get $p) (i32.const 1))) (br $sloop)))");
   L.push("))");
@@ -200,13 +209,13 @@ function packColsFunction(ty: Ty, C: number): string {
   );
   L.push("(local.set $jj (i32.const 0))");
   L.push(`(block $jjdone (loop $jjloop (br_if $jjdone (i32.ge_s (local.get $jj) (i32.const ${C})))`);
-  L.push("(local.set $x (f64.const 0))");
-  L.push("(if (i32.lt_s (local.get $jj) (local.get $cols)) (then");
-  L.push("(local.set $x (f64.load (i32.add (local.get $s) (i32.shl (local.get $jj) (i32.const 3)))))");
-  L.push(trackScalar("(local.get $x)"));
-  L.push("))");
-  L.push(storeElem(ty, "(local.get $d)", "(local.get $x)"));
-  L.push(`(local.set $d (i32.add (local.get $d) (i32.const ${es})))`);
+  L.push(
+    ...paddedElement(
+      ty,
+      "(i32.lt_s (local.get $jj) (local.get $cols))",
+      "(i32.add (local.get $s) (i32.shl (local.get $jj) (i32.const 3)))",
+    ),
+  );
   L.push("(local.set $jj (i32.add (local.get $jj) (i32.const 1))) (br $jjloop)))");
   L.push("(local.set $p (i32.add (local.get $p) (i32.const 1))) (br $sloop)))");
   L.push("))");

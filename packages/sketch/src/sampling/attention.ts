@@ -16,8 +16,8 @@
  */
 import { checkAttentionInputs } from "../inputs.js";
 import { type Kernel, Matrix, NumericalError, type SeedKey, attentionScores, attentionWeights, selectRows } from "@randattn/core";
-import { assertInteger, assertOneOf, assertRequiredOptions, gemmWasm } from "@randattn/core/internal";
-import { sampledProductOnKernel } from "./accumulate.js";
+import { assertInteger, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
+import { sampledProduct } from "./accumulate.js";
 import type { Cost } from "../operators/types.js";
 import { defensiveMixture, resolveDefensiveWeight } from "./defensive.js";
 import { SAMPLING_DESIGNS, type SamplingDesign, drawWeightedSample } from "./design.js";
@@ -139,23 +139,20 @@ export function sampledAttention(
   const output = new Matrix(nQ, dV);
   const out = output.data;
   const logZ = normalizer === "exact" ? logNormalizer(queries, keys, options.kernel, blockSize) : null;
-  // The accumulation as one product where that keeps the loop's bits (accumulate.ts; V is finite,
-  // checked above, so the loop's skipped zero terms do not matter). The loop was ≈ 9 % of the
-  // quickstart sweep's worker time.
-  const onKernel = sampledProductOnKernel(nQ, s, dV);
-  if (onKernel) {
-    const coef = new Float64Array(nQ * s);
-    for (let i = 0; i < nQ; i++) for (let t = 0; t < s; t++) coef[i * s + t] = weights[t] * scores.data[i * s + t];
-    gemmWasm("float64", false, false, coef, sv.data, out, nQ, s, dV, false);
-  }
+  // coef[i, t] = c_t·κ(Q_i, K_{j_t})·e^{−rowShift[i]}; the estimate's numerator as one product
+  // (accumulate.ts: the sequential loop's bits; V is finite, checked above) and its Z row by row.
+  const coef = new Float64Array(nQ * s);
+  const zhats = new Float64Array(nQ);
   for (let i = 0; i < nQ; i++) {
-    let zhat = 0;
     for (let t = 0; t < s; t++) {
-      const coef = weights[t] * scores.data[i * s + t];
-      if (coef === 0) continue;
-      zhat += coef;
-      if (!onKernel) for (let col = 0; col < dV; col++) out[i * dV + col] += coef * sv.data[t * dV + col];
+      const x = weights[t] * scores.data[i * s + t];
+      coef[i * s + t] = x;
+      zhats[i] += x;
     }
+  }
+  sampledProduct(coef, sv.data, out, nQ, s, dV);
+  for (let i = 0; i < nQ; i++) {
+    const zhat = zhats[i];
     let factor: number;
     if (logZ === null) {
       if (!(zhat > 0)) throw new NumericalError("s", `sampled keys with κ > 0 for query ${i} (estimated Z > 0)`, "estimated Z = 0");

@@ -16,16 +16,8 @@
  *               ratio estimator of sampling-based attention. Biased at O(1/s), consistent.
  */
 import { Matrix, NumericalError, type SeedKey, ShapeError, ValueError, derive, selectRows } from "@randattn/core";
-import {
-  assertFinite,
-  assertInteger,
-  assertMatrix,
-  assertNonEmpty,
-  assertOneOf,
-  assertRequiredOptions,
-  gemmWasm,
-} from "@randattn/core/internal";
-import { sampledProductOnKernel } from "./accumulate.js";
+import { assertFinite, assertInteger, assertMatrix, assertNonEmpty, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
+import { sampledProduct } from "./accumulate.js";
 import type { Cost } from "../operators/types.js";
 import { normalizeWeights } from "../random/probabilities.js";
 import { defensiveMixture, resolveDefensiveWeight } from "./defensive.js";
@@ -202,28 +194,17 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
     const draw = drawWeightedSample(probabilities, { samples: s, design }, seed);
     indices = draw.indices;
     c = draw.weights;
-    // C = W[:, J]·diag(c) (N_Q × s) times R = V[J, :] (s × d_V): one product where that keeps the
-    // loop's bits (accumulate.ts; this loop skips nothing), else the loop.
-    if (sampledProductOnKernel(nQ, s, dV)) {
-      const coef = new Float64Array(nQ * s);
-      for (let i = 0; i < nQ; i++) {
-        for (let t = 0; t < s; t++) {
-          const x = c[t] * w[i * n + indices[t]];
-          coef[i * s + t] = x;
-          zhat[i] += x;
-        }
-      }
-      gemmWasm("float64", false, false, coef, selectRows(values, indices).data, out, nQ, s, dV, false);
-    } else {
-      for (let i = 0; i < nQ; i++) {
-        for (let t = 0; t < s; t++) {
-          const coef = c[t] * w[i * n + indices[t]];
-          zhat[i] += coef;
-          const vo = indices[t] * dV;
-          for (let col = 0; col < dV; col++) out[i * dV + col] += coef * vd[vo + col];
-        }
+    // C = W[:, J]·diag(c) (N_Q × s) times R = V[J, :] (s × d_V), as one product where that keeps
+    // the sequential loop's bits (accumulate.ts).
+    const coef = new Float64Array(nQ * s);
+    for (let i = 0; i < nQ; i++) {
+      for (let t = 0; t < s; t++) {
+        const x = c[t] * w[i * n + indices[t]];
+        coef[i * s + t] = x;
+        zhat[i] += x;
       }
     }
+    sampledProduct(coef, selectRows(values, indices).data, out, nQ, s, dV);
     let probFlops = scheme === "uniform" ? 0 : scheme === "value-norm" ? 2 * n * dV : 2 * n * dV + 2 * nQ * n + 2 * n;
     if (eps > 0) probFlops += 2 * n;
     flops = probFlops + nQ * s * (2 + 2 * dV);

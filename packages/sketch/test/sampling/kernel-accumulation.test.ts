@@ -1,9 +1,10 @@
-// sampledAttention's query-free schemes (and sampledValueProduct's query-free branch) accumulate out = Σ_t coef_t · V[j_t, :] on the WebAssembly
-// GEMM when that reproduces the JavaScript loop's bits (s ≤ GEMM_KC; sampling/attention.ts
-// `accumulateOnKernel`), and in the loop otherwise. Checked against that loop written out here on
-// the draw the call reports (indices, weights) and the scores of the sampled keys, bit for bit: s
-// below, at and above GEMM_KC (the last takes the loop), and with zero coefficients (a ReLU dot
-// kernel zeroes about half the scores; the loop skips them, the kernel adds 0 · v = ±0).
+// sampledAttention's query-free schemes and sampledValueProduct's query-free branch compute
+// out = Σ_t coef_t · V[j_t, :] with `sampledProduct` (sampling/accumulate.ts): on the WebAssembly
+// GEMM when that reproduces the sequential loop's bits (s ≤ GEMM_KC), in the loop otherwise.
+// Checked against that loop written out here on the draw the call reports (indices, weights) and
+// the scores of the sampled keys, bit for bit: s below, at and above GEMM_KC (the last takes the
+// loop), and with zero coefficients (a ReLU dot kernel zeroes about half the scores; the loop skips
+// them, the kernel adds 0 · v = ±0).
 import { attentionScores, attentionWeights, getKernelBackend, randomMatrix, selectRows, setKernelBackend } from "@randattn/core";
 import { GEMM_KC } from "@randattn/core/internal";
 import { type SamplingDesign, sampledAttention, sampledValueProduct } from "@randattn/sketch";
