@@ -4,9 +4,9 @@
  * attention spent ≈ 30 % of a call on copies, transposes and packing passes around its products).
  *
  * The scratch starts at {@link RESIDENT_BASE_BYTES}, above the largest region `gemmWasm` ever uses
- * (reserved bytes + A panels + B panels + its C chunk + the staged operands, for either precision), so the caller may keep
- * data there while it runs ordinary `matmul*Into` products: once `residentKernels` has grown the
- * memory, no product grows it again and the caller's offsets stay valid (views must still be read
+ * (reserved bytes + A panels + B panels + its C chunk + the staged operands, for either
+ * precision), so the caller may keep data there while it runs ordinary `matmul*Into` products:
+ * once `residentKernels` has grown the memory, no product grows it again and the caller's offsets stay valid (views must still be read
  * from `k.f64` after a call, never cached across one that may grow memory). The caller writes its
  * operands in the kernels' own layouts (row-major rows for the row-major-A kernel, NR-column panels
  * for packed operands — see {@link panelIndex}), runs the SIMD exp in place, and calls the
