@@ -144,6 +144,11 @@ export interface Kernels {
   softmax_prefix_f32: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
   /** Largest eigenvalue of the symmetric n × n matrix at m, overwritten (watJacobi.ts; linalg/eigen.ts). */
   sym_max_eig_f64: (m: number, n: number) => number;
+  /**
+   * out[i·n8 + j] = Σ_c (bt[c·n8 + j] − a[i·d + c])², c in order, for i < rows, j < n8 (a multiple of 8;
+   * watDistance.ts; linalg/distances.ts).
+   */
+  sq_dist_rows_f64: (a: number, d: number, rows: number, bt: number, n8: number, out: number) => void;
   /** Model-step passes of `watModel.ts` (pretrained/resident.ts). */
   /** Returns 1 when every value written is finite (see watModel.ts). */
   rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => number;

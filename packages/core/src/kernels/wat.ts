@@ -14,6 +14,7 @@
  * Edge tiles (i + MR > mc or j + NR > nc) are written to a scratch tile at address 0 and the
  * valid part is added to C by a scalar loop, so C is never written out of bounds.
  */
+import { sqDistRowsFunction } from "./watDistance.js";
 import { symMaxEigFunction } from "./watJacobi.js";
 import { packKernelFunctions } from "./watPack.js";
 import { modelKernelFunctions } from "./watModel.js";
@@ -1166,6 +1167,7 @@ export function kernelWat(): string {
     softmaxPrefixRowsF32Function(),
     symMaxEigFunction(),
     ...packKernelFunctions(),
+    sqDistRowsFunction(),
     ")",
     "",
   ].join("\n");

@@ -5,7 +5,7 @@
  * shows them side by side; the `attention-anatomy` method measures one head.
  */
 import { attentionWeights, type Matrix, ValueError } from "@randattn/core";
-import { exactSvd } from "@randattn/sketch";
+import { exactSingularValues } from "@randattn/sketch";
 import { defineMethod, defineProblem, enumParam, intParam, paramsSchema } from "./define.js";
 import { exactForward, modelProblem } from "./real.js";
 import { shapeOf } from "./shape.js";
@@ -192,7 +192,7 @@ export const attentionAnatomy = defineMethod({
     const stats = attentionStatistics(p, offset);
     const norms = Array.from({ length: k.rows }, (_, i) => Math.hypot(...k.rowView(i)));
     const tail = hillTailIndex(norms, Math.max(2, Math.floor(params.tailFraction * k.rows)));
-    const erank = effectiveRank(exactSvd(k).S);
+    const erank = effectiveRank(exactSingularValues(k));
     let latent: Matrix | undefined = problem.latent?.latent;
     if (!latent && problem.pretrained && problem.pretrained.layer !== undefined) {
       latent = exactForward(problem.pretrained).layers[problem.pretrained.layer].latent;
@@ -200,7 +200,7 @@ export const attentionAnatomy = defineMethod({
     let decay: number | null = null;
     let energy: number | null = null;
     if (latent) {
-      const s = exactSvd(latent).S;
+      const s = exactSingularValues(latent);
       decay = powerLawDecay(s);
       const total = s.reduce((a, b) => a + b * b, 0);
       let acc = 0;

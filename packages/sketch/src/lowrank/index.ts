@@ -28,7 +28,15 @@ export {
   psdMatrixColumns,
   rpCholesky,
 } from "./rpcholesky.js";
-export { type ExactSvdOptions, type ExactSvdResult, type RandomizedSvdResult, type SvdFactors, exactSvd, randomizedSvd } from "./svd.js";
+export {
+  type ExactSvdOptions,
+  type ExactSvdResult,
+  type RandomizedSvdResult,
+  type SvdFactors,
+  exactSingularValues,
+  exactSvd,
+  randomizedSvd,
+} from "./svd.js";
 export {
   type CompressedLatent,
   type CompressedMlaAttentionOptions,

@@ -20,7 +20,7 @@ import {
   compressLatent,
   countSketch,
   createSketch,
-  exactSvd,
+  exactSingularValues,
   gaussianSketch,
   multiHeadToMla,
   rademacherSketch,
@@ -169,7 +169,7 @@ const spectra = new WeakMap<Matrix, Float64Array>();
 export function singularValues(a: Matrix): Float64Array {
   let s = spectra.get(a);
   if (!s) {
-    s = exactSvd(a).S;
+    s = exactSingularValues(a);
     spectra.set(a, s);
   }
   return s;
