@@ -1176,8 +1176,18 @@ export function kernelWat(): string {
 /**
  * `rows_max_f64(src, ld, rows, cols, mxp, abs)`: mxp[r] = max_l src[r·ld + l] (max |src| when `abs`
  * ≠ 0) for each of `rows` rows (byte addresses, ld in elements) — the row maxima of random-feature
- * maps over their projection (sketch features/maps.ts), two f64x2 running maxima then the tail.
- * Max is exact, so any order gives the same number (f64x2.max: NaN propagates, −0 < +0).
+ * maps over their projection (sketch features/maps.ts) and of |Q_h| for the models' float32 range
+ * check (pretrained/). The result is Math.max's over the row from −∞: NaN when the row holds a NaN,
+ * +0 over −0 (−0 only when every zero at the maximum is −0), −∞ for an empty row.
+ *
+ * Why not f64x2.max (the form before stop 24): its NaN and ±0 rules take V8 ≈ 8 x64 instructions
+ * per f64x2, on the loop-carried chain, so the pass ran at ≈ 1.2 ns per element on the Intel host
+ * (6 % of random-feature attention at N = 16,384, more than its exp). Now eight elements a step:
+ * NaNs are flagged off the chain (f64x2.ne v v, or-ed into $vn), the value is a tree of
+ * f64x2.pmax (one maxpd each: a < b ? b : a, so a NaN in b is dropped; the chain only ever takes
+ * non-NaN values) with one pmax per step on the chain; then the ≤ 7 tail elements in scalar the same
+ * way. The maximum is exact, so this order gives the same number; only a zero maximum's sign depends
+ * on the order, so that row alone is scanned again for a +0 (i64 bits 0).
  */
 function rowsMaxFunction(): string {
   const L: string[] = [];
@@ -1185,25 +1195,52 @@ function rowsMaxFunction(): string {
     '(func $rows_max_f64 (export "rows_max_f64") (param $src i32) (param $ld i32) (param $rows i32) (param $cols i32) (param $mxp i32) (param $abs i32)',
   );
   L.push(
-    "(local $r i32) (local $p i32) (local $end i32) (local $a v128) (local $b v128) (local $v v128) (local $w v128) (local $m f64) (local $x f64)",
+    "(local $r i32) (local $row i32) (local $p i32) (local $end i32) (local $vm v128) (local $vn v128) (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128) (local $m f64) (local $x f64) (local $nan i32)",
   );
+  // One step of 8 elements at $p, |x| when `abs`: NaN flags into $vn, the pmax tree into $vm.
+  const step = (abs: boolean): string => {
+    const ld = (o: number) => (abs ? `(f64x2.abs (v128.load offset=${o} (local.get $p)))` : `(v128.load offset=${o} (local.get $p))`);
+    const nan = (v: string) => `(f64x2.ne (local.get ${v}) (local.get ${v}))`;
+    const pmax = (a: string, b: string) => `(f64x2.pmax ${a} ${b})`;
+    return [
+      `(local.set $v0 ${ld(0)}) (local.set $v1 ${ld(16)}) (local.set $v2 ${ld(32)}) (local.set $v3 ${ld(48)})`,
+      `(local.set $vn (v128.or (local.get $vn) (v128.or (v128.or ${nan("$v0")} ${nan("$v1")}) (v128.or ${nan("$v2")} ${nan("$v3")}))))`,
+      `(local.set $vm ${pmax("(local.get $vm)", pmax(pmax("(local.get $v0)", "(local.get $v1)"), pmax("(local.get $v2)", "(local.get $v3)")))})`,
+      "(local.set $p (i32.add (local.get $p) (i32.const 64)))",
+    ].join(" ");
+  };
+  const x = "(if (local.get $abs) (then (local.set $x (f64.abs (local.get $x)))))";
   L.push("(local.set $r (i32.const 0))");
   L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
-  L.push("(local.set $p (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
-  L.push("(local.set $end (i32.add (local.get $p) (i32.mul (i32.and (local.get $cols) (i32.const -4)) (i32.const 8))))");
-  L.push("(local.set $a (v128.const f64x2 -inf -inf)) (local.set $b (local.get $a))");
-  L.push("(block $vdone (loop $vloop (br_if $vdone (i32.ge_u (local.get $p) (local.get $end)))");
-  L.push("(local.set $v (v128.load (local.get $p))) (local.set $w (v128.load offset=16 (local.get $p)))");
-  L.push("(if (local.get $abs) (then (local.set $v (f64x2.abs (local.get $v))) (local.set $w (f64x2.abs (local.get $w)))))");
-  L.push("(local.set $a (f64x2.max (local.get $a) (local.get $v))) (local.set $b (f64x2.max (local.get $b) (local.get $w)))");
-  L.push("(local.set $p (i32.add (local.get $p) (i32.const 32))) (br $vloop)))");
-  L.push("(local.set $a (f64x2.max (local.get $a) (local.get $b)))");
-  L.push("(local.set $m (f64.max (f64x2.extract_lane 0 (local.get $a)) (f64x2.extract_lane 1 (local.get $a))))");
-  L.push("(local.set $end (i32.add (local.get $end) (i32.mul (i32.and (local.get $cols) (i32.const 3)) (i32.const 8))))");
+  L.push("(local.set $row (i32.add (local.get $src) (i32.mul (i32.mul (local.get $r) (local.get $ld)) (i32.const 8))))");
+  L.push("(local.set $p (local.get $row))");
+  L.push("(local.set $end (i32.add (local.get $p) (i32.mul (i32.and (local.get $cols) (i32.const -8)) (i32.const 8))))");
+  L.push("(local.set $vm (v128.const f64x2 -inf -inf)) (local.set $vn (v128.const i64x2 0 0))");
+  L.push("(if (local.get $abs) (then");
+  L.push(`(block $adone (loop $aloop (br_if $adone (i32.ge_u (local.get $p) (local.get $end))) ${step(true)} (br $aloop)))`);
+  L.push(") (else");
+  L.push(`(block $vdone (loop $vloop (br_if $vdone (i32.ge_u (local.get $p) (local.get $end))) ${step(false)} (br $vloop)))`);
+  L.push("))");
+  // The two lanes (pmax's rule again), then the tail: m < x ? x : m, NaN flagged.
+  L.push("(local.set $m (f64x2.extract_lane 0 (local.get $vm))) (local.set $x (f64x2.extract_lane 1 (local.get $vm)))");
+  L.push("(local.set $m (select (local.get $x) (local.get $m) (f64.lt (local.get $m) (local.get $x))))");
+  L.push("(local.set $nan (v128.any_true (local.get $vn)))");
+  L.push("(local.set $end (i32.add (local.get $end) (i32.mul (i32.and (local.get $cols) (i32.const 7)) (i32.const 8))))");
   L.push("(block $tdone (loop $tloop (br_if $tdone (i32.ge_u (local.get $p) (local.get $end)))");
-  L.push("(local.set $x (f64.load (local.get $p))) (if (local.get $abs) (then (local.set $x (f64.abs (local.get $x)))))");
-  L.push("(local.set $m (f64.max (local.get $m) (local.get $x)))");
+  L.push(`(local.set $x (f64.load (local.get $p))) ${x}`);
+  L.push("(local.set $nan (i32.or (local.get $nan) (f64.ne (local.get $x) (local.get $x))))");
+  L.push("(local.set $m (select (local.get $x) (local.get $m) (f64.lt (local.get $m) (local.get $x))))");
   L.push("(local.set $p (i32.add (local.get $p) (i32.const 8))) (br $tloop)))");
+  // A zero maximum: +0 when the row holds a +0 (|−0| = +0 under `abs`), else −0.
+  L.push("(if (f64.eq (local.get $m) (f64.const 0)) (then");
+  L.push("(local.set $m (f64.const -0)) (local.set $p (local.get $row))");
+  L.push("(local.set $end (i32.add (local.get $row) (i32.mul (local.get $cols) (i32.const 8))))");
+  L.push("(block $zdone (loop $zloop (br_if $zdone (i32.ge_u (local.get $p) (local.get $end)))");
+  L.push(`(local.set $x (f64.load (local.get $p))) ${x}`);
+  L.push("(if (i64.eqz (i64.reinterpret_f64 (local.get $x))) (then (local.set $m (f64.const 0)) (br $zdone)))");
+  L.push("(local.set $p (i32.add (local.get $p) (i32.const 8))) (br $zloop)))");
+  L.push("))");
+  L.push("(if (local.get $nan) (then (local.set $m (f64.const nan))))");
   L.push("(f64.store (i32.add (local.get $mxp) (i32.mul (local.get $r) (i32.const 8))) (local.get $m))");
   L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
   L.push(")");

@@ -19,6 +19,7 @@ import {
   residentKernels,
   simdExp,
 } from "@randattn/core/internal";
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 
 const previous = getKernelBackend();
@@ -123,6 +124,59 @@ describe.runIf(wasmSimdAvailable())("resident kernels", () => {
       const y = simdExp(x);
       for (let l = 0; l < cols; l++) expect(K.f64[dp + r * cols + l]).toBe(y[l]);
     }
+  });
+  // Stop 24's rows_max_f64 (pmax tree, NaN flagged off the chain, a zero maximum's sign re-scanned)
+  // against Math.max over the row from −∞, Object.is per row: every width from 0 to 41 (whole
+  // 8-element steps and each tail length), NaN and ±∞ in a step and in the tail, rows of zeros of
+  // either sign, a −0 maximum beside negative entries, |·| of −0.
+  it("rows_max_f64 is Math.max's row maximum bit for bit: NaN, ±0, ±∞, every tail length, |·|", () => {
+    const special = [Number.NaN, 0, -0, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -1e-300, 1e300, -3];
+    const rowOf = (cols: number, seed: number, spots: [number, number][]): Float64Array => {
+      const u = rnd(cols, seed).map((x) => 5 * x);
+      for (const [at, which] of spots) if (cols > 0) u[at % cols] = special[which % special.length];
+      return u;
+    };
+    const check = (u: Float64Array) => {
+      const cols = u.length;
+      const ld = cols + 3; // a stride past the row: the kernel must not read it
+      const K = residentKernels(2 * ld + 2);
+      K.f64.fill(Number.NaN, base, base + 2 * ld);
+      K.f64.set(u, base);
+      K.f64.set(u.map((x) => -x), base + ld);
+      for (const abs of [0, 1]) {
+        K.rows_max_f64(base * 8, ld, 2, cols, (base + 2 * ld) * 8, abs);
+        for (let r = 0; r < 2; r++) {
+          let mx = Number.NEGATIVE_INFINITY;
+          for (let l = 0; l < cols; l++) {
+            const x = K.f64[base + r * ld + l];
+            mx = Math.max(mx, abs ? Math.abs(x) : x);
+          }
+          expect(Object.is(K.f64[base + 2 * ld + r], mx), `cols ${cols} row ${r} abs ${abs}: ${K.f64[base + 2 * ld + r]} vs ${mx}`).toBe(
+            true,
+          );
+        }
+      }
+    };
+    for (let cols = 0; cols <= 41; cols++) {
+      check(rowOf(cols, cols + 1, []));
+      check(rowOf(cols, cols + 2, [[3, 0]])); // NaN in a step (or the tail when cols < 8)
+      check(rowOf(cols, cols + 3, [[cols - 1, 0]])); // NaN last: the tail
+      check(rowOf(cols, cols + 4, [[cols >> 1, 3]])); // +∞
+      check(new Float64Array(cols).fill(-0)); // all −0: −0 (and +0 under |·|)
+      check(new Float64Array(cols).map((_, i) => (i === cols - 1 ? 0 : -0))); // one +0, last
+      check(new Float64Array(cols).map((_, i) => (i % 3 === 0 ? -0 : -1 - i))); // maximum −0 among negatives
+    }
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 70 }),
+        fc.integer({ min: 1, max: 1e6 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 4 }),
+        (cols, seed, spots) => {
+          check(rowOf(cols, seed, spots));
+        },
+      ),
+      { seed: 24, numRuns: 200 },
+    );
   });
   it("rows_affine_panels_f64 writes the JavaScript loop's exponents at panelIndex positions", () => {
     const [rows, cols, ld, kb] = [6, 12, 13, 7]; // kb > rows: a partial panel block
