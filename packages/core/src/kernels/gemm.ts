@@ -5,13 +5,13 @@
  * Blocking (GotoBLAS / BLIS): for each row chunk of C (so the C buffer in WebAssembly memory stays
  * ≤ `C_CHUNK` elements whatever m·n is), for each NC-column block and KC-deep slice, op(B) is packed
  * into NR-column panels (KC × NR, 8 KiB in f64: stays in L1 across the row loop), then for each
- * MC-row block op(A) is packed into MR-row panels (MC × KC, 256 KiB: L2) and the macro-kernel of
+ * MC-row block op(A) is packed into MR-row panels (MC × KC, 128 KiB: L2) and the macro-kernel of
  * `wat.ts` adds the block product into C. Packing from the caller's arrays *is* the copy into
  * WebAssembly memory, so operands are copied once; C is copied in (only when accumulating) and out
  * once per row chunk. Transposes cost nothing extra: they only change the packing's strides.
  *
  * One `WebAssembly.Memory` per thread (each worker instantiates its own), grown on demand and never
- * shrunk; with the chunking its size is bounded by ≈ 8 MiB (C) + 2 MiB (B panels) + 256 KiB (A) + a
+ * shrunk; with the chunking its size is bounded by ≈ 8 MiB (C) + 2 MiB (B panels) + 128 KiB (A) + a
  * little per precision, independent of the problem size.
  */
 import { ValueError } from "../errors.js";
@@ -29,8 +29,14 @@ import { type WasmMemory, type WasmModule, wasmApi } from "./wasmApi.js";
  */
 export const GEMM_KC = 256;
 const KC = GEMM_KC;
-/** Rows of op(A) packed per block (multiple of both MRs). */
-const MC = 128;
+/**
+ * Rows of op(A) packed per block (multiple of both MRs): the A block MC × KC (128 KiB in float64)
+ * that every B panel sweeps. 64 since stop 24 (it was 128, never tuned): on the Intel host (2 MiB
+ * L2) 1024³ f64 14.7–15.5 → 17.0–17.9 GFLOP/s, f32 32–34 → 34–38, 4096×64·64×4096 +20 %, other
+ * shapes unchanged (performance.md, "Stop 24"); BLIS's Haswell and Zen double-precision blockings
+ * pair KC = 256 with MC = 72 alike. Row blocking changes no entry's sums, so not the bits.
+ */
+const MC = 64;
 /** Columns of op(B) packed per block (multiple of both NRs). */
 const NC = 1024;
 /** Largest C buffer in WebAssembly memory, in elements (8 MiB in float64). */

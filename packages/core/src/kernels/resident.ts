@@ -20,7 +20,7 @@ import { F64_MR, F64_NR, KERNEL_RESERVED_BYTES } from "./wat.js";
 
 /**
  * First byte of the resident scratch: above the largest footprint of `gemmWasm` (KERNEL_RESERVED_BYTES
- * + A panels (MC × KC f64 = 256 KiB) + B panels (NC × KC f64 = 2 MiB) + C chunk (2²⁰ f64 = 8 MiB) +
+ * + A panels (MC × KC f64 = 128 KiB) + B panels (NC × KC f64 = 2 MiB) + C chunk (2²⁰ f64 = 8 MiB) +
  * the staged float64 A and B (≤ STAGE_MAX entries each: 2 × 8 MiB)) and of `gemmWasmPacked`
  * (reserved + B panels ≤ 2 MiB + A chunk ≤ 8 MiB + C chunk ≤ 8 MiB and one edge tile), with
  * alignment slack, rounded up to a 64 KiB page. Keep in step with gemm.ts' constants (the resident
