@@ -48,9 +48,12 @@ export interface PerQueryGather {
 }
 
 /**
- * Per-query draws with replacement for every row of `w` (nQ × n row-major, entries finite and ≥ 0,
- * already checked by the caller), `s` samples each, defensive weight `eps`; with `gather`, also
- * the estimate of each row (see {@link PerQueryGather}).
+ * Per-query draws with replacement for every row of `w` (nQ × n row-major), `s` samples each,
+ * defensive weight `eps`; with `gather`, also the estimate of each row (see {@link PerQueryGather}).
+ * The entries must be finite and ≥ 0: each row's max pass checks that on the way (its running
+ * minima beside the maxima, stop 24), and at the first row that fails the call returns null, with
+ * nothing of it kept, so that the caller raises the error its own whole-matrix checks name (values.ts)
+ * — those two checks, run first, had been two more passes over all of W: a fifth of the call.
  * @throws ValueError naming `weights[i]` when row i is all zero (as normalizeWeights does), or when
  *   a row's probabilities do not sum to 1 within 1e-9 (as validateProbabilities does).
  */
@@ -62,7 +65,7 @@ export function perQueryAttentionDraw(
   eps: number,
   seed: SeedKey,
   gather?: PerQueryGather,
-): PerQueryDraw {
+): PerQueryDraw | null {
   const indices = new Int32Array(nQ * s);
   const weights = new Float64Array(nQ * s);
   const probabilities = new Float64Array(nQ * n);
@@ -75,6 +78,7 @@ export function perQueryAttentionDraw(
     // normalizeWeights: scale by the max, then w/mx/Σ(w/mx) — w/mx kept from the sum's pass (the
     // same quotient, bit for bit) so each entry is divided by mx once.
     const mx = rowMax(w, off, n);
+    if (!(mx >= 0)) return null; // a negative, NaN or infinite entry in row i
     if (mx === 0) throw new ValueError(`weights[${i}]`, "at least one positive weight", "all zero");
     let sumScaled = 0;
     for (let j = 0; j < n; j++) {
@@ -114,21 +118,41 @@ export function perQueryAttentionDraw(
   return { indices, weights, probabilities };
 }
 
-/** max(0, w[off … off+n−1]) (entries ≥ 0): four running maxima, the same value as one. */
+/**
+ * max(0, w[off … off+n−1]) when every entry is finite and ≥ 0, else −1: four running maxima and
+ * four running minima (from 0), the same values as one of each; Math.min/Math.max carry a NaN, so
+ * the row passes exactly when min ≥ 0 (−0 passes, as in values.ts' check) and max < ∞.
+ */
 function rowMax(w: Float64Array, off: number, n: number): number {
   let m0 = 0;
   let m1 = 0;
   let m2 = 0;
   let m3 = 0;
+  let l0 = 0;
+  let l1 = 0;
+  let l2 = 0;
+  let l3 = 0;
   let j = 0;
   for (; j + 3 < n; j += 4) {
-    m0 = Math.max(m0, w[off + j]);
-    m1 = Math.max(m1, w[off + j + 1]);
-    m2 = Math.max(m2, w[off + j + 2]);
-    m3 = Math.max(m3, w[off + j + 3]);
+    const x0 = w[off + j];
+    const x1 = w[off + j + 1];
+    const x2 = w[off + j + 2];
+    const x3 = w[off + j + 3];
+    m0 = Math.max(m0, x0);
+    m1 = Math.max(m1, x1);
+    m2 = Math.max(m2, x2);
+    m3 = Math.max(m3, x3);
+    l0 = Math.min(l0, x0);
+    l1 = Math.min(l1, x1);
+    l2 = Math.min(l2, x2);
+    l3 = Math.min(l3, x3);
   }
-  for (; j < n; j++) m0 = Math.max(m0, w[off + j]);
-  return Math.max(m0, m1, m2, m3);
+  for (; j < n; j++) {
+    m0 = Math.max(m0, w[off + j]);
+    l0 = Math.min(l0, w[off + j]);
+  }
+  const mx = Math.max(m0, m1, m2, m3);
+  return Math.min(l0, l1, l2, l3) >= 0 && mx < Number.POSITIVE_INFINITY ? mx : -1;
 }
 
 /** Smallest j in [0, n − 1) with cum[j] > x, else n − 1 (binary search). */

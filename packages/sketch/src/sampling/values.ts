@@ -65,15 +65,39 @@ export interface SampledValueResult {
   perQuery: boolean;
 }
 
-/** Validates W (N_Q × N_KV) and V (N_KV × d_V). */
-export function checkWeightsValues(weights: Matrix, values: Matrix, wName = "weights", vName = "values"): void {
+/**
+ * Validates W (N_Q × N_KV) and V (N_KV × d_V); with `weightEntries` false, all but W's entries
+ * (a caller that checks them on its own pass, then calls {@link checkWeightEntries} for the error).
+ */
+export function checkWeightsValues(weights: Matrix, values: Matrix, wName = "weights", vName = "values", weightEntries = true): void {
   assertMatrix(weights, wName);
   assertMatrix(values, vName);
   assertNonEmpty(weights, wName);
   assertNonEmpty(values, vName);
   if (values.rows !== weights.cols) throw new ShapeError(vName, `${weights.cols}×* (rows = ${wName}.cols = N_KV)`, values.shape);
-  assertFinite(weights, wName);
+  if (weightEntries) assertFinite(weights, wName);
   assertFinite(values, vName);
+}
+
+/**
+ * W's entries as sampledValueProduct checks them, in its order: finite (NonFiniteError naming the
+ * first non-finite entry), then ≥ 0 where `nonNegative` (ValueError naming the first negative one).
+ */
+function checkWeightEntries(weights: Matrix, nonNegative: boolean, scheme: ValueSamplingScheme, normalize: ValueNormalization): void {
+  assertFinite(weights, "weights");
+  const w = weights.data;
+  const n = weights.cols;
+  if (nonNegative && hasNegative(w)) {
+    for (let q = 0; q < w.length; q++) {
+      if (w[q] < 0) {
+        throw new ValueError(
+          "weights",
+          `non-negative entries (scheme "${scheme}", normalize "${normalize}")`,
+          `${w[q]} at [${Math.floor(q / n)}, ${q % n}]`,
+        );
+      }
+    }
+  }
 }
 
 /** Whether any entry is < 0: four running minima without a branch per entry (the scan that names it runs only then). */
@@ -130,11 +154,14 @@ export function valueSamplingProbabilities(
  */
 export function sampledValueProduct(weights: Matrix, values: Matrix, options: SampledValueOptions, seed: SeedKey): SampledValueResult {
   assertRequiredOptions(options, "options");
-  checkWeightsValues(weights, values);
-  const s = options.samples;
-  assertInteger(s, "options.samples", 1);
   const scheme = options.scheme ?? "uniform";
   const design = options.design ?? "with-replacement";
+  // The per-query draw with replacement checks W's entries row by row in its own first pass
+  // (perQuery.ts); every other path checks them here, before anything else.
+  const rowChecked = scheme === "attention" && design === "with-replacement";
+  checkWeightsValues(weights, values, "weights", "values", !rowChecked);
+  const s = options.samples;
+  assertInteger(s, "options.samples", 1);
   const normalize = options.normalize ?? "none";
   assertOneOf(scheme, "options.scheme", VALUE_SAMPLING_SCHEMES);
   assertOneOf(design, "options.design", SAMPLING_DESIGNS);
@@ -143,17 +170,8 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
   const { rows: nQ, cols: n } = weights;
   const dV = values.cols;
   const w = weights.data;
-  if ((scheme === "attention" || normalize !== "none") && hasNegative(w)) {
-    for (let q = 0; q < w.length; q++) {
-      if (w[q] < 0) {
-        throw new ValueError(
-          "weights",
-          `non-negative entries (scheme "${scheme}", normalize "${normalize}")`,
-          `${w[q]} at [${Math.floor(q / n)}, ${q % n}]`,
-        );
-      }
-    }
-  }
+  const nonNegative = scheme === "attention" || normalize !== "none";
+  if (!rowChecked) checkWeightEntries(weights, nonNegative, scheme, normalize);
   const output = new Matrix(nQ, dV);
   const out = output.data;
   const vd = values.data;
@@ -167,7 +185,13 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
     // One pass per row for the probabilities and their running sum, inverse-CDF draws, one stream
     // per 64 queries, and each row's estimate right after its draw (sampling/perQuery.ts) — the
     // per-row composition below costs 10× more.
-    ({ indices, weights: c, probabilities } = perQueryAttentionDraw(w, nQ, n, s, eps, seed, { values: vd, dV, out, zhat }));
+    const draw = perQueryAttentionDraw(w, nQ, n, s, eps, seed, { values: vd, dV, out, zhat });
+    if (draw === null) {
+      // A row with a non-finite or negative entry: the whole-matrix checks name the first one.
+      checkWeightEntries(weights, nonNegative, scheme, normalize);
+      throw new Error("unreachable: perQueryAttentionDraw refused a row that the weight checks accept");
+    }
+    ({ indices, weights: c, probabilities } = draw);
     flops = 2 * nQ * n + nQ * s * (2 + 2 * dV) + (eps > 0 ? 2 * nQ * n : 0);
     floatsStored = nQ * n + 2 * nQ * s;
   } else if (scheme === "attention") {

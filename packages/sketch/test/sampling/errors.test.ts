@@ -67,6 +67,71 @@ describe("invalid parameters raise typed errors naming argument, expected and ac
     );
   });
 
+  // Since stop 24 the per-query draw with replacement checks W's entries row by row in its own max
+  // pass (perQuery.ts) instead of two passes over all of W first; a bad entry anywhere must still
+  // raise the whole-matrix checks' error — the first non-finite entry before any negative one —
+  // exactly as a design that checks first (Horvitz–Thompson) raises it.
+  it("the per-query draw's row checks raise the whole-matrix checks' errors (NaN, ±∞, negatives, in any row)", () => {
+    const nQ = 70; // past one random stream's 64 queries
+    const n = 24;
+    const base = new Matrix(
+      nQ,
+      n,
+      Float64Array.from({ length: nQ * n }, (_, i) => 0.01 + ((i * 7919) % 97) / 97),
+    );
+    const v = new Matrix(
+      n,
+      3,
+      Float64Array.from({ length: n * 3 }, (_, i) => Math.sin(i)),
+    );
+    const cases: [string, [number, number][]][] = [
+      ["NaN in the first row", [[0, Number.NaN]]],
+      ["+∞ in the last row", [[nQ * n - 1, Number.POSITIVE_INFINITY]]],
+      ["−∞ in a row's tail", [[5 * n + 22, Number.NEGATIVE_INFINITY]]],
+      ["a negative in row 66", [[66 * n + 3, -1e-300]]],
+      [
+        "a negative before a NaN",
+        [
+          [2 * n, -0.5],
+          [40 * n + 7, Number.NaN],
+        ],
+      ],
+      [
+        "a NaN before a negative",
+        [
+          [3 * n + 1, Number.NaN],
+          [50 * n, -2],
+        ],
+      ],
+    ];
+    for (const [what, spots] of cases) {
+      const w = base.clone();
+      for (const [at, x] of spots) w.data[at] = x;
+      const error = (design: "with-replacement" | "horvitz-thompson") => {
+        try {
+          sampledValueProduct(w, v, { samples: 5, scheme: "attention", design }, [3]);
+        } catch (e) {
+          return e as Error;
+        }
+        return null;
+      };
+      const fused = error("with-replacement");
+      const first = error("horvitz-thompson");
+      expect(first, what).not.toBeNull();
+      expect(fused?.constructor, what).toBe(first?.constructor);
+      expect(fused?.message, what).toBe(first?.message);
+    }
+    // −0 is not negative (as before): no error, and the same draw and estimate as +0 there.
+    const z = base.clone();
+    z.data[9 * n + 4] = 0;
+    const zNeg = z.clone();
+    zNeg.data[9 * n + 4] = -0;
+    const a = sampledValueProduct(z, v, { samples: 5, scheme: "attention" }, [3]);
+    const b = sampledValueProduct(zNeg, v, { samples: 5, scheme: "attention" }, [3]);
+    expect(Array.from(b.indices)).toEqual(Array.from(a.indices));
+    expect(Array.from(b.output.data)).toEqual(Array.from(a.output.data));
+  });
+
   it("an estimated normalizer of 0 is a NumericalError, not a NaN", () => {
     // dot kernel f = max(0, ·): a query orthogonal-or-opposite to every sampled key gets Ẑ = 0.
     const relu = dotKernel((x) => Math.max(0, x));
