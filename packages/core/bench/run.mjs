@@ -74,10 +74,14 @@ function best(f, reps) {
  * `reps` pairs of one call of `a` and one of `b` (each returns a measurement, a number or a promise
  * of one), after one untimed call of each; which goes first alternates. The pair ratios a ÷ b:
  * median, lo, hi; and each side's best by `better` (Math.min for times, Math.max for rates).
+ * With `beside`, one call of it right after each pair: `rounds` holds every round's {a, b, c}
+ * (a figure derived from all three, such as a floor against the pair's b, stays pairwise).
  */
-async function alternatePairs(a, b, reps, better) {
+async function alternatePairs(a, b, reps, better, beside) {
   await a();
   await b();
+  if (beside) await beside();
+  const rounds = [];
   const ratios = [];
   let bestA = Number.NaN;
   let bestB = Number.NaN;
@@ -95,9 +99,10 @@ async function alternatePairs(a, b, reps, better) {
     bestA = keep(bestA, x);
     bestB = keep(bestB, y);
     ratios.push(x / y);
+    rounds.push({ a: x, b: y, c: beside ? await beside() : undefined });
   }
   ratios.sort((p, q) => p - q);
-  return { median: ratios[ratios.length >> 1], lo: ratios[0], hi: ratios.at(-1), bestA, bestB };
+  return { median: ratios[ratios.length >> 1], lo: ratios[0], hi: ratios.at(-1), bestA, bestB, rounds };
 }
 
 function table(header, rows) {
@@ -123,11 +128,18 @@ console.log(
   const t14 = []; // [target, this run, target value, met?]
   const mark = (ok) => (ok === undefined ? "—" : ok ? "yes" : "no");
   const want = (part) => only === null || only.has(part);
+  // The register-only SIMD128 mul+add probe (simd-peak.mjs): the matmul rows' ceiling and the
+  // attention rows' floor, made once.
+  let probes = null;
+  const probe = async () => {
+    probes ??= await simdPeakProbes(quick ? 10_000_000 : 20_000_000, clockMs);
+    return probes;
+  };
   if (want("matmul")) {
     // The probe and the matmul alternate, one call each per pair (the host's throughput drifts by
     // tens of per cent between seconds; a peak taken before the matmul compared two moments): the
     // ratio of each pair, median over the pairs; the best of each side beside it.
-    const probes = await simdPeakProbes(quick ? 10_000_000 : 20_000_000, clockMs);
+    const probes = await probe();
     const a = core.randomMatrix(1024, 1024, {}, [1, "mm", "a"]);
     const b = core.randomMatrix(1024, 1024, {}, [1, "mm", "b"]);
     const f = 2 * 1024 ** 3;
@@ -230,6 +242,9 @@ console.log(
     const np1srv = await numpyServer(1);
     // 1 thread: RandAttn and NumPy alternate call by call (which goes first alternates); the ratio of
     // each pair, median over the pairs, is the figure; each side's fastest call is printed beside it.
+    // Beside each pair, one call of the SIMD128 mul+add probe of that precision: the floor of the
+    // call on this host (below).
+    const { f64: probe64, f32: probe32 } = await probe();
     const pairs = async (ours, dtype) => {
       const seconds = () => {
         const t0 = clockMs();
@@ -237,8 +252,24 @@ console.log(
         return (clockMs() - t0) / 1000;
       };
       const numpy = np1srv ? () => np1srv.time(dtype) : () => Number.NaN;
-      const p = await alternatePairs(seconds, numpy, quick ? 3 : 7, Math.min);
+      const p = await alternatePairs(seconds, numpy, quick ? 3 : 7, Math.min, dtype === "float32" ? probe32 : probe64);
       return { ...p, t: p.bestA, np: np1srv ? p.bestB : null };
+    };
+    // The SIMD128 floor of exact attention against NumPy, round by round: the two products (Q Kᵀ and
+    // P V, 2·N²·d flops each) at the probe's rate measured beside the pair, alone and plus this run's
+    // exp pass (ns per score × N²), ÷ that round's NumPy call; median over the rounds. A call on
+    // 128-bit mul+add (no FMA: relaxed-SIMD needs a flag in Node 20 and would change bits across
+    // machines) cannot go below it, so a target under the floor is out of reach on this host.
+    const floorOf = (a, nsPerScore) => {
+      const flops = 4 * n * n * 64;
+      const products = [];
+      const withExp = [];
+      for (const { b: numpyS, c: gflopPerS } of a.rounds) {
+        const t = flops / (gflopPerS * 1e9);
+        products.push(t / numpyS);
+        withExp.push((t + nsPerScore * n * n * 1e-9) / numpyS);
+      }
+      return { products: median(products), withExp: median(withExp), rate: Math.max(...a.rounds.map((r) => r.c)) };
     };
     const a64 = await pairs(() => core.attention(q, k, v), "float64");
     const a32 = await pairs(() => core.attention(q, k, v, { precision: "float32" }), "float32");
@@ -268,6 +299,20 @@ console.log(
         "≤ 1.3×",
         np1 ? mark(a32.median <= 1.3) : "—",
       ]);
+      if (np1) {
+        for (const [ty, a, ns, target] of [
+          ["f64", a64, nsExp, 1.4],
+          ["f32", a32, nsExp32, 1.3],
+        ]) {
+          const fl = floorOf(a, ns);
+          t14.push([
+            `attention ${ty}: its SIMD128 floor ÷ NumPy — the two products (4·N²·d = ${fmt((4 * n * n * 64) / 1e9)} GFLOP) at the ${ty} probe's rate beside each pair (best ${fmt(fl.rate, 1)} GFLOP/s); with this run's exp pass ${fmt(fl.withExp)}×${fl.withExp > target ? ", above the target: out of reach on this host" : ""}`,
+            `${fmt(fl.products)}×`,
+            "reference",
+            "—",
+          ]);
+        }
+      }
       t14.push([
         `exp pass f64x2 (attention f64 N=4096, median of 3; bound row shift, no max pass — row-max form ${fmt(nsExpMax)} ns)`,
         `${fmt(nsExp)} ns/score`,
@@ -411,8 +456,7 @@ console.log(
       } else t14.push(["RSVD 16384×512 vs ml-matrix SVD", "skipped (--skip-svd / --quick)", "≥ 100×, ≤ 1.02× optimal", "—"]);
     }
   }
-  // A sweep end to end, 1 vs 2 workers, with where the time goes (packages/experiments/bench/throughput.mjs;
-  // the quickstart here, `--configs quickstart,real-perplexity` there for the longest shipped one).
+  // A sweep end to end, 1 vs 2 workers, with where the time goes (packages/experiments/bench/throughput.mjs).
   if (!want("sweep")) {
     // not asked for (--only)
   } else if (quick) {
@@ -423,23 +467,35 @@ console.log(
       "—",
     ]);
   } else {
+    // The quickstart and the longest shipped experiment (mha-to-mla since stop 24: ≈ 8 s on two
+    // workers; throughput.mjs says how it was picked), each with where its time goes: the tasks'
+    // phases from the journal, and the CPU of the main thread, the worker threads and the threads
+    // Node starts with the process (V8's optimizing compiler and concurrent GC) from /proc.
     const script = fileURLToPath(new URL("../../experiments/bench/throughput.mjs", import.meta.url));
-    const r = spawnSync(process.execPath, [script, "--configs", "quickstart", "--json"], { encoding: "utf8" });
+    const r = spawnSync(process.execPath, [script, "--configs", "quickstart,mha-to-mla", "--json"], { encoding: "utf8" });
     let rows = null;
     try {
       rows = JSON.parse(r.stdout.trim().split("\n").pop());
     } catch {}
-    if (!rows) t14.push(["sweep end-to-end (quickstart)", `failed: ${(r.stderr || "").trim().split("\n").pop()}`, "", "—"]);
+    if (!rows) t14.push(["sweep end-to-end (quickstart, mha-to-mla)", `failed: ${(r.stderr || "").trim().split("\n").pop()}`, "", "—"]);
     else {
-      const [w1, w2] = rows;
       const split = (x) =>
-        `generate ${fmt(x.generate, 1)} s, exact ${fmt(x.reference, 1)} s, method ${fmt(x.method, 1)} s, metrics ${fmt(x.metrics, 1)} s, start-up+I/O ${fmt(x.other, 1)} s`;
-      t14.push([
-        `quickstart end to end, median of ${w1.reps} alternating runs each: 1 worker ${fmt(w1.wall, 1)} s (${split(w1)}) ÷ 2 workers ${fmt(w2.wall, 1)} s (${split(w2)})`,
-        `${fmt(w1.wall / w2.wall)}×`,
-        "2 workers faster",
-        mark(w1.wall > w2.wall),
-      ]);
+        `generate ${fmt(x.generate, 1)} s, exact ${fmt(x.reference, 1)} s, method ${fmt(x.method, 1)} s, metrics ${fmt(x.metrics, 1)} s, start-up+I/O ${fmt(x.other, 1)} s${
+          x.cpu
+            ? `; CPU: main ${fmt(x.cpu.main, 1)} s, workers ${fmt(x.cpu.workers, 1)} s, V8's compiler/GC pool ${fmt(x.cpu.helpers, 1)} s`
+            : ""
+        }`;
+      for (const config of ["quickstart", "mha-to-mla"]) {
+        const w1 = rows.find((x) => x.config === config && x.workers === 1);
+        const w2 = rows.find((x) => x.config === config && x.workers === 2);
+        if (!w1 || !w2) continue;
+        t14.push([
+          `${config} end to end, median of ${w1.reps} alternating runs each: 1 worker ${fmt(w1.wall, 1)} s (${split(w1)}) ÷ 2 workers ${fmt(w2.wall, 1)} s (${split(w2)})`,
+          `${fmt(w1.wall / w2.wall)}×`,
+          "2 workers faster",
+          mark(w1.wall > w2.wall),
+        ]);
+      }
     }
   }
   // Prefill/decode of the shipped checkpoints vs torch 1.13 on one thread (scripts/models/bench.mjs,

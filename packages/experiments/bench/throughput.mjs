@@ -1,14 +1,18 @@
 // A sweep's end-to-end throughput on 1 vs 2 workers, and where the time goes (issue 14):
-//   node packages/experiments/bench/throughput.mjs [--configs quickstart,real-perplexity] [--reps 3] [--json]
+//   node packages/experiments/bench/throughput.mjs [--configs quickstart,mha-to-mla] [--reps 3] [--json]
 // Each config runs from scratch into a temporary folder through the CLI (`randattn run`, report
 // included), per worker count the median of --reps runs, the two counts alternating. From the run's journal it sums, over the
 // tasks: input generation, the exact reference (0 when the previous task's cache served it), the
 // method, the error metrics; "start-up, scheduling, I/O" is the wall time not covered by those sums
 // spread over the workers (process and worker start-up, the plan, journal/CSV/figure writing).
+// On Linux it also reads every thread's CPU time from /proc while the run goes (threadCpu below):
+// the main thread, the worker threads, and the threads Node starts with the process — V8's
+// platform pool, where its optimizing compiler and concurrent GC run for every isolate — because
+// per-task wall time cannot tell a worker that computes from one that waits for a core.
 // Needs the build (`pnpm run build`). Absolute times on a shared machine mean little: compare the
 // two worker counts of one run. The default configs are the quickstart and the longest shipped
-// experiment (real-perplexity: ≈ 56 s of task time).
-import { spawnSync } from "node:child_process";
+// experiment (mha-to-mla: ≈ 8 s on 2 workers, stop 24; then scaling, frontier, latent-online).
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,25 +20,86 @@ import { fileURLToPath } from "node:url";
 
 const argv = process.argv.slice(2);
 const at = argv.indexOf("--configs");
-const configs = (at >= 0 ? argv[at + 1] : "quickstart,real-perplexity").split(",");
+const configs = (at >= 0 ? argv[at + 1] : "quickstart,mha-to-mla").split(",");
 const json = argv.includes("--json");
 const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
 const configDir = fileURLToPath(new URL("../configs/", import.meta.url));
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const fmt = (x, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : "—");
 
-function runOnce(config, workers) {
+/** Clock ticks per second of /proc's CPU times (sysconf(_SC_CLK_TCK): 100 on Linux's usual builds). */
+const CLK_TCK = 100;
+
+/**
+ * Every thread of process `pid` now: tid → { cpu: user + system ticks, start: ticks after boot }
+ * (/proc/PID/task/TID/stat fields 14, 15 and 22); an empty map where /proc is missing.
+ */
+function threadStats(pid) {
+  const out = new Map();
+  let tids = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      // The fields after the parenthesised name start at field 3 (state).
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(Number(tid), { cpu: Number(f[11]) + Number(f[12]), start: Number(f[19]) });
+    } catch {} // the thread ended between the listing and the read
+  }
+  return out;
+}
+
+/**
+ * CPU seconds per kind of thread, from the last sample of each: the main thread (tid = pid); the
+ * worker threads — the `workers` busiest of the threads started over 0.2 s after the process (the
+ * pool spawns them after the CLI has loaded and planned); and the rest, which Node starts with the
+ * process (V8's platform pool: concurrent compilation and GC for every isolate; libuv's pool).
+ * A thread's CPU after its last sample (≤ one poll interval) is missed. Null without /proc.
+ */
+function threadCpu(pid, seen, workers) {
+  const main = seen.get(pid);
+  if (!main) return null;
+  const late = [...seen].filter(([tid, t]) => tid !== pid && t.start - main.start > 0.2 * CLK_TCK).sort((a, b) => b[1].cpu - a[1].cpu);
+  const workerTids = new Set(late.slice(0, workers).map(([tid]) => tid));
+  let worker = 0;
+  let helper = 0;
+  for (const [tid, t] of seen) {
+    if (tid === pid) continue;
+    if (workerTids.has(tid)) worker += t.cpu;
+    else helper += t.cpu;
+  }
+  return { main: main.cpu / CLK_TCK, workers: worker / CLK_TCK, helpers: helper / CLK_TCK };
+}
+
+async function runOnce(config, workers) {
   const out = mkdtempSync(join(tmpdir(), "randattn-throughput-"));
   try {
     const t0 = performance.now();
-    const r = spawnSync(
+    const child = spawn(
       process.execPath,
       [cli, "run", join(configDir, `${config}.yaml`), "--workers", String(workers), "--out", out, "--progress", "none"],
-      { cwd: root, encoding: "utf8" },
+      { cwd: root, stdio: ["ignore", "ignore", "pipe"] },
     );
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    // Sample the threads every 20 ms (≈ 15 small reads: well under 1 % of a core), keeping each
+    // thread's last reading.
+    const seen = new Map();
+    const sample = () => {
+      for (const [tid, t] of threadStats(child.pid)) seen.set(tid, t);
+    };
+    sample();
+    const poll = setInterval(sample, 20);
+    const status = await new Promise((resolve) => child.on("exit", (code) => resolve(code)));
+    clearInterval(poll);
     const wall = (performance.now() - t0) / 1000;
-    if (r.status !== 0)
-      throw new Error(`${config} (workers ${workers}) exited ${r.status}: ${(r.stderr || r.stdout).trim().split("\n").pop()}`);
+    if (status !== 0) throw new Error(`${config} (workers ${workers}) exited ${status}: ${stderr.trim().split("\n").pop()}`);
     const folder = readdirSync(out, { withFileTypes: true }).find((e) => e.isDirectory()).name;
     const lines = readFileSync(join(out, folder, "journal.jsonl"), "utf8")
       .trim()
@@ -50,7 +115,7 @@ function runOnce(config, workers) {
       s.metrics += (v.metricsMs ?? 0) / 1000;
     }
     const covered = (s.generate + s.reference + s.method + s.metrics) / workers;
-    return { config, workers, wall, ...s, other: Math.max(0, wall - covered) };
+    return { config, workers, wall, ...s, other: Math.max(0, wall - covered), cpu: threadCpu(child.pid, seen, workers) };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
@@ -64,7 +129,7 @@ const ri = argv.indexOf("--reps");
 const reps = ri >= 0 ? Number(argv[ri + 1]) : 3;
 for (const config of configs) {
   const runs = { 1: [], 2: [] };
-  for (let r = 0; r < reps; r++) for (const workers of r % 2 === 0 ? [1, 2] : [2, 1]) runs[workers].push(runOnce(config, workers));
+  for (let r = 0; r < reps; r++) for (const workers of r % 2 === 0 ? [1, 2] : [2, 1]) runs[workers].push(await runOnce(config, workers));
   for (const workers of [1, 2]) {
     const sorted = [...runs[workers]].sort((a, b) => a.wall - b.wall);
     rows.push({ ...sorted[sorted.length >> 1], reps, walls: runs[workers].map((x) => x.wall) });
@@ -76,7 +141,21 @@ if (json) {
   console.log(
     `## sweep throughput, 1 vs 2 workers (${cpus().length} cores, load ${loadavg()[0].toFixed(1)}); task sums in s, over all workers`,
   );
-  const header = ["config", "workers", "tasks", "wall s", "speed-up", "generate", "exact ref.", "method", "metrics", "start-up+I/O (wall)"];
+  const header = [
+    "config",
+    "workers",
+    "tasks",
+    "wall s",
+    "speed-up",
+    "generate",
+    "exact ref.",
+    "method",
+    "metrics",
+    "start-up+I/O (wall)",
+    "CPU s: main",
+    "workers",
+    "V8/libuv pool",
+  ];
   const body = rows.map((r) => {
     const one = rows.find((x) => x.config === r.config && x.workers === 1);
     return [
@@ -90,6 +169,9 @@ if (json) {
       fmt(r.method),
       fmt(r.metrics),
       fmt(r.other),
+      fmt(r.cpu?.main),
+      fmt(r.cpu?.workers),
+      fmt(r.cpu?.helpers),
     ];
   });
   const all = [header, ...body].map((r) => r.map(String));
