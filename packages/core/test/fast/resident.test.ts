@@ -142,7 +142,10 @@ describe.runIf(wasmSimdAvailable())("resident kernels", () => {
       const K = residentKernels(2 * ld + 2);
       K.f64.fill(Number.NaN, base, base + 2 * ld);
       K.f64.set(u, base);
-      K.f64.set(u.map((x) => -x), base + ld);
+      K.f64.set(
+        u.map((x) => -x),
+        base + ld,
+      );
       for (const abs of [0, 1]) {
         K.rows_max_f64(base * 8, ld, 2, cols, (base + 2 * ld) * 8, abs);
         for (let r = 0; r < 2; r++) {
