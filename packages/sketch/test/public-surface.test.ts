@@ -57,6 +57,7 @@ const PUBLIC = [
   "evaluateComplexGerfFeatures",
   "evaluateExponentialFeatures",
   "exactPinv",
+  "exactSingularValues",
   "exactSvd",
   "exponentialFeatureParameters",
   "exponentialFeatureVariance",
