@@ -185,9 +185,17 @@ export function sampledValueProduct(weights: Matrix, values: Matrix, options: Sa
     // One pass per row for the probabilities and their running sum, inverse-CDF draws, one stream
     // per 64 queries, and each row's estimate right after its draw (sampling/perQuery.ts) — the
     // per-row composition below costs 10× more.
-    const draw = perQueryAttentionDraw(w, nQ, n, s, eps, seed, { values: vd, dV, out, zhat });
+    // Whatever stops the draw — a row with a non-finite or negative entry (null), or a row's own
+    // error (all zero) raised before a later row's bad entry was reached — the whole-matrix checks
+    // run first, so the error is the one they name, as on every other path.
+    let draw: ReturnType<typeof perQueryAttentionDraw>;
+    try {
+      draw = perQueryAttentionDraw(w, nQ, n, s, eps, seed, { values: vd, dV, out, zhat });
+    } catch (e) {
+      checkWeightEntries(weights, nonNegative, scheme, normalize);
+      throw e;
+    }
     if (draw === null) {
-      // A row with a non-finite or negative entry: the whole-matrix checks name the first one.
       checkWeightEntries(weights, nonNegative, scheme, normalize);
       throw new Error("unreachable: perQueryAttentionDraw refused a row that the weight checks accept");
     }

@@ -103,6 +103,8 @@ describe("invalid parameters raise typed errors naming argument, expected and ac
           [50 * n, -2],
         ],
       ],
+      // an all-zero row (the draw's own error) before a later row's NaN: the NaN is named
+      ["an all-zero row before a NaN", [...Array.from({ length: n }, (_, j): [number, number] => [n + j, 0]), [30 * n + 2, Number.NaN]]],
     ];
     for (const [what, spots] of cases) {
       const w = base.clone();
