@@ -21,6 +21,16 @@ export const LOCK_FILE = ".lock";
 export const HEARTBEAT_MS = 5_000;
 /** A lock untouched for this long is stale even if its owner cannot be checked. */
 export const STALE_MS = 60_000;
+/**
+ * A lock with no readable content (created, its write not yet done — or never done: the owner was
+ * killed between the O_EXCL create and the write) is stale this long after it was created.
+ */
+export const EMPTY_LOCK_STALE_MS = 2_000;
+
+/** Blocks this thread for `ms` milliseconds (acquire is synchronous). */
+function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
 
 /** The folder is locked by another live process. */
 export class LockError extends RandAttnError {}
@@ -60,7 +70,7 @@ function readLock(path: string): { content: LockContent | null; mtimeMs: number 
 function isStale(lock: { content: LockContent | null; mtimeMs: number }): boolean {
   if (Date.now() - lock.mtimeMs > STALE_MS) return true;
   const c = lock.content;
-  if (!c) return Date.now() - lock.mtimeMs > 2_000;
+  if (!c) return Date.now() - lock.mtimeMs > EMPTY_LOCK_STALE_MS;
   return c.host === hostname() && c.pid !== process.pid && !pidAlive(c.pid);
 }
 
@@ -112,12 +122,23 @@ export class FolderLock {
     const path = join(dir, LOCK_FILE);
     const token = randomBytes(12).toString("hex");
     const content: LockContent = { pid: process.pid, host: hostname(), token, since: new Date().toISOString(), command };
-    for (let attempt = 0; attempt < 3; attempt++) {
+    // An unreadable lock is waited on until its owner has written it (then judged as any lock) or it
+    // turns stale: refusing at once made a resume right after a kill -9 that landed between the
+    // create and the write fail with "locked by another process" (seen in resume-after-kill.test.ts).
+    const waitUntil = Date.now() + EMPTY_LOCK_STALE_MS + 1_000;
+    for (let attempt = 0; attempt < 3; ) {
       if (tryCreate(path, content)) return new FolderLock(dir, path, token);
       const existing = readLock(path);
-      if (!existing) continue; // released in between: try again
+      if (!existing) {
+        attempt++; // released in between: try again
+        continue;
+      }
       if (!isStale(existing)) {
         const c = existing.content;
+        if (!c && Date.now() < waitUntil) {
+          sleepMs(50);
+          continue;
+        }
         throw new LockError(
           dir,
           "a results folder no other process is using",
@@ -127,6 +148,7 @@ export class FolderLock {
         );
       }
       breakStale(path, existing);
+      attempt++;
     }
     throw new LockError(dir, "a lock that could be taken", "contention on the lock (retry)");
   }

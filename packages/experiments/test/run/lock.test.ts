@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FolderLock, LockError } from "@randattn/experiments/internal";
+import { EMPTY_LOCK_STALE_MS, FolderLock, LockError } from "@randattn/experiments/internal";
 import { catchError, cli, requireBuild, tempDir, tinyConfig, writeConfig } from "../helpers.js";
 
 describe("two processes on one results folder: the second is refused", () => {
@@ -32,6 +32,19 @@ describe("two processes on one results folder: the second is refused", () => {
     expect(e.message).toContain("(first)");
     a.release();
     FolderLock.acquire(dir, "third").release();
+  });
+
+  // A kill -9 between the lock's O_EXCL create and its write leaves an empty lock whose owner
+  // cannot be named: acquire waits for it to turn stale (EMPTY_LOCK_STALE_MS) instead of refusing
+  // — before, a resume right after such a kill exited 3 (refused).
+  it("an empty lock (its owner killed before writing it) is waited on, then taken over", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, ".lock"), "");
+    const t0 = Date.now();
+    const lock = FolderLock.acquire(dir, "after the crash");
+    const waited = Date.now() - t0;
+    lock.release();
+    expect(waited).toBeGreaterThanOrEqual(EMPTY_LOCK_STALE_MS - 100);
   });
 
   it("a lock left by a dead process (kill -9) is taken over at once", () => {
