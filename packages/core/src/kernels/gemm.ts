@@ -159,7 +159,7 @@ export interface Kernels {
   /** Returns 1 when every value written is finite (see watModel.ts). */
   rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => number;
   rope_half_f64: (p: number, ld: number, rows: number, blocks: number, dh: number, tab: number) => void;
-  swiglu_f64: (gp: number, hp: number, ep: number, rows: number, n: number, in32: number) => void;
+  swiglu_f64: (gp: number, hp: number, rows: number, n: number, in32: number) => void;
   add_rows_f64: (a: number, b: number, dst: number, n: number, a32: number) => void;
   all_finite: (p: number, n: number, is32: number) => number;
   copy_cols_f64: (src: number, ld: number, dst: number, rows: number, cols: number) => void;

@@ -366,7 +366,7 @@ function expConstants(): Record<string, string> {
 /** Streams the inline exp can interleave (locals `$ex_{t,f,r,p,i,a,b}{0…}` are declared for this many). */
 const EXP_STREAMS = 4;
 /** Declarations of the scratch locals of `expInline`. */
-const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
+export const EXP_LOCALS = Array.from({ length: EXP_STREAMS }, (_, u) =>
   ["t", "f", "r", "p", "i", "a"].map((n) => `(local $ex_${n}${u} v128)`).join(" "),
 ).join(" ");
 
@@ -415,7 +415,7 @@ function streamLocals(L: string[], n: number, prefix: "ex" | "fx") {
  * ≈ 33 vector operations per two results. The hot loops call `expFast`, which skips the clamp and
  * the two-factor scaling when every lane's result is normal, with identical results.
  */
-function expInline(xs: string[], outs: string[], arg: ExpArg = "x"): string[] {
+export function expInline(xs: string[], outs: string[], arg: ExpArg = "x"): string[] {
   const C = expConstants();
   const L: string[] = [];
   const { v, set, step } = streamLocals(L, xs.length, "ex");
@@ -539,7 +539,7 @@ const SHIFT_CHECK_FREE_MAX = "987000";
  * takes, and the fast path saves the clamp (2 ops) and the two-factor scaling (5 ops) per vector
  * (masked −∞ logits, e.g. a causal row, take the slow path).
  */
-function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"): string[] {
+export function expFast(xs: string[], outs: string[], upper: boolean, arg: ExpArg = "x"): string[] {
   const L: string[] = [];
   const lo = `(v128.const f64x2 ${EXP_FAST_LO} ${EXP_FAST_LO})`;
   const hi = `(v128.const f64x2 ${EXP_FAST_HI} ${EXP_FAST_HI})`;
@@ -598,9 +598,9 @@ function expFastPath(xs: string[], outs: string[], arg: ExpArg): string[] {
   return L;
 }
 
-const X4 = ["$x0", "$x1", "$x2", "$x3"];
-const E4 = ["$e0", "$e1", "$e2", "$e3"];
-const V4_LOCALS = [...X4, ...E4].map((n) => `(local ${n} v128)`).join(" ");
+export const X4 = ["$x0", "$x1", "$x2", "$x3"];
+export const E4 = ["$e0", "$e1", "$e2", "$e3"];
+export const V4_LOCALS = [...X4, ...E4].map((n) => `(local ${n} v128)`).join(" ");
 
 /** 1.5·2²³ and its bits: adding it rounds a float32 |t| < 2²² to an integer in the low mantissa bits. */
 const ROUND_MAGIC_F32 = "0x1.8p23";

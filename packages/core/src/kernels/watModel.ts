@@ -1,3 +1,5 @@
+import { E4, EXP_LOCALS, V4_LOCALS, X4, expFast, expInline } from "./wat.js";
+
 /**
  * WAT of the elementwise passes of a model's layer step (issue 14, pretrained/resident.ts): RMSNorm
  * rows, RoPE (half pairing), SwiGLU, residual adds and a finiteness test, over operands resident in
@@ -8,8 +10,8 @@
  * Every function performs the same IEEE operations, in the same order per element, as the
  * JavaScript loop it replaces (no FMA exists in SIMD128; reductions stay sequential and scalar), so
  * results are unchanged bit for bit: RMSNorm's Σ x² is one sequential f64 sum, its scaling is
- * elementwise; SwiGLU calls the module's `exp_f64` (whose result per element does not depend on
- * the grouping). Appended to the module by `kernelWat()` (wat.ts), after every existing function.
+ * elementwise; SwiGLU runs the module's exp inline, `exp_f64`'s code (whose result per element does
+ * not depend on the grouping). Appended to the module by `kernelWat()` (wat.ts), after every existing function.
  * Byte addresses; strides and counts in elements.
  */
 
@@ -149,73 +151,62 @@ function ropeHalfFunction(): string {
 }
 
 /**
- * `swiglu_f64(gp, hp, ep, rows, n, in32)`: SwiGLU's hidden rows h = (g / (1 + e^{−g})) · u from the
- * joined gate/up rows [g | u] (2n wide at gp) into h (n wide at hp), as fused.ts gluForward: e^{−g}
- * by `exp_f64` one row at a time into the float64 row at ep (n floats; may be hp when h is float64).
- * in32 ≠ 0: [g | u] and h are float32 (g, u widened exactly; h rounded), the arithmetic float64.
+ * `swiglu_f64(gp, hp, rows, n, in32)`: SwiGLU's hidden rows h = (g / (1 + e^{−g})) · u from the
+ * joined gate/up rows [g | u] (2n wide at gp) into h (n wide at hp), as fused.ts gluForward, with
+ * e^{−g} by the module's exp inline — `exp_f64`'s code (eight at a time through `expFast`, then
+ * pairs and the odd one through `expInline`), whose result per element does not depend on the path
+ * its group takes, so the same bits as calling `exp_f64` on the row (the form before stop 25, which
+ * stored e^{−g} to a scratch row and read it back: ≈ 2 ns per element, 6 % of a float32 Llama
+ * N = 128 prefill). in32 ≠ 0: [g | u] and h are float32 (g, u widened exactly; h rounded), the
+ * arithmetic float64.
  */
 function swigluFunction(): string {
   const L: string[] = [];
-  L.push(
-    '(func $swiglu_f64 (export "swiglu_f64") (param $gp i32) (param $hp i32) (param $ep i32) (param $rows i32) (param $n i32) (param $in32 i32)',
-  );
-  L.push("(local $r i32) (local $j i32) (local $g i32) (local $h i32) (local $e i32) (local $vg v128) (local $vu v128) (local $y v128)");
+  L.push('(func $swiglu_f64 (export "swiglu_f64") (param $gp i32) (param $hp i32) (param $rows i32) (param $n i32) (param $in32 i32)');
+  L.push(`(local $r i32) (local $j i32) (local $g i32) (local $h i32) ${V4_LOCALS} ${EXP_LOCALS}`);
+  // One row's loops for float64 (is32 false) or float32 storage: g at $g, u n further, h at $h.
+  const rowLoops = (is32: boolean) => {
+    const sh = is32 ? 2 : 3;
+    const at = (base: string, off: number) =>
+      `(i32.add (local.get ${base}) (i32.shl (i32.add (local.get $j) (i32.const ${off})) (i32.const ${sh})))`;
+    const atU = (off: number) =>
+      `(i32.add (local.get $g) (i32.shl (i32.add (i32.add (local.get $j) (local.get $n)) (i32.const ${off})) (i32.const ${sh})))`;
+    // A pair (two lanes) of float64 values at byte address a.
+    const pair = (a: string) => (is32 ? `(f64x2.promote_low_f32x4 (v128.load64_zero ${a}))` : `(v128.load ${a})`);
+    const one = (a: string) => (is32 ? `(f64.promote_f32 (f32.load ${a}))` : `(f64.load ${a})`);
+    const y = (off: number, e: string) =>
+      `(f64x2.mul (f64x2.div ${pair(at("$g", off))} (f64x2.add (v128.const f64x2 1 1) (local.get ${e}))) ${pair(atU(off))})`;
+    const storePair = (off: number, v: string) =>
+      is32 ? `(v128.store64_lane 0 ${at("$h", off)} (f32x4.demote_f64x2_zero ${v}))` : `(v128.store ${at("$h", off)} ${v})`;
+    const R: string[] = [];
+    R.push("(local.set $j (i32.const 0))");
+    R.push("(block $d8 (loop $l8 (br_if $d8 (i32.gt_s (i32.add (local.get $j) (i32.const 8)) (local.get $n)))");
+    for (let u = 0; u < 4; u++) R.push(`(local.set ${X4[u]} (f64x2.neg ${pair(at("$g", 2 * u))}))`);
+    R.push(...expFast(X4, E4, true));
+    for (let u = 0; u < 4; u++) R.push(storePair(2 * u, y(2 * u, E4[u])));
+    R.push("(local.set $j (i32.add (local.get $j) (i32.const 8))) (br $l8)))");
+    R.push("(block $d2 (loop $l2 (br_if $d2 (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $n)))");
+    R.push(`(local.set $x0 (f64x2.neg ${pair(at("$g", 0))}))`);
+    R.push(...expInline(["$x0"], ["$e0"]));
+    R.push(storePair(0, y(0, "$e0")));
+    R.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $l2)))");
+    R.push("(if (i32.lt_s (local.get $j) (local.get $n)) (then");
+    R.push(`(local.set $x0 (f64x2.splat (f64.neg ${one(at("$g", 0))})))`);
+    R.push(...expInline(["$x0"], ["$e0"]));
+    const last = `(f64.mul (f64.div ${one(at("$g", 0))} (f64.add (f64.const 1) (f64x2.extract_lane 0 (local.get $e0)))) ${one(atU(0))})`;
+    R.push(is32 ? `(f32.store ${at("$h", 0)} (f32.demote_f64 ${last}))))` : `(f64.store ${at("$h", 0)} ${last})))`);
+    return R.join("\n");
+  };
   L.push("(local.set $r (i32.const 0))");
   L.push("(block $rdone (loop $rloop (br_if $rdone (i32.ge_s (local.get $r) (local.get $rows)))");
   L.push("(if (local.get $in32) (then");
   L.push("(local.set $g (i32.add (local.get $gp) (i32.mul (i32.mul (local.get $r) (local.get $n)) (i32.const 8))))");
   L.push("(local.set $h (i32.add (local.get $hp) (i32.mul (i32.mul (local.get $r) (local.get $n)) (i32.const 4))))");
-  L.push("(local.set $e (local.get $ep))");
+  L.push(rowLoops(true));
   L.push(")(else");
   L.push("(local.set $g (i32.add (local.get $gp) (i32.mul (i32.mul (local.get $r) (local.get $n)) (i32.const 16))))");
   L.push("(local.set $h (i32.add (local.get $hp) (i32.mul (i32.mul (local.get $r) (local.get $n)) (i32.const 8))))");
-  L.push("(local.set $e (select (local.get $h) (local.get $ep) (i32.eq (local.get $hp) (local.get $ep))))");
-  L.push("))");
-  // e ← −g (exact), two at a time, then the odd last one.
-  L.push("(local.set $j (i32.const 0))");
-  L.push("(block $pdone (loop $ploop (br_if $pdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $n)))");
-  L.push(
-    "(v128.store (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3))) (f64x2.neg (if (result v128) (local.get $in32) (then (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 2)))))) (else (v128.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 3))))))))",
-  );
-  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $ploop)))");
-  L.push("(block $ndone (loop $nloop (br_if $ndone (i32.ge_s (local.get $j) (local.get $n)))");
-  L.push(
-    "(if (local.get $in32) (then (f64.store (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3))) (f64.neg (f64.promote_f32 (f32.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 2))))))))",
-  );
-  L.push(
-    "(else (f64.store (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3))) (f64.neg (f64.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 3))))))))",
-  );
-  L.push("(local.set $j (i32.add (local.get $j) (i32.const 1))) (br $nloop)))");
-  L.push("(call $exp_f64 (local.get $e) (local.get $e) (local.get $n))");
-  // h ← (g / (1 + e)) · u
-  L.push("(local.set $j (i32.const 0))");
-  L.push("(if (local.get $in32) (then");
-  L.push("(block $fdone (loop $floop (br_if $fdone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $n)))");
-  L.push("(local.set $vg (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 2))))))");
-  L.push(
-    "(local.set $vu (f64x2.promote_low_f32x4 (v128.load64_zero (i32.add (local.get $g) (i32.shl (i32.add (local.get $j) (local.get $n)) (i32.const 2))))))",
-  );
-  L.push(
-    "(local.set $y (f64x2.mul (f64x2.div (local.get $vg) (f64x2.add (v128.const f64x2 1 1) (v128.load (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3)))))) (local.get $vu)))",
-  );
-  L.push("(v128.store64_lane 0 (i32.add (local.get $h) (i32.shl (local.get $j) (i32.const 2))) (f32x4.demote_f64x2_zero (local.get $y)))");
-  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $floop)))");
-  L.push("(if (i32.lt_s (local.get $j) (local.get $n)) (then");
-  L.push(
-    "(f32.store (i32.add (local.get $h) (i32.shl (local.get $j) (i32.const 2))) (f32.demote_f64 (f64.mul (f64.div (f64.promote_f32 (f32.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 2))))) (f64.add (f64.const 1) (f64.load (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3)))))) (f64.promote_f32 (f32.load (i32.add (local.get $g) (i32.shl (i32.add (local.get $j) (local.get $n)) (i32.const 2))))))))))",
-  );
-  L.push(")(else");
-  L.push("(block $ddone (loop $dloop (br_if $ddone (i32.gt_s (i32.add (local.get $j) (i32.const 2)) (local.get $n)))");
-  L.push("(local.set $vg (v128.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 3)))))");
-  L.push("(local.set $vu (v128.load (i32.add (local.get $g) (i32.shl (i32.add (local.get $j) (local.get $n)) (i32.const 3)))))");
-  L.push(
-    "(v128.store (i32.add (local.get $h) (i32.shl (local.get $j) (i32.const 3))) (f64x2.mul (f64x2.div (local.get $vg) (f64x2.add (v128.const f64x2 1 1) (v128.load (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3)))))) (local.get $vu)))",
-  );
-  L.push("(local.set $j (i32.add (local.get $j) (i32.const 2))) (br $dloop)))");
-  L.push("(if (i32.lt_s (local.get $j) (local.get $n)) (then");
-  L.push(
-    "(f64.store (i32.add (local.get $h) (i32.shl (local.get $j) (i32.const 3))) (f64.mul (f64.div (f64.load (i32.add (local.get $g) (i32.shl (local.get $j) (i32.const 3)))) (f64.add (f64.const 1) (f64.load (i32.add (local.get $e) (i32.shl (local.get $j) (i32.const 3)))))) (f64.load (i32.add (local.get $g) (i32.shl (i32.add (local.get $j) (local.get $n)) (i32.const 3))))))))",
-  );
+  L.push(rowLoops(false));
   L.push("))");
   L.push("(local.set $r (i32.add (local.get $r) (i32.const 1))) (br $rloop)))");
   L.push(")");

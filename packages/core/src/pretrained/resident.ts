@@ -13,9 +13,10 @@
  * norms, RoPE (half pairing), residual adds, SwiGLU and the finiteness checks run as WebAssembly
  * SIMD passes over the same bytes (kernels/watModel.ts: the JavaScript loops cost ≈ 2.5–4 ns per
  * element, ≈ a third of the step); biases (Qwen2) stay JavaScript loops on the arena's views.
- * What still crosses: the new keys and values into the KV cache (which owns
- * them), the attention heads (the fused softmax driver packs K and V in the shared kernel memory and
- * writes Y_h into the arena), the final hidden rows and the logits out.
+ * What still crosses: the new keys and values into the KV cache (which owns them), the key and
+ * value panels of a step after earlier tokens (packed from the cache's matrices; a forward and a
+ * prefill from an empty cache pack them from the arena, `attendInArena`), the final hidden rows and
+ * the logits out.
  *
  * Bits: the same operations in the same order as the non-resident path of model.ts — the same
  * kernels over the same panels (each C[i, j] one sequential sum over p), `rmsNormRowsInto`'s and
@@ -196,7 +197,7 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
     const nKV = p0 + t;
     let dVmax = 0;
     for (const p of this.layers) dVmax = Math.max(dVmax, p.dV);
-    const [X, XN, QKV, QKV32, HEADS, HEADS32, AO, AO32, GU, E, HID, F32, LOGITS, ROPE, KP, VP, QB, SB, YB, MB, LB, KVT] = arena.frame([
+    const [X, XN, QKV, QKV32, HEADS, HEADS32, AO, AO32, GU, HID, F32, LOGITS, ROPE, KP, VP, QB, SB, YB, MB, LB, KVT] = arena.frame([
       t4 * d * 8,
       t4 * d * es,
       t4 * nQKV * 8,
@@ -206,7 +207,6 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
       t4 * d * 8,
       f32 ? t4 * d * 4 : 0,
       t4 * 2 * dff * es,
-      f32 ? dff * 8 : 0,
       t4 * dff * es,
       f32 ? t4 * d * 4 : 0,
       t4 * nOut * es,
@@ -265,19 +265,26 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
       // errors. Without a state (caches null) the heads attend to these arena rows themselves: the
       // same values a cache would hold after its append (p0 = 0), so the same bits.
       let cache: KeysValues;
+      let arenaSource: ArenaKeysValues | undefined;
       if (dK % 2 === 0 && dV % 2 === 0 && k.all_finite(QKV, t * ld, 0)) {
-        const keys: Matrix[] = [];
-        const values: Matrix[] = [];
-        for (let g = 0; g < G; g++) {
+        // K_g and V_g contiguous (KVT) for the cache's append, or — a forward without a state — only
+        // if the fallback heads ask for them (attendInArena packs its panels from the block itself).
+        const copied = (g: number, v: boolean): Matrix => {
           const kt = KVT + g * t * (dK + dV) * 8;
+          if (!v) {
+            k.copy_cols_f64(QKV + (kOff + g * dK) * 8, ld, kt, t, dK);
+            return new Matrix(t, dK, v64(kt, t * dK));
+          }
           const vt = kt + t * dK * 8;
-          k.copy_cols_f64(QKV + (kOff + g * dK) * 8, ld, kt, t, dK);
           k.copy_cols_f64(QKV + (vOff + g * dV) * 8, ld, vt, t, dV);
-          keys.push(new Matrix(t, dK, v64(kt, t * dK)));
-          values.push(new Matrix(t, dV, v64(vt, t * dV)));
-        }
-        if (caches === null) cache = arenaKeysValues(keys, values);
+          return new Matrix(t, dV, v64(vt, t * dV));
+        };
+        // From an empty cache (p0 = 0) the heads' keys and values are exactly the block's rows.
+        if (p0 === 0) arenaSource = { ld, keyAddr: (g) => QKV + (kOff + g * dK) * 8, valueAddr: (g) => QKV + (vOff + g * dV) * 8 };
+        if (caches === null) cache = arenaKeysValues(t, copied);
         else {
+          const keys = Array.from({ length: G }, (_, g) => copied(g, false));
+          const values = Array.from({ length: G }, (_, g) => copied(g, true));
           (caches[l] as KVCache).appendFinite(keys, values);
           cache = caches[l] as KVCache;
         }
@@ -292,7 +299,7 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
       }
       const width = H * dV;
       const y = v64(HEADS, t * width);
-      if (!attendInArena(k, attn, QKV, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, HEADS)) {
+      if (!attendInArena(k, attn, QKV, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, HEADS, arenaSource)) {
         attendAllHeadsInto(all, ld, t, H, G, dQ, dV, cache, a.scale, p0, precision, y);
       }
       // W_O, its bias, then h = attn + x (model.ts: addInPlace(attn, x)).
@@ -308,7 +315,7 @@ export class ResidentPrefill extends ResidentModel<PlacedLayer> {
       normChecked(k, AO, XN, t, d, w.postGain, p.postNorm.epsilon, f32);
       const outAddr = f32 ? F32 : X;
       const b2 = p.ffn.weights.b2;
-      gluInArena(k, w.ffn, XN, GU, E, HID, outAddr, t, f32, gemm, b2 === undefined);
+      gluInArena(k, w.ffn, XN, GU, HID, outAddr, t, f32, gemm, b2 === undefined);
       if (b2 === undefined) {
         k.add_rows_f64(outAddr, AO, X, t * d, is32);
         continue;
@@ -345,7 +352,10 @@ export interface AttentionRegions {
  * driver's own block step (`prefixAttentionBlock`: S over keys [0, hi), hi the block's largest
  * limit rounded up to 16, the exp pass with per-row limits, A·V in 256-deep slices), Y·(1/l) — so
  * the same bits, but with K_g and V_g packed once per KV group instead of once per query head,
- * queries read from and Y written into the arena. float32 per head exactly as the driver decides it (`attentionInFloat32Range` on the
+ * queries read from and Y written into the arena. With `src` (keys and values still in the joined
+ * block: a forward, or a prefill from an empty cache) the panels and float32's maxima come from the
+ * block by the WebAssembly passes (`pack_key_panels`, `pack_value_panels`, `max_abs_block`), else
+ * from the cache's matrices (packPanels, maxAbsOf); the same values either way. float32 per head exactly as the driver decides it (`attentionInFloat32Range` on the
  * same arguments), with its fallback to float64 on a non-finite normalizer or output. Returns false
  * (nothing usable written) where the driver would not run or a row needs attention's error path;
  * the caller then takes `attendAllHeadsInto`.
@@ -365,6 +375,7 @@ function attendInArena(
   p0: number,
   precision: AttentionPrecisionOption | undefined,
   outAddr: number,
+  src?: ArenaKeysValues,
 ): boolean {
   const nKV = cache.length;
   if (nKV !== p0 + t || !useFusedSoftmax(t, nKV, dQ)) return false;
@@ -382,17 +393,15 @@ function attendInArena(
   let maxV = 0;
   for (let h = 0; h < H; h++) {
     const g = Math.floor(h / group);
-    const K = cache.keys(g).data;
-    const V = cache.values(g).data;
     let f32 = false;
     if (plan.float32) {
       if (maxG !== g) {
-        maxK = maxAbsOf(K, nKV * dQ);
-        maxV = maxAbsOf(V, nKV * dV);
+        // The same maxima either way (max |x|, NaN if some x is): from the arena block or the cache.
+        maxK = src ? k.max_abs_block(src.keyAddr(g), src.ld, nKV, dQ) : maxAbsOf(cache.keys(g).data, nKV * dQ);
+        maxV = src ? k.max_abs_block(src.valueAddr(g), src.ld, nKV, dV) : maxAbsOf(cache.values(g).data, nKV * dV);
         maxG = g;
       }
-      k.rows_max_f64(qkvAddr + h * dQ * 8, ld, t, dQ, R.s, 1);
-      f32 = attentionMaximaInFloat32Range(maxAbsOf(k.f64.subarray(R.s / 8, R.s / 8 + t), t), maxK, maxV, nKV, dQ, sc);
+      f32 = attentionMaximaInFloat32Range(k.max_abs_block(qkvAddr + h * dQ * 8, ld, t, dQ), maxK, maxV, nKV, dQ, sc);
     }
     for (;;) {
       const NR = f32 ? F32_NR : F64_NR;
@@ -400,8 +409,16 @@ function attendInArena(
       const es = f32 ? 4 : 8;
       if (packedAs !== `${g}:${es}`) {
         // K_g by rows (NR keys × d per panel) and V_g by columns (NR value columns × N_KV), zero-padded.
-        packPanels(K, mem, R.kp / es, nKV, dQ, NR, true);
-        packPanels(V, mem, R.vp / es, nKV, dV, NR, false);
+        if (src) {
+          // pack_key_panels leaves a last partial panel's padding keys to the caller (zeros).
+          const full = Math.floor(nKV / NR) * NR;
+          if (full < nKV) mem.fill(0, R.kp / es + full * dQ, R.kp / es + (full + NR) * dQ);
+          k.pack_key_panels(src.keyAddr(g), src.ld, nKV, dQ, 0, R.kp, dQ, NR, f32 ? 1 : 0, 0);
+          k.pack_value_panels(src.valueAddr(g), src.ld, nKV, dV, 0, R.vp, NR, f32 ? 1 : 0, 0);
+        } else {
+          packPanels(cache.keys(g).data, mem, R.kp / es, nKV, dQ, NR, true);
+          packPanels(cache.values(g).data, mem, R.vp / es, nKV, dV, NR, false);
+        }
         packedAs = `${g}:${es}`;
       }
       if (attendHead(k, R, f32, qkvAddr + h * dQ * 8, ld, t, nKV, dQ, dV, sc, limits, outAddr + h * dV * 8, width)) break;
@@ -502,9 +519,32 @@ export interface KeysValues {
   values(g: number): Matrix;
 }
 
-/** The step's own keys and values in the arena as `KeysValues` (a forward without a state: no cache). */
-function arenaKeysValues(keys: readonly Matrix[], values: readonly Matrix[]): KeysValues {
-  return { length: keys[0].rows, keys: (g) => keys[g], values: (g) => values[g] };
+/**
+ * The step's own keys and values as `KeysValues` (a forward without a state: no cache), each K_g and
+ * V_g copied out of the joined block by `copy(g, isValues)` at its first request (only the fallback
+ * heads ask: attendInArena packs from the block, `ArenaKeysValues`).
+ */
+function arenaKeysValues(t: number, copy: (g: number, values: boolean) => Matrix): KeysValues {
+  const kept = new Map<number, Matrix>();
+  const get = (g: number, v: boolean) => {
+    const key = 2 * g + (v ? 1 : 0);
+    let m = kept.get(key);
+    if (!m) kept.set(key, (m = copy(g, v)));
+    return m;
+  };
+  return { length: t, keys: (g) => get(g, false), values: (g) => get(g, true) };
+}
+
+/**
+ * Where a forward's keys and values lie in the arena's joined Q/K/V block (float64): K_g's first
+ * column at byte `keyAddr(g)`, V_g's at `valueAddr(g)`, rows `ld` entries apart — so the heads pack
+ * their panels with `pack_key_panels` / `pack_value_panels` straight from there (issue 14: the
+ * JavaScript packPanels and maxAbsOf of each group were ≈ 3 % of a float32 N = 128 prefill).
+ */
+export interface ArenaKeysValues {
+  readonly ld: number;
+  keyAddr(g: number): number;
+  valueAddr(g: number): number;
 }
 
 /** b added to columns c0 … c0 + b.length − 1 of every row of a row-major block with `ld` columns. */

@@ -265,7 +265,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       if (p.moe) topK = Math.max(topK, p.moe.ffn.topK);
       if (p.moe) nExperts = Math.max(nExperts, p.moe.ffn.experts.length);
     }
-    const [X, XN, XN64, Q, Q32, LAT, LAT64, LATN, KR, KR64, LALL, KV, HEADS, HEADS32, AO, AO32, GU, E, HID, GATH, EOUT, FOUT, ...rest] =
+    const [X, XN, XN64, Q, Q32, LAT, LAT64, LATN, KR, KR64, LALL, KV, HEADS, HEADS32, AO, AO32, GU, HID, GATH, EOUT, FOUT, ...rest] =
       arena.frame([
         t4 * d * 8,
         t4 * d * es,
@@ -284,7 +284,6 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
         t4 * d * 8,
         f32 ? t4 * d * 4 : 0,
         t4 * 2 * dff * es,
-        f32 ? dff * 8 : 0,
         t4 * dff * es,
         t4 * d * es,
         t4 * d * es,
@@ -400,7 +399,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
       } else normChecked(k, AO, XN, t, d, w.postGain, p.postNorm.epsilon, f32);
       if (w.ffn) {
         // Dense SwiGLU FFN (gluForward's operations), then x = FFN + h (addInPlace(f, h)).
-        gluInArena(k, w.ffn, XN, GU, E, HID, EOUT, t, f32, gemm);
+        gluInArena(k, w.ffn, XN, GU, HID, EOUT, t, f32, gemm);
         k.add_rows_f64(EOUT, AO, X, t * d, is32);
         continue;
       }
@@ -438,7 +437,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
             const x0 = XN / es;
             for (let r = 0; r < te; r++) mem.copyWithin(g0 + r * d, x0 + rows[r0 + r] * d, x0 + (rows[r0 + r] + 1) * d);
           }
-          gluInArena(k, pe, GATH, GU, E, HID, EOUT, te, f32, gemm);
+          gluInArena(k, pe, GATH, GU, HID, EOUT, te, f32, gemm);
           k.scatter_add_rows(FOUT, EOUT, IDX + r0 * 4, WTS + r0 * 8, te, d, is32);
         } else {
           // Too few rows for the WebAssembly kernels: gluForward's own products (as moeForward).
@@ -448,7 +447,7 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
         }
       }
       if (w.shared) {
-        gluInArena(k, w.shared, XN, GU, E, HID, EOUT, t, f32, gemm);
+        gluInArena(k, w.shared, XN, GU, HID, EOUT, t, f32, gemm);
         // routed + shared (moeForward: out[i] += shared[i]; IEEE addition commutes exactly).
         k.add_rows_f64(EOUT, FOUT, FOUT, t * d, is32);
       }
