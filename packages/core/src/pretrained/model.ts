@@ -987,13 +987,40 @@ function mlaStep(
     // ⟨q_h, [L W_LK^h | k_R]⟩ = ⟨[q_h,nope (W_LK^h)ᵀ | q_R,h], [L | k_R]⟩ and P V_h = (P L) W_LV^h (§4.2).
     const nope = w.queryUp[0].cols;
     const keysL = rotaryKey ? joinedLatentKeys(cache, latent, rotaryKey, xn.rows) : latent;
-    const heads = qHeads.map((qh, h) => {
+    const absorbedQuery = (qh: Matrix, h: number) => {
       const qNope = rotaryKey ? sliceCols(qh, 0, nope) : qh;
       const qAbs = matmulTransB(qNope, w.keyUp[h]);
-      const qFull = rotaryKey ? concatCols([qAbs, sliceCols(qh, nope)]) : qAbs;
+      return rotaryKey ? concatCols([qAbs, sliceCols(qh, nope)]) : qAbs;
+    };
+    const run = { ...attnOptions, precision: options.precision };
+    if (xn.rows === 1 && H > 1 && cache instanceof LatentCache && useFusedSoftmax(1, keysL.rows, keysL.cols)) {
+      // One token: every head's query row attends to all N_KV rows of the same [L | k_R] and L, so
+      // the H rows go through ONE attention call — the keys and values packed (and, under float32,
+      // scanned for the range decision) once per layer instead of once per head (issue 14: ≈ ⅓ of
+      // a DeepSeek float32 decoding step). The causal limit of every row is N_KV (row i's limit
+      // p0 + i + 1 clamped to N_KV, p0 = N_KV − 1), and the fused driver computes each row as in a
+      // call of its own (same limits, same products, same exp pass), so each head's row has the
+      // bits of the per-head call. Each head's query is checked first, so a non-finite one raises
+      // the per-head call's error. Only float32's range decision is joint: one head's queries
+      // outside float32's safe range send every head of the layer to float64 (at least as accurate).
+      // Only where one head's call would take the fused driver too (below its work threshold the
+      // per-head calls keep their JavaScript path, whose bits differ).
+      const dq = keysL.cols;
+      const q = new Matrix(H, dq);
+      for (let h = 0; h < H; h++) {
+        const f = absorbedQuery(qHeads[h], h);
+        assertFinite(f, "queries");
+        q.data.set(f.data, h * dq);
+      }
+      const y = attentionCachedKeys(q, keysL, latent, run);
+      const dL = y.cols;
+      const heads = qHeads.map((_, h) => matmul(new Matrix(1, dL, y.data.subarray(h * dL, (h + 1) * dL)), w.valueUp[h]));
+      return matmul(concatCols(heads), w.output);
+    }
+    const heads = qHeads.map((qh, h) => {
       // The exact LatentCache checked every row at append; a compressed cache's rows are rechecked.
       const attend = cache instanceof LatentCache ? attentionCachedKeys : runAttention;
-      return matmul(attend(qFull, keysL, latent, { ...attnOptions, precision: options.precision }), w.valueUp[h]);
+      return matmul(attend(absorbedQuery(qh, h), keysL, latent, run), w.valueUp[h]);
     });
     return matmul(concatCols(heads), w.output);
   }

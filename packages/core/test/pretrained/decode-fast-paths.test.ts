@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { LatentCache, type LatentDecodeCache, Matrix, NonFiniteError, PretrainedModel } from "@randattn/core";
+import { LatentCache, type LatentDecodeCache, Matrix, NonFiniteError, PretrainedModel, withKernelBackend } from "@randattn/core";
 import { loadPretrained } from "@randattn/core/node";
+import { fileURLToPath } from "node:url";
 import { fixtureDir } from "./helpers.js";
 
 // The decoding fast paths (bench:models, issue 14) skip per-step rescans and copies; these tests
@@ -30,30 +31,31 @@ describe("decoding fast paths", () => {
     expect((err as NonFiniteError).argument).toBe("weights.layers[1].attention.weights.queries[1]");
   });
 
+  // The same exact cache behind a wrapper that is not a LatentCache: the model then copies [L | k_R]
+  // afresh on every step (the path before the kept rows existed) and attends head by head.
+  const wrapped = (spec: { latentDim: number; ropeDim: number }): LatentDecodeCache => {
+    const c = new LatentCache({ latentDim: spec.latentDim, ropeDim: spec.ropeDim });
+    return {
+      kind: "wrapped",
+      latentDim: c.latentDim,
+      ropeDim: c.ropeDim,
+      get length() {
+        return c.length;
+      },
+      get fill() {
+        return c.fill;
+      },
+      append: (l, r, f) => c.append(l, r, f),
+      latent: () => c.latent(),
+      rotaryKeys: () => c.rotaryKeys(),
+      floatsStored: () => c.floatsStored(),
+      bitsStored: () => c.bitsStored(),
+    };
+  };
+
   it("absorbed MLA steps give the bits of a fresh [L | k_R] copy, however the forms interleave", () => {
     const m = loadPretrained(fixtureDir("deepseek-yarn"));
     const ids = [3, 14, 15, 9, 26, 5, 35, 8, 9, 7, 9, 32];
-    // The same exact cache behind a wrapper that is not a LatentCache: the model then copies
-    // [L | k_R] afresh on every step (the path before the kept rows existed).
-    const wrapped = (spec: { latentDim: number; ropeDim: number }): LatentDecodeCache => {
-      const c = new LatentCache({ latentDim: spec.latentDim, ropeDim: spec.ropeDim });
-      return {
-        kind: "wrapped",
-        latentDim: c.latentDim,
-        ropeDim: c.ropeDim,
-        get length() {
-          return c.length;
-        },
-        get fill() {
-          return c.fill;
-        },
-        append: (l, r, f) => c.append(l, r, f),
-        latent: () => c.latent(),
-        rotaryKeys: () => c.rotaryKeys(),
-        floatsStored: () => c.floatsStored(),
-        bitsStored: () => c.bitsStored(),
-      };
-    };
     const a = m.createState();
     const b = m.createState({ latentCacheFactory: wrapped });
     expect(Array.from(m.step(b, ids.slice(0, 3)).logits.data)).toEqual(Array.from(m.step(a, ids.slice(0, 3)).logits.data));
@@ -69,4 +71,26 @@ describe("decoding fast paths", () => {
     const last = [m.step(a, [1], { mlaForm: "absorbed" }).logits, m.step(b, [1], { mlaForm: "absorbed" }).logits];
     expect(Array.from(last[0].data)).toEqual(Array.from(last[1].data));
   });
+
+  it.each(["float64", "float32"] as const)(
+    "one token's absorbed MLA heads in one attention call have the bits of one call per head (%s)",
+    (precision) => {
+      // The shipped DeepSeek model (H = 4) on the WebAssembly kernels, so that even these short
+      // caches take the fused driver and the H query rows go through one call (model.ts mlaStep);
+      // the wrapped cache attends head by head. Every decoded token's logits must agree bit for bit.
+      const m = loadPretrained(fileURLToPath(new URL("../../../../models/deepseek-mla-fortunes", import.meta.url)));
+      const ids = Array.from({ length: 30 }, (_, i) => (i * 41 + 7) % m.vocabSize);
+      withKernelBackend("wasm", () => {
+        const a = m.createState();
+        const b = m.createState({ latentCacheFactory: wrapped });
+        m.step(a, ids.slice(0, 20), { precision });
+        m.step(b, ids.slice(0, 20), { precision });
+        for (let i = 20; i < ids.length; i++) {
+          const ya = m.step(a, [ids[i]], { precision, mlaForm: "absorbed" }).logits;
+          const yb = m.step(b, [ids[i]], { precision, mlaForm: "absorbed" }).logits;
+          expect(Array.from(ya.data)).toEqual(Array.from(yb.data));
+        }
+      });
+    },
+  );
 });
