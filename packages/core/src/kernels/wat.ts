@@ -1380,7 +1380,7 @@ function softmaxPrefixRowsFunction(): string {
   L.push(
     `(local $r i32) (local $row i32) (local $c i32) (local $q i32) (local $full i32) (local $lim i32) (local $c8 i32) (local $c4 i32) (local $c2 i32) (local $vm v128) (local $vs v128) (local $limv v128) ${V4_LOCALS} ${EXP_LOCALS}`,
   );
-  L.push("(local $t f64) (local $sum f64) (local $shift v128)");
+  L.push("(local $t f64) (local $sum f64) (local $shift v128) (local $pm0 v128) (local $pm1 v128) (local $pm2 v128) (local $pm3 v128)");
   L.push("(local.set $c8 (i32.and (local.get $cols) (i32.const -8)))");
   L.push("(local.set $c4 (i32.and (local.get $cols) (i32.const -4)))");
   L.push("(local.set $c2 (i32.and (local.get $cols) (i32.const -2)))");
@@ -1394,29 +1394,59 @@ function softmaxPrefixRowsFunction(): string {
   L.push("(local.set $limv (f64x2.splat (f64.convert_i32_s (local.get $lim))))");
   // Row max over c < lim: 4s (two running maxima), pairs, the odd last column — softmax_rows_f64's
   // groups, a straddling group's lanes ≥ lim replaced by −∞ (pmax skips a NaN logit as there).
-  L.push(`(local.set $vm ${negInf}) (local.set $vs ${negInf}) (local.set $c (i32.const 0))`);
-  L.push(
-    "(block $m4done (loop $m4loop (br_if $m4done (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $c4))))",
-  );
-  L.push(`(local.set $x0 (v128.load ${at()})) (local.set $x1 (v128.load offset=16 ${at()}))`);
-  L.push("(if (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $lim)) (then");
-  L.push(`(local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep(0)}))`);
-  L.push(`(local.set $x1 (v128.bitselect (local.get $x1) ${negInf} ${keep(1)}))))`);
-  L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $x0))) (local.set $vs (f64x2.pmax (local.get $vs) (local.get $x1)))");
-  L.push("(local.set $c (i32.add (local.get $c) (i32.const 4))) (br $m4loop)))");
-  L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $vs)))");
-  L.push(
-    "(block $m2done (loop $m2loop (br_if $m2done (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const 2)) (local.get $c2))))",
-  );
-  L.push(`(local.set $x0 (v128.load ${at()}))`);
-  L.push(
-    `(if (i32.gt_s (i32.add (local.get $c) (i32.const 2)) (local.get $lim)) (then (local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep(0)}))))`,
-  );
-  L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $x0)))");
-  L.push("(local.set $c (i32.add (local.get $c) (i32.const 2))) (br $m2loop)))");
-  L.push("(local.set $t (f64.max (f64x2.extract_lane 0 (local.get $vm)) (f64x2.extract_lane 1 (local.get $vm))))");
-  // Only an odd cols leaves c < lim here (c = cols − 1): softmax_rows_f64's f64.max of the last column.
-  L.push(`(if (i32.lt_s (local.get $c) (local.get $lim)) (then (local.set $t (f64.max (local.get $t) (f64.load ${at()})))))`);
+  // `fast`: first the 8s wholly below lim into four running maxima (issue 14, stop 25: the two
+  // pmax chains, one maxpd per 2 logits each with a 4-cycle latency, were ≈ 1 cycle per logit of the
+  // ≈ 5 the pass takes). The maximum of the same numbers is the same number in any order — except
+  // the sign of a zero maximum (pmax keeps the first of −0, +0 it meets) — so a row whose maximum is
+  // ±0 is scanned again in the original order (`fast` false): the same m bit for bit.
+  const maxPass = (fast: boolean) => {
+    const x = fast ? "f" : "s";
+    L.push(`(local.set $vm ${negInf}) (local.set $vs ${negInf}) (local.set $c (i32.const 0))`);
+    if (fast) {
+      L.push(`(local.set $pm0 ${negInf}) (local.set $pm1 ${negInf}) (local.set $pm2 ${negInf}) (local.set $pm3 ${negInf})`);
+      L.push(
+        "(local.set $q (local.get $row)) (local.set $full (i32.add (local.get $row) (i32.shl (i32.and (local.get $lim) (i32.const -8)) (i32.const 3))))",
+      );
+      L.push("(block $m8done (loop $m8loop (br_if $m8done (i32.ge_u (local.get $q) (local.get $full)))");
+      L.push(
+        "(local.set $pm0 (f64x2.pmax (local.get $pm0) (v128.load (local.get $q)))) (local.set $pm1 (f64x2.pmax (local.get $pm1) (v128.load offset=16 (local.get $q))))",
+      );
+      L.push(
+        "(local.set $pm2 (f64x2.pmax (local.get $pm2) (v128.load offset=32 (local.get $q)))) (local.set $pm3 (f64x2.pmax (local.get $pm3) (v128.load offset=48 (local.get $q))))",
+      );
+      L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (br $m8loop)))");
+      L.push("(local.set $c (i32.and (local.get $lim) (i32.const -8)))");
+      L.push(
+        "(local.set $vm (f64x2.pmax (local.get $pm0) (local.get $pm2))) (local.set $vs (f64x2.pmax (local.get $pm1) (local.get $pm3)))",
+      );
+    }
+    L.push(
+      `(block $m4done_${x} (loop $m4loop_${x} (br_if $m4done_${x} (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $c4))))`,
+    );
+    L.push(`(local.set $x0 (v128.load ${at()})) (local.set $x1 (v128.load offset=16 ${at()}))`);
+    L.push("(if (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $lim)) (then");
+    L.push(`(local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep(0)}))`);
+    L.push(`(local.set $x1 (v128.bitselect (local.get $x1) ${negInf} ${keep(1)}))))`);
+    L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $x0))) (local.set $vs (f64x2.pmax (local.get $vs) (local.get $x1)))");
+    L.push(`(local.set $c (i32.add (local.get $c) (i32.const 4))) (br $m4loop_${x})))`);
+    L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $vs)))");
+    L.push(
+      `(block $m2done_${x} (loop $m2loop_${x} (br_if $m2done_${x} (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const 2)) (local.get $c2))))`,
+    );
+    L.push(`(local.set $x0 (v128.load ${at()}))`);
+    L.push(
+      `(if (i32.gt_s (i32.add (local.get $c) (i32.const 2)) (local.get $lim)) (then (local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep(0)}))))`,
+    );
+    L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $x0)))");
+    L.push(`(local.set $c (i32.add (local.get $c) (i32.const 2))) (br $m2loop_${x})))`);
+    L.push("(local.set $t (f64.max (f64x2.extract_lane 0 (local.get $vm)) (f64x2.extract_lane 1 (local.get $vm))))");
+    // Only an odd cols leaves c < lim here (c = cols − 1): softmax_rows_f64's f64.max of the last column.
+    L.push(`(if (i32.lt_s (local.get $c) (local.get $lim)) (then (local.set $t (f64.max (local.get $t) (f64.load ${at()})))))`);
+  };
+  maxPass(true);
+  L.push("(if (f64.eq (local.get $t) (f64.const 0)) (then");
+  maxPass(false);
+  L.push("))");
   L.push("(f64.store (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8))) (local.get $t))");
   L.push(
     `(if (f64.eq (local.get $t) (f64.const -inf)) (then (local.set $shift ${zero})) (else (local.set $shift (f64x2.splat (local.get $t)))))`,
@@ -1487,7 +1517,7 @@ function softmaxPrefixRowsF32Function(): string {
   L.push(
     `(local $r i32) (local $row i32) (local $c i32) (local $q i32) (local $full i32) (local $lim i32) (local $c16 i32) (local $c4 i32) (local $vm v128) (local $vs v128) (local $a v128) (local $b v128) (local $limv v128) (local $sh32 v128) (local $cm v128) ${V4_LOCALS} ${EXP32_LOCALS}`,
   );
-  L.push("(local $t f64) (local $sum f64)");
+  L.push("(local $t f64) (local $sum f64) (local $pm0 v128) (local $pm1 v128) (local $pm2 v128) (local $pm3 v128)");
   L.push(`(local.set $cm (i32x4.splat (i32.const ${ROUND_MAGIC_F32_BITS})))`);
   L.push("(local.set $c16 (i32.and (local.get $cols) (i32.const -16)))");
   L.push("(local.set $c4 (i32.and (local.get $cols) (i32.const -4)))");
@@ -1500,22 +1530,48 @@ function softmaxPrefixRowsF32Function(): string {
   L.push("(if (i32.gt_s (local.get $lim) (local.get $cols)) (then (local.set $lim (local.get $cols))))");
   L.push("(local.set $limv (f32x4.splat (f32.convert_i32_s (local.get $lim))))");
   // Row max: f32x4 4s over c < lim (a straddling group's lanes ≥ lim → −∞), then single columns.
-  L.push(`(local.set $vm ${negInf}) (local.set $c (i32.const 0))`);
-  L.push(
-    "(block $m4done (loop $m4loop (br_if $m4done (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $c4))))",
-  );
-  L.push(`(local.set $x0 (v128.load ${at()}))`);
-  L.push(
-    `(if (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $lim)) (then (local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep(0)}))))`,
-  );
-  L.push("(local.set $vm (f32x4.pmax (local.get $vm) (local.get $x0)))");
-  L.push("(local.set $c (i32.add (local.get $c) (i32.const 4))) (br $m4loop)))");
-  L.push(
-    "(local.set $t (f64.promote_f32 (f32.max (f32.max (f32x4.extract_lane 0 (local.get $vm)) (f32x4.extract_lane 1 (local.get $vm))) (f32.max (f32x4.extract_lane 2 (local.get $vm)) (f32x4.extract_lane 3 (local.get $vm))))))",
-  );
-  L.push("(block $tdone (loop $tloop (br_if $tdone (i32.ge_s (local.get $c) (local.get $lim)))");
-  L.push(`(local.set $t (f64.max (local.get $t) (f64.promote_f32 (f32.load ${at()}))))`);
-  L.push("(local.set $c (i32.add (local.get $c) (i32.const 1))) (br $tloop)))");
+  // `fast`: first the 16s wholly below lim into four running maxima, as softmax_prefix_f64 (one
+  // pmax chain was ≈ 1 cycle per logit); a row whose maximum is ±0 is scanned again in the original
+  // order (`fast` false), so m keeps its bits (only a zero maximum's sign depends on the order).
+  const maxPass = (fast: boolean) => {
+    const x = fast ? "f" : "s";
+    L.push(`(local.set $vm ${negInf}) (local.set $c (i32.const 0))`);
+    if (fast) {
+      L.push(`(local.set $pm0 ${negInf}) (local.set $pm1 ${negInf}) (local.set $pm2 ${negInf}) (local.set $pm3 ${negInf})`);
+      L.push(
+        "(local.set $q (local.get $row)) (local.set $full (i32.add (local.get $row) (i32.shl (i32.and (local.get $lim) (i32.const -16)) (i32.const 2))))",
+      );
+      L.push("(block $m16done (loop $m16loop (br_if $m16done (i32.ge_u (local.get $q) (local.get $full)))");
+      L.push(
+        "(local.set $pm0 (f32x4.pmax (local.get $pm0) (v128.load (local.get $q)))) (local.set $pm1 (f32x4.pmax (local.get $pm1) (v128.load offset=16 (local.get $q))))",
+      );
+      L.push(
+        "(local.set $pm2 (f32x4.pmax (local.get $pm2) (v128.load offset=32 (local.get $q)))) (local.set $pm3 (f32x4.pmax (local.get $pm3) (v128.load offset=48 (local.get $q))))",
+      );
+      L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (br $m16loop)))");
+      L.push("(local.set $c (i32.and (local.get $lim) (i32.const -16)))");
+      L.push("(local.set $vm (f32x4.pmax (f32x4.pmax (local.get $pm0) (local.get $pm1)) (f32x4.pmax (local.get $pm2) (local.get $pm3))))");
+    }
+    L.push(
+      `(block $m4done_${x} (loop $m4loop_${x} (br_if $m4done_${x} (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $c4))))`,
+    );
+    L.push(`(local.set $x0 (v128.load ${at()}))`);
+    L.push(
+      `(if (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $lim)) (then (local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep(0)}))))`,
+    );
+    L.push("(local.set $vm (f32x4.pmax (local.get $vm) (local.get $x0)))");
+    L.push(`(local.set $c (i32.add (local.get $c) (i32.const 4))) (br $m4loop_${x})))`);
+    L.push(
+      "(local.set $t (f64.promote_f32 (f32.max (f32.max (f32x4.extract_lane 0 (local.get $vm)) (f32x4.extract_lane 1 (local.get $vm))) (f32.max (f32x4.extract_lane 2 (local.get $vm)) (f32x4.extract_lane 3 (local.get $vm))))))",
+    );
+    L.push(`(block $tdone_${x} (loop $tloop_${x} (br_if $tdone_${x} (i32.ge_s (local.get $c) (local.get $lim)))`);
+    L.push(`(local.set $t (f64.max (local.get $t) (f64.promote_f32 (f32.load ${at()}))))`);
+    L.push(`(local.set $c (i32.add (local.get $c) (i32.const 1))) (br $tloop_${x})))`);
+  };
+  maxPass(true);
+  L.push("(if (f64.eq (local.get $t) (f64.const 0)) (then");
+  maxPass(false);
+  L.push("))");
   L.push("(f64.store (i32.add (local.get $mp) (i32.mul (local.get $r) (i32.const 8))) (local.get $t))");
   L.push(
     `(if (f64.eq (local.get $t) (f64.const -inf)) (then (local.set $sh32 ${zero})) (else (local.set $sh32 (f32x4.splat (f32.demote_f64 (local.get $t))))))`,
