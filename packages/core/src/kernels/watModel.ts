@@ -1,4 +1,4 @@
-import { E4, EXP_LOCALS, V4_LOCALS, X4, expFast, expInline } from "./wat.js";
+import { E4, EXP_LOCALS, V4_LOCALS, X4, expFast, expInline } from "./watExp.js";
 
 /**
  * WAT of the elementwise passes of a model's layer step (issue 14, pretrained/resident.ts): RMSNorm
