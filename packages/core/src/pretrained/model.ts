@@ -1001,8 +1001,9 @@ function mlaStep(
       // p0 + i + 1 clamped to N_KV, p0 = N_KV − 1), and the fused driver computes each row as in a
       // call of its own (same limits, same products, same exp pass), so each head's row has the
       // bits of the per-head call. Each head's query is checked first, so a non-finite one raises
-      // the per-head call's error. Only float32's range decision is joint: one head's queries
-      // outside float32's safe range send every head of the layer to float64 (at least as accurate).
+      // the per-head call's error. Only float32's decisions are joint: one head's queries outside
+      // float32's safe range, or one non-finite float32 output, send every head of the layer to
+      // float64 (at least as accurate).
       // Only where one head's call would take the fused driver too (below its work threshold the
       // per-head calls keep their JavaScript path, whose bits differ).
       const dq = keysL.cols;
