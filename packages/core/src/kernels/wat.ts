@@ -1016,6 +1016,28 @@ const laneIndex = (ty: "f64" | "f32", u: number) =>
   ty === "f64" ? `(v128.const f64x2 ${2 * u} ${2 * u + 1})` : `(v128.const f32x4 ${4 * u} ${4 * u + 1} ${4 * u + 2} ${4 * u + 3})`;
 
 /**
+ * The first part of the causal exp passes' row max (`softmax_prefix_f64` / `_f32`, since stop 25):
+ * the groups of four vectors (8 float64 / 16 float32 columns) wholly below the row's limit `$lim`,
+ * from `$row`, into the four running maxima `$pm0` … `$pm3` (pmax with the loaded value second, so
+ * a NaN is dropped as in the single chains), `$c` left at the first column not covered. Four chains
+ * instead of the kernels' one or two: a pmax has a 4-cycle latency, and one maxpd per vector on a
+ * single chain was ≈ 1 cycle per logit of the pass's ≈ 5. Each lane of a chain holds the columns of
+ * one lane of the kernels' own chains (column c in lane c mod 4 of f64's vm | vs, of f32's vm), so
+ * combining the chains lane-wise gives the same maxima (up to the sign of a zero, which the kernels
+ * rescan for). Uses the locals `$q`, `$full`, `$c` and `$pm0` … `$pm3`.
+ */
+function fourChainMax(L: string[], vt: "f64x2" | "f32x4", negInf: string): void {
+  const cols = vt === "f64x2" ? 8 : 16;
+  const sh = vt === "f64x2" ? 3 : 2;
+  L.push(`(local.set $pm0 ${negInf}) (local.set $pm1 ${negInf}) (local.set $pm2 ${negInf}) (local.set $pm3 ${negInf})`);
+  L.push(`(local.set $c (i32.and (local.get $lim) (i32.const -${cols})))`);
+  L.push(`(local.set $q (local.get $row)) (local.set $full (i32.add (local.get $row) (i32.shl (local.get $c) (i32.const ${sh}))))`);
+  L.push("(block $pmdone (loop $pmloop (br_if $pmdone (i32.ge_u (local.get $q) (local.get $full)))");
+  for (let u = 0; u < 4; u++) L.push(`(local.set $pm${u} (${vt}.pmax (local.get $pm${u}) (v128.load offset=${16 * u} (local.get $q))))`);
+  L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (br $pmloop)))");
+}
+
+/**
  * `softmax_prefix_f64(sp, rows, cols, ld, mp, lp)`: the exp pass of one block of a prefix-masked
  * (causal, padding) materialized attention without writing a single −∞ (issue 14): row r of the
  * logit tile S (rows × cols at sp, row stride ld) allows the keys c < lim[r], lim[r] read from
@@ -1068,19 +1090,7 @@ function softmaxPrefixRowsFunction(): string {
     const x = fast ? "f" : "s";
     L.push(`(local.set $vm ${negInf}) (local.set $vs ${negInf}) (local.set $c (i32.const 0))`);
     if (fast) {
-      L.push(`(local.set $pm0 ${negInf}) (local.set $pm1 ${negInf}) (local.set $pm2 ${negInf}) (local.set $pm3 ${negInf})`);
-      L.push(
-        "(local.set $q (local.get $row)) (local.set $full (i32.add (local.get $row) (i32.shl (i32.and (local.get $lim) (i32.const -8)) (i32.const 3))))",
-      );
-      L.push("(block $m8done (loop $m8loop (br_if $m8done (i32.ge_u (local.get $q) (local.get $full)))");
-      L.push(
-        "(local.set $pm0 (f64x2.pmax (local.get $pm0) (v128.load (local.get $q)))) (local.set $pm1 (f64x2.pmax (local.get $pm1) (v128.load offset=16 (local.get $q))))",
-      );
-      L.push(
-        "(local.set $pm2 (f64x2.pmax (local.get $pm2) (v128.load offset=32 (local.get $q)))) (local.set $pm3 (f64x2.pmax (local.get $pm3) (v128.load offset=48 (local.get $q))))",
-      );
-      L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (br $m8loop)))");
-      L.push("(local.set $c (i32.and (local.get $lim) (i32.const -8)))");
+      fourChainMax(L, "f64x2", negInf);
       L.push(
         "(local.set $vm (f64x2.pmax (local.get $pm0) (local.get $pm2))) (local.set $vs (f64x2.pmax (local.get $pm1) (local.get $pm3)))",
       );
@@ -1202,19 +1212,7 @@ function softmaxPrefixRowsF32Function(): string {
     const x = fast ? "f" : "s";
     L.push(`(local.set $vm ${negInf}) (local.set $c (i32.const 0))`);
     if (fast) {
-      L.push(`(local.set $pm0 ${negInf}) (local.set $pm1 ${negInf}) (local.set $pm2 ${negInf}) (local.set $pm3 ${negInf})`);
-      L.push(
-        "(local.set $q (local.get $row)) (local.set $full (i32.add (local.get $row) (i32.shl (i32.and (local.get $lim) (i32.const -16)) (i32.const 2))))",
-      );
-      L.push("(block $m16done (loop $m16loop (br_if $m16done (i32.ge_u (local.get $q) (local.get $full)))");
-      L.push(
-        "(local.set $pm0 (f32x4.pmax (local.get $pm0) (v128.load (local.get $q)))) (local.set $pm1 (f32x4.pmax (local.get $pm1) (v128.load offset=16 (local.get $q))))",
-      );
-      L.push(
-        "(local.set $pm2 (f32x4.pmax (local.get $pm2) (v128.load offset=32 (local.get $q)))) (local.set $pm3 (f32x4.pmax (local.get $pm3) (v128.load offset=48 (local.get $q))))",
-      );
-      L.push("(local.set $q (i32.add (local.get $q) (i32.const 64))) (br $m16loop)))");
-      L.push("(local.set $c (i32.and (local.get $lim) (i32.const -16)))");
+      fourChainMax(L, "f32x4", negInf);
       L.push("(local.set $vm (f32x4.pmax (f32x4.pmax (local.get $pm0) (local.get $pm1)) (f32x4.pmax (local.get $pm2) (local.get $pm3))))");
     }
     L.push(

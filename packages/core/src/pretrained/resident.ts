@@ -410,9 +410,7 @@ function attendInArena(
       if (packedAs !== `${g}:${es}`) {
         // K_g by rows (NR keys × d per panel) and V_g by columns (NR value columns × N_KV), zero-padded.
         if (src) {
-          // pack_key_panels leaves a last partial panel's padding keys to the caller (zeros).
-          const full = Math.floor(nKV / NR) * NR;
-          if (full < nKV) mem.fill(0, R.kp / es + full * dQ, R.kp / es + (full + NR) * dQ);
+          zeroKeyPadding(mem, R.kp / es, nKV, dQ, NR);
           k.pack_key_panels(src.keyAddr(g), src.ld, nKV, dQ, 0, R.kp, dQ, NR, f32 ? 1 : 0, 0);
           k.pack_value_panels(src.valueAddr(g), src.ld, nKV, dV, 0, R.vp, NR, f32 ? 1 : 0, 0);
         } else {
@@ -525,14 +523,18 @@ export interface KeysValues {
  * heads ask: attendInArena packs from the block, `ArenaKeysValues`).
  */
 function arenaKeysValues(t: number, copy: (g: number, values: boolean) => Matrix): KeysValues {
-  const kept = new Map<number, Matrix>();
-  const get = (g: number, v: boolean) => {
-    const key = 2 * g + (v ? 1 : 0);
-    let m = kept.get(key);
-    if (!m) kept.set(key, (m = copy(g, v)));
-    return m;
-  };
-  return { length: t, keys: (g) => get(g, false), values: (g) => get(g, true) };
+  const keys: Matrix[] = [];
+  const values: Matrix[] = [];
+  return { length: t, keys: (g) => (keys[g] ??= copy(g, false)), values: (g) => (values[g] ??= copy(g, true)) };
+}
+
+/**
+ * Zeros the padding keys of a last partial key panel (packPanels' layout: NR keys × d per panel from
+ * element `off` of `mem`), which `pack_key_panels` leaves to its caller.
+ */
+export function zeroKeyPadding(mem: Float64Array | Float32Array, off: number, nKV: number, d: number, NR: number): void {
+  const full = Math.floor(nKV / NR) * NR;
+  if (full < nKV) mem.fill(0, off + full * d, off + (full + NR) * d);
 }
 
 /**

@@ -46,7 +46,7 @@ import { assertFinite } from "../validate.js";
 import type { MlaLayerAttention, MoeFfn, PretrainedWeights } from "./build.js";
 import { type JoinedGlu, columnSlice, gluForward } from "./fused.js";
 import { groupByExpert, route, routeLogits, scatterAddWeighted } from "./moe.js";
-import { type AttentionRegions, QUERY_BLOCK, arenaSoftmaxPlan, attendHead } from "./resident.js";
+import { type AttentionRegions, QUERY_BLOCK, arenaSoftmaxPlan, attendHead, zeroKeyPadding } from "./resident.js";
 import {
   type Placed,
   type PlacedGlu,
@@ -512,9 +512,7 @@ function attendMlaInArena(
     const NR = f32 ? F32_NR : F64_NR;
     const dst32 = f32 ? 1 : 0;
     if (ropePacked !== es) {
-      // A last partial panel's padding keys are zero (packPanels' layout).
-      const full = Math.floor(n / NR) * NR;
-      if (full < n) (f32 ? k.f32 : k.f64).fill(0, R.kp / es + full * dQ, R.kp / es + (full + NR) * dQ);
+      zeroKeyPadding(f32 ? k.f32 : k.f64, R.kp / es, n, dQ, NR);
       ropeMax = k.pack_key_panels(rotAddr, dR, n, dR, 0, R.kp + nope * NR * es, dQ, NR, dst32, 1);
       ropePacked = es;
     }
