@@ -23,6 +23,7 @@ import {
   resolveAttention,
   scaledQueries,
 } from "./options.js";
+import type { KnownMaxima } from "../kernels/range32.js";
 import { allowedRowMax, dotRow, expRow, firstNonFinite, float32Attention, fusedSoftmax } from "./rows.js";
 
 /**
@@ -39,11 +40,12 @@ export interface AttentionScores {
 }
 
 /** Shared core: the shifted kernel matrix, its row sums and shifts. Inputs already validated. */
-export function computeScores(queries: Matrix, keys: Matrix, r: ResolvedAttention): AttentionScores {
+export function computeScores(queries: Matrix, keys: Matrix, r: ResolvedAttention, buffer?: Float64Array): AttentionScores {
   const nQ = queries.rows;
   const nKV = keys.rows;
   const d = queries.cols;
-  const scores = new Matrix(nQ, nKV);
+  // Into `buffer` when the caller lends one (zeroed here: masked entries of a pairwise κ stay 0).
+  const scores = buffer === undefined ? new Matrix(nQ, nKV) : new Matrix(nQ, nKV, buffer.subarray(0, nQ * nKV).fill(0));
   const s = scores.data;
   // Softmax on the fused WebAssembly path (SIMD exp; same numbers to ≈ 1e-15): see rows.ts.
   const fused = fusedSoftmax(queries, keys, undefined, r, { scores: s });
@@ -150,29 +152,52 @@ export function attention(queries: Matrix, keys: Matrix, values: Matrix, options
 }
 
 /** The computation of {@link attention} once its inputs are checked (shared with attentionCachedKeys). */
-function attendChecked(queries: Matrix, keys: Matrix, values: Matrix, options: AttentionOptions | undefined): Matrix {
+function attendChecked(queries: Matrix, keys: Matrix, values: Matrix, options: AttentionOptions | undefined, known?: KnownMaxima): Matrix {
   const r = resolveAttention(options, queries.rows, keys.rows, queries.cols);
   // Softmax: blocks of query rows through S, exp and A·V in WebAssembly memory — the N_Q×N_KV
   // score matrix is never allocated (one ≈ 1 MiB row block is reused); see rows.ts.
   if (r.precision === "float32") {
     // null when float32 does not apply (a non-finite float32 result included): compute in float64,
     // which is at least as accurate, rather than return a silent NaN (issue #6).
-    const y32 = float32Attention(queries, keys, values, r, options?.mask, "materialized");
+    const y32 = float32Attention(queries, keys, values, r, options?.mask, "materialized", {}, known);
     if (y32 !== null) return y32;
   }
   const out = new Matrix(queries.rows, values.cols);
   if (fusedSoftmax(queries, keys, values, r, { out: out.data }) !== null) return out;
-  const { scores, normalizer } = computeScores(queries, keys, r);
-  return normalizedProduct(scores, normalizer, values);
+  // A small score matrix (a decoded token's row) in a buffer reused from call to call: a fresh
+  // off-heap Float64Array costs ≈ 0.7 µs, ≈ 9 % of a decoding step's time (issue 14). Not while
+  // another call holds it (a kernel callback may itself call attention).
+  const n = queries.rows * keys.rows;
+  const lend = n <= SCORES_SCRATCH_FLOATS && !scoresScratchBusy;
+  if (lend) scoresScratchBusy = true;
+  try {
+    const { scores, normalizer } = computeScores(queries, keys, r, lend ? scoresScratch : undefined);
+    return normalizedProduct(scores, normalizer, values, out);
+  } finally {
+    if (lend) scoresScratchBusy = false;
+  }
 }
+
+/** Largest score matrix (N_Q·N_KV) `attendChecked` computes in its reused buffer (32 KiB). */
+const SCORES_SCRATCH_FLOATS = 4096;
+const scoresScratch = new Float64Array(SCORES_SCRATCH_FLOATS);
+let scoresScratchBusy = false;
 
 /**
  * `attention` for keys and values already known to be finite (the rows of an exact KV or latent
  * cache, each checked by its `append`): the same computation bit for bit, without rescanning all
  * N_KV cached rows of K and V on every decoding step — which costs as much as the step's q·Kᵀ.
- * Queries are still checked (finite, shapes). Internal to core's decoders.
+ * Queries are still checked (finite, shapes). `known`: max |K| and max |V| when the cache keeps
+ * them (`KVCache.maxAbs`), so float32's range decision does not rescan K and V either. Internal to
+ * core's decoders.
  */
-export function attentionCachedKeys(queries: Matrix, keys: Matrix, values: Matrix, options?: AttentionOptions): Matrix {
+export function attentionCachedKeys(
+  queries: Matrix,
+  keys: Matrix,
+  values: Matrix,
+  options?: AttentionOptions,
+  known?: KnownMaxima,
+): Matrix {
   assertMatrix(queries, "queries");
   assertNonEmpty(queries, "queries");
   assertFinite(queries, "queries");
@@ -182,7 +207,7 @@ export function attentionCachedKeys(queries: Matrix, keys: Matrix, values: Matri
   if (values.rows !== keys.rows || values.cols === 0) {
     throw new ShapeError("values", `${keys.rows}×d_V with d_V ≥ 1 (rows = keys.rows)`, values.shape);
   }
-  return attendChecked(queries, keys, values, options);
+  return attendChecked(queries, keys, values, options, known);
 }
 
 /**
@@ -200,9 +225,9 @@ function normalizeRow(s: Float64Array, from: number, to: number, z: number): voi
  * the product (Z⁻¹(AV), N_Q·d_V divisions instead of N_Q·N_KV) overflows for non-exp kernels with
  * large values — κ ≈ 1e300 times |V| ≈ 1e150 is ∞ in AV although Y is a convex combination of the
  * rows of V (issue #6). With P = Z⁻¹A (entries in [0, 1]) every |Y[i,c]| ≤ max_j |V[j,c]|.
- * `scores` is private to the caller and is overwritten.
+ * `scores` is private to the caller and is overwritten; Y is written into `out` (N_Q × d_V).
  */
-function normalizedProduct(scores: Matrix, normalizer: Float64Array, values: Matrix): Matrix {
+function normalizedProduct(scores: Matrix, normalizer: Float64Array, values: Matrix, out: Matrix): Matrix {
   const nQ = scores.rows;
   const nKV = scores.cols;
   const dV = values.cols;
@@ -211,7 +236,6 @@ function normalizedProduct(scores: Matrix, normalizer: Float64Array, values: Mat
     if (normalizer[i] === 0) s.fill(0, i * nKV, (i + 1) * nKV);
     else normalizeRow(s, i * nKV, (i + 1) * nKV, normalizer[i]);
   }
-  const out = new Matrix(nQ, dV);
   matmulInto(s, values.data, out.data, nQ, nKV, dV, false);
   return out;
 }

@@ -36,7 +36,7 @@ import {
 } from "../validate.js";
 import type { DenseArray } from "../kernels/gemm.js";
 import { matmul32Into, matmulTransB32Into } from "../linalg/matmul32.js";
-import { attentionInFloat32Range } from "../kernels/range32.js";
+import { type KnownMaxima, attentionInFloat32Range, attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
 import { fusedSoftmaxAttention, prefixTileMask, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 
 /** Arithmetic of the two products: `"float32"` (f32x4 kernels) or `"float64"`. */
@@ -139,6 +139,8 @@ function emptyRow(plan: AttentionPlan, i: number): void {
  * magnitudes of Q, K, V, the scale or the logits leave float32's safe range (range32.ts) — beyond it
  * float32 overflows to ±∞/NaN, below it V and the logits flush to 0 — and, as a last guard, when the
  * float32 pass yields a non-finite normalizer or output. float64 is at least as accurate.
+ * `known`: max |K| and max |V| from the caller (an exact cache's, range32.ts `KnownMaxima`) instead
+ * of a scan of K and V for that decision.
  * @throws NumericalError on a query row with no allowed key (unless `onEmptyRow: "zero"`), or when
  *   even float64 overflows (a logit scale·⟨q, k⟩ beyond ≈ 1.8e308).
  */
@@ -152,11 +154,15 @@ export function attentionInto(
   nKV: number,
   dQK: number,
   dV: number,
+  known?: KnownMaxima,
 ): void {
   const scale = Number.isNaN(plan.scale) ? 1 / Math.sqrt(dQK) : plan.scale;
   let p = plan;
   if (p.precision === "float32") {
-    if (attentionInFloat32Range(Q, K, V, nQ, nKV, dQK, dV, scale)) {
+    const inRange = known
+      ? attentionMaximaInFloat32Range(maxAbsOf(Q, nQ * dQK), known.keys, known.values, nKV, dQK, scale)
+      : attentionInFloat32Range(Q, K, V, nQ, nKV, dQK, dV, scale);
+    if (inRange) {
       try {
         attentionOnce(p, scale, Q, K, V, out, nQ, nKV, dQK, dV);
         if (allFinite(out)) return;

@@ -4,6 +4,7 @@
  */
 import { ValueError } from "../errors.js";
 import { allFinite, attentionInto, attentionPlan } from "./fast.js";
+import type { KnownMaxima } from "../kernels/range32.js";
 import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
 import type { Mask, MaskForm } from "./mask.js";
@@ -175,6 +176,7 @@ export function float32Attention(
   mask: Mask | undefined,
   mode: "materialized" | "streaming",
   blocks: { blockSize?: number; queryBlockSize?: number } = {},
+  known?: KnownMaxima,
 ): Matrix | null {
   if (r.kernel.kind !== "softmax") {
     throw new ValueError(
@@ -212,7 +214,7 @@ export function float32Attention(
   // Inputs were validated by the caller: the raw driver, not `fastAttention` (which would scan
   // Q, K, V for finiteness again). It falls back to float64 itself, so its Y is always finite.
   const plan = attentionPlan({ precision: "float32", mode, scale: r.kernel.scale, mask, onEmptyRow: r.onEmptyRow, ...blocks });
-  attentionInto(plan, queries.data, keys.data, values.data, out.data, nQ, nKV, queries.cols, values.cols);
+  attentionInto(plan, queries.data, keys.data, values.data, out.data, nQ, nKV, queries.cols, values.cols, known);
   return out;
 }
 

@@ -179,6 +179,15 @@ export class KVCache implements DecodeCache {
     return this.valueBlocks[g].view();
   }
 
+  /**
+   * max |K_g| and max |V_g| over the cached rows (`maxAbsOf` of `keys(g)` / `values(g)`), kept up to
+   * date by every append instead of rescanned: float32 attention's range decision on a decoding
+   * step (pretrained/model.ts). Internal to core's decoders.
+   */
+  maxAbs(g: number): { keys: number; values: number } {
+    return { keys: this.keyBlocks[g].maxAbs(), values: this.valueBlocks[g].maxAbs() };
+  }
+
   /** Floats held for the stored tokens: length·G·(d_QK + d_V) (Table 1's cache term, G heads). */
   floatsStored(): number {
     return this.length * this.floatsPerToken;

@@ -74,6 +74,8 @@ type RowsKernelOperands = [bp: number, ldb: number, cp: number, ldc: number, mc:
 export type GemmRowsKernel = (ap: number, lda: number, ...operands: RowsKernelOperands) => void;
 
 /** rows × kc float64 at src (row stride ld) → R-row panels at dst; returns max |x| (watPack.ts). */
+/** `(x, b, c, k, panels)`: see `Kernels.gemv_f64_g4`. */
+type GemvKernel = (x: number, b: number, c: number, k: number, panels: number) => void;
 type PackRows = (src: number, ld: number, rows: number, kc: number, dst: number) => number;
 /** kc × nc float64 at src (row stride ld) → C-column panels at dst; returns max |x| (watPack.ts). */
 type PackCols = (src: number, ld: number, kc: number, nc: number, dst: number) => number;
@@ -196,6 +198,16 @@ export interface Kernels {
   scatter_add_rows: (out: number, y: number, rowsp: number, wp: number, te: number, d: number, y32: number) => void;
   gather_rows: (src: number, dst: number, rowsp: number, te: number, bytes: number) => void;
   max_abs_block: (src: number, ld: number, rows: number, cols: number) => number;
+  /**
+   * c = x · W for ONE row x (k float64 at x) and W in `panels` NR-column panels of depth k at b,
+   * into panels · NR float64 at c (watGemv.ts): `_g4` with linalg/matmul.ts' smallRowsMatmul sums
+   * (C = A B), `_seq` with smallRowsMatmulTransB's (C = A Bᵀ, b the packed Bᵀ); `f32`: float32
+   * panels widened, float64 arithmetic (pretrained/residentGemv.ts).
+   */
+  gemv_f64_g4: GemvKernel;
+  gemv_f64_seq: GemvKernel;
+  gemv_f32_g4: GemvKernel;
+  gemv_f32_seq: GemvKernel;
   /** gemmWasm's packers from staged float64 rows (watPack.ts) → max |x| of the block. */
   pack_rows_f64_r4: PackRows;
   pack_rows_f32_r4: PackRows;

@@ -45,6 +45,16 @@ export function maxAbsOf(x: DenseArray, len: number = x.length): number {
   return Math.max(m0, m1);
 }
 
+/**
+ * max |K| and max |V| when the caller knows them already (an exact KV cache keeps them as it
+ * appends: `KVCache.maxAbs`), so float32's range decision needs no rescan of K and V — the values
+ * `maxAbsOf` would return, so the same decision. Internal.
+ */
+export interface KnownMaxima {
+  readonly keys: number;
+  readonly values: number;
+}
+
 /** An operand maximum float32 represents with full relative precision (0 included). */
 function inRange(m: number): boolean {
   return m === 0 || (m >= F32_SAFE_MIN && m <= F32_SAFE_MAX);

@@ -15,6 +15,7 @@
  * valid part is added to C by a scalar loop, so C is never written out of bounds.
  */
 import { sqDistRowsFunction } from "./watDistance.js";
+import { gemvFunctions } from "./watGemv.js";
 import { symMaxEigFunction } from "./watJacobi.js";
 import { packKernelFunctions } from "./watPack.js";
 import { modelKernelFunctions } from "./watModel.js";
@@ -833,6 +834,7 @@ export function kernelWat(): string {
     symMaxEigFunction(),
     ...packKernelFunctions(),
     sqDistRowsFunction(),
+    ...gemvFunctions(),
     ")",
     "",
   ].join("\n");

@@ -28,6 +28,7 @@ import { Matrix } from "../matrix.js";
 import { NumericalError } from "../errors.js";
 import { type NormParams, applyNorm, rmsNormRowsInto } from "../norm.js";
 import { simdExp } from "../kernels/softmaxWasm.js";
+import { residentRowProduct } from "./residentGemv.js";
 import type { Activation } from "../layers/activations.js";
 
 /** Columns of the matrices side by side (no checks: internal, shapes come from a built model). */
@@ -50,6 +51,14 @@ export function columnSlice(src: Float64Array, rows: number, ld: number, c0: num
   const o = out.data;
   for (let i = 0; i < rows; i++) o.set(src.subarray(i * ld + c0, i * ld + c0 + w), i * w);
   return out;
+}
+
+/**
+ * Columns c0 … c0 + w − 1 of a ONE-row block, as a 1×w view of `src` (no copy): for readers done
+ * with it before `src` changes. `rows` must be 1 (the signature is `columnSlice`'s).
+ */
+export function rowColumns(src: Float64Array, rows: number, _ld: number, c0: number, w: number): Matrix {
+  return new Matrix(rows, w, src.subarray(c0, c0 + w));
 }
 
 /**
@@ -117,6 +126,8 @@ export type ProjectionPrecision = "float64" | "float32";
 export function project(x: Matrix, w: Matrix, slot?: ScratchSlot, precision: ProjectionPrecision = "float64"): Matrix {
   const out = slot === undefined ? new Matrix(x.rows, w.cols) : new Matrix(x.rows, w.cols, scratch(slot, x.rows * w.cols));
   const wasm = kernelBackendFor(x.rows, x.cols, w.cols) === "wasm";
+  // One row (a decoded token) on W's panels resident in the model's arena: the scalar kernels' bits.
+  if (x.rows === 1 && !wasm && residentRowProduct(x.data, w, false, precision, out.data) !== undefined) return out;
   if (precision === "float32") {
     const p32 = wasm ? packedOf32(w, false) : undefined;
     if (p32) gemmWasmPacked32(x.data, p32, out.data, x.rows);
@@ -173,6 +184,9 @@ export function scratch(slot: ScratchSlot, length: number): Float64Array {
  */
 export function projectTransposed(x: Matrix, w: Matrix, precision: ProjectionPrecision = "float64"): Matrix {
   const wasm = kernelBackendFor(x.rows, x.cols, w.rows) === "wasm";
+  // One row on Wᵀ's panels resident in the model's arena (the LM head): the scalar kernels' bits.
+  const row = x.rows === 1 && !wasm ? residentRowProduct(x.data, w, true, precision) : undefined;
+  if (row !== undefined) return new Matrix(1, w.rows, row);
   if (precision === "float32") {
     const p32 = wasm ? packedOf32(w, true) : undefined;
     if (!p32 && x.rows < SMALL_M_ROWS) {

@@ -44,6 +44,7 @@ import {
   joinGlu,
   normRows,
   project,
+  rowColumns,
   projectTransposed,
   scratch,
 } from "./fused.js";
@@ -481,6 +482,8 @@ export class PretrainedModel {
       state.position = p0 + t;
       return r;
     }
+    // A decoded token: its one-row products run on the weights resident in the arena (placed once).
+    if (t === 1) this.resident?.placeForRowProducts(options.precision);
     const w = this.weights;
     const embedded = this.embed(ids, p0);
     const positions = embedded.positions;
@@ -639,9 +642,14 @@ function gqaStep(
   }
   // rope.apply where in place does not fit: its shape check reports a RoPE dim ≠ head dim.
   const rotate = (m: Matrix) => (rope && !inPlace ? rope.apply(m, positions) : m);
-  const kNew = keys.map((_, g) => rotate(columnSlice(all, t, ld, kOff + g * dK, dK)));
-  const vNew = values.map((_, g) => columnSlice(all, t, ld, vOff + g * dV, dV));
-  if (cache instanceof KVCache && !cap && !options.attentionOverride && (rope === undefined || inPlace)) {
+  const fast = cache instanceof KVCache && !cap && !options.attentionOverride && (rope === undefined || inPlace);
+  // One decoded token on the exact cache: each head's K, V and Q as views of the joined row — the
+  // cache's append copies K and V, the heads read Q at once — instead of t×w copies (a fresh small
+  // Float64Array costs ≈ 0.7 µs; these were ≈ 7 % of a Llama decoding step, issue 14).
+  const slice = fast && t === 1 ? rowColumns : columnSlice;
+  const kNew = keys.map((_, g) => rotate(slice(all, t, ld, kOff + g * dK, dK)));
+  const vNew = values.map((_, g) => slice(all, t, ld, vOff + g * dV, dV));
+  if (fast) {
     // Every head straight from the joined block into concat(Y_h): no per-head copies of Q or Y, the
     // options resolved once per layer, K and V checked once (by the cache's append).
     cache.append(kNew, vNew);
@@ -651,7 +659,7 @@ function gqaStep(
       ? concat
       : concatCols(
           attendHeads(
-            queries.map((_, h) => columnSlice(all, t, ld, h * dQ, dQ)),
+            queries.map((_, h) => slice(all, t, ld, h * dQ, dQ)),
             G,
             cache,
             a.scale,
@@ -716,7 +724,12 @@ function attendHeads(q: readonly Matrix[], G: number, cache: KVCache, scale: num
     mask: { kind: "causal" as const, offset: p0 },
     precision: options.precision,
   };
-  return q.map((qh, h) => attentionCachedKeys(qh, cache.keys(Math.floor(h / group)), cache.values(Math.floor(h / group)), attnOptions));
+  // Under float32 each group's max |K_g| and max |V_g| as the cache keeps them (no rescan per head).
+  const known = options.precision === "float32" ? Array.from({ length: G }, (_, g) => cache.maxAbs(g)) : undefined;
+  return q.map((qh, h) => {
+    const g = Math.floor(h / group);
+    return attentionCachedKeys(qh, cache.keys(g), cache.values(g), attnOptions, known?.[g]);
+  });
 }
 
 /**
@@ -1016,14 +1029,15 @@ function mlaStep(
       const y = attentionCachedKeys(q, keysL, latent, run);
       const dL = y.cols;
       const heads = qHeads.map((_, h) => matmul(new Matrix(1, dL, y.data.subarray(h * dL, (h + 1) * dL)), w.valueUp[h]));
-      return matmul(concatCols(heads), w.output);
+      // W_O by `project` (matmul's float64 bits): one row runs on the resident panels (residentGemv.ts).
+      return project(concatCols(heads), w.output);
     }
     const heads = qHeads.map((qh, h) => {
       // The exact LatentCache checked every row at append; a compressed cache's rows are rechecked.
       const attend = cache instanceof LatentCache ? attentionCachedKeys : runAttention;
       return matmul(attend(absorbedQuery(qh, h), keysL, latent, run), w.valueUp[h]);
     });
-    return matmul(concatCols(heads), w.output);
+    return project(concatCols(heads), w.output);
   }
   const { keys, values } =
     joined && rotaryKey

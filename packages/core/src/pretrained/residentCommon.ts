@@ -17,6 +17,7 @@ import { type NormParams, applyNorm, assertNormParams } from "../norm.js";
 import { assertFinite } from "../validate.js";
 import type { PretrainedWeights } from "./build.js";
 import type { JoinedGlu, ProjectionPrecision } from "./fused.js";
+import { gemvScratchFloats, registerResidentOperand } from "./residentGemv.js";
 
 export const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
 /** Row granularity of the frame: the kernels' register tile (the edge tile reads and writes whole tiles). */
@@ -69,12 +70,15 @@ export class ResidentWeights<L> {
     const arena = this.arena;
     let p = this.placed.get(precision);
     if (!p) {
+      const placedNow: { w: Matrix; transposed: boolean; op: Placed }[] = [];
       const place: Place = (w, transposed) => {
         const [k, n] = transposed ? [w.cols, w.rows] : [w.rows, w.cols];
         const panels = (precision === "float32" ? packOperandF32(w.data, transposed, k, n) : packOperandF64(w.data, transposed, k, n))
           ?.panels;
         if (!panels) return undefined;
-        return { addr: arena.place(panels), k, n };
+        const op = { addr: arena.place(panels), k, n };
+        placedNow.push({ w, transposed, op });
+        return op;
       };
       const glu = (g: JoinedGlu): PlacedGlu => ({
         gateUp: place(g.gateUp, false) as Placed,
@@ -85,6 +89,15 @@ export class ResidentWeights<L> {
       const fin = this.weights.finalNorm;
       const d = this.weights.embed.cols;
       p = { layers, lmHead: place(this.weights.lmHead, true), finalGain: finalNormOk(fin, d) ? arena.place(fin.gain) : undefined };
+      // A decoded token's one-row products run on these same panels (residentGemv.ts): a permanent
+      // x and c scratch for them, then every placed weight registered.
+      const sizes = gemvScratchFloats(
+        placedNow.map((e) => e.op),
+        precision,
+      );
+      const xAddr = arena.place(new Float64Array(sizes.x));
+      const cAddr = arena.place(new Float64Array(sizes.c));
+      for (const e of placedNow) registerResidentOperand(e.w, e.transposed, precision, arena, e.op, xAddr, cAddr);
       this.placed.set(precision, p);
     }
     return { arena, ...p };
@@ -157,6 +170,14 @@ export abstract class ResidentModel<L> {
    * state (p0 = 0, asked only when `cacheFree`).
    */
   abstract applies(t: number, p0: number, caches: readonly unknown[] | null, precision: AttentionPrecisionOption | undefined): boolean;
+
+  /**
+   * Places the weights of `prec` in the arena now, if not yet (a decoding step's one-row products
+   * run on them: residentGemv.ts), where the resident backend is available.
+   */
+  placeForRowProducts(precision: AttentionPrecisionOption | undefined): void {
+    if (residentBackendOk(precision)) this.placed.get(precision === "float32" ? "float32" : "float64");
+  }
 
   /** Every layer of a step of t = x.rows tokens in the arena (appending to the caches unless they are null). */
   protected abstract layersInArena(s: StepArgs<L>): LayersOut;

@@ -50,3 +50,29 @@ describe("caches are append-only and grow by doubling", () => {
     expect(new LatentCache({ latentDim: 3 }).rotaryKeys()).toBeUndefined();
   });
 });
+
+describe("KVCache.maxAbs: the running max |K_g| and |V_g| (float32 decoding's range decision)", () => {
+  const scan = (m: Matrix) => m.data.reduce((a, x) => Math.max(a, Math.abs(x)), 0);
+  it("equals a scan of the cached rows after every append, across growth and a rolled-back step", () => {
+    const cache = new KVCache({ numKvHeads: 2, keyDim: 3, valueDim: 2, initialCapacity: 2 });
+    // magnitudes that rise and fall from chunk to chunk, so a stale or per-chunk max would show
+    const scales = [1, 1e3, 1e-2, 7, 1e5, 0.5];
+    for (const [c, s] of scales.entries()) {
+      const keys = [0, 1].map((g) => randomMatrix(c + 1, 3, { scale: s }, [22, "k", c, g]));
+      const values = [0, 1].map((g) => randomMatrix(c + 1, 2, { scale: s * (g + 1) }, [22, "v", c, g]));
+      cache.append(keys, values);
+      for (const g of [0, 1]) expect(cache.maxAbs(g)).toEqual({ keys: scan(cache.keys(g)), values: scan(cache.values(g)) });
+    }
+    const before = [0, 1].map((g) => cache.maxAbs(g));
+    // A step whose logits overflow: its keys (|k| = 1e300) are appended, attention throws, the
+    // append is rolled back — the maxima must be those of the rows left, not 1e300.
+    const big = [0, 1].map(() => new Matrix(1, 3, new Float64Array([1e300, -1e300, 1e300])));
+    const vals = [0, 1].map(() => new Matrix(1, 2, new Float64Array([1, 2])));
+    const queries = [0, 1].map(() => new Matrix(1, 3, new Float64Array([1e300, 1e300, 1e300])));
+    expect(() => cache.step({ queries, keys: big, values: vals })).toThrow();
+    for (const g of [0, 1]) {
+      expect(cache.maxAbs(g)).toEqual({ keys: scan(cache.keys(g)), values: scan(cache.values(g)) });
+      expect(cache.maxAbs(g)).toEqual(before[g]);
+    }
+  });
+});

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LatentCache, type LatentDecodeCache, Matrix, NonFiniteError, PretrainedModel, withKernelBackend } from "@randattn/core";
 import { loadPretrained } from "@randattn/core/node";
 import { fileURLToPath } from "node:url";
+import { residentRowProductRuns, setResidentRowProducts } from "../../src/pretrained/residentGemv.js";
 import { fixtureDir } from "./helpers.js";
 
 // The decoding fast paths (bench:models, issue 14) skip per-step rescans and copies; these tests
@@ -71,6 +72,44 @@ describe("decoding fast paths", () => {
     const last = [m.step(a, [1], { mlaForm: "absorbed" }).logits, m.step(b, [1], { mlaForm: "absorbed" }).logits];
     expect(Array.from(last[0].data)).toEqual(Array.from(last[1].data));
   });
+
+  // A decoded token's projections run on the weights resident in the model's arena (residentGemv.ts,
+  // the gemv kernels) instead of JavaScript's few-rows kernels: every decoded logit must keep its
+  // bits — GQA (Llama, tied LM head: the transposed product) and MLA + MoE (DeepSeek, both forms),
+  // both precisions — and the resident path must really have run.
+  it.each([
+    ["llama-gqa-fortunes", "float64", "absorbed"],
+    ["llama-gqa-fortunes", "float32", "absorbed"],
+    ["deepseek-mla-fortunes", "float64", "absorbed"],
+    ["deepseek-mla-fortunes", "float32", "absorbed"],
+    ["deepseek-mla-fortunes", "float64", "unmerged"],
+    ["deepseek-mla-fortunes", "float32", "unmerged"],
+  ] as const)(
+    "%s %s (%s MLA form): decoded logits on the resident one-row products have the JavaScript kernels' bits",
+    (name, precision, mlaForm) => {
+      const m = loadPretrained(fileURLToPath(new URL(`../../../../models/${name}`, import.meta.url)));
+      const ids = Array.from({ length: 24 }, (_, i) => (i * 37 + 11) % m.vocabSize);
+      const decode = () => {
+        const state = m.createState();
+        m.step(state, ids.slice(0, 12), { precision });
+        return ids.slice(12).map((id) => m.step(state, [id], { precision, mlaForm }).logits.data);
+      };
+      const runs0 = residentRowProductRuns();
+      const resident = decode();
+      expect(residentRowProductRuns() - runs0).toBeGreaterThanOrEqual(12 * (m.numLayers * 3 + 1));
+      const was = setResidentRowProducts(false);
+      let scalar: Float64Array[];
+      try {
+        scalar = decode();
+      } finally {
+        setResidentRowProducts(was);
+      }
+      let mismatches = 0;
+      for (let s = 0; s < resident.length; s++)
+        for (let j = 0; j < resident[s].length; j++) if (!Object.is(resident[s][j], scalar[s][j])) mismatches++;
+      expect(mismatches).toBe(0);
+    },
+  );
 
   it.each(["float64", "float32"] as const)(
     "one token's absorbed MLA heads in one attention call have the bits of one call per head (%s)",
