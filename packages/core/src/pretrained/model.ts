@@ -25,7 +25,7 @@ import { ShapeError, ValueError } from "../errors.js";
 import { assertFfnWeights, feedForward } from "../layers/ffn.js";
 import { applyNorm, assertNormParams, rmsNorm } from "../norm.js";
 import { mlaKeyLatent, mlaKeysValues, mlaQueries, mlaQueryLatent, mlaRotaryKey } from "../latent/unmerged.js";
-import { matmul, matmulTransB } from "../linalg/matmul.js";
+import { matmul, matmulInto, matmulTransB, matmulTransBInto } from "../linalg/matmul.js";
 import { Matrix } from "../matrix.js";
 import { addInPlace, concatCols, sliceCols, sliceRows } from "../linalg/ops.js";
 import { RowBuffer } from "../cache/buffer.js";
@@ -993,9 +993,9 @@ function mlaStep(
     // W_O's product into the layer's reused "attnOut" buffer (no override here: see layerStep).
     if (y) return project(y, w.output, "attnOut", prec);
   }
-  // Per-head copies of the queries now: the joined block is a scratch buffer, and an
-  // attentionOverride callback may run another forward before the later heads.
-  const qHeads = q ?? queryHeads(joinedQueries as Matrix, H);
+  // Per-head copies of the queries (before any attention call): the joined block is a scratch
+  // buffer, and an attentionOverride callback may run another forward before the later heads.
+  const headQueries = (): Matrix[] => q ?? queryHeads(joinedQueries as Matrix, H);
   if (form === "absorbed" && !cap && !options.attentionOverride) {
     // ⟨q_h, [L W_LK^h | k_R]⟩ = ⟨[q_h,nope (W_LK^h)ᵀ | q_R,h], [L | k_R]⟩ and P V_h = (P L) W_LV^h (§4.2).
     const nope = w.queryUp[0].cols;
@@ -1019,19 +1019,34 @@ function mlaStep(
       // float64 (at least as accurate).
       // Only where one head's call would take the fused driver too (below its work threshold the
       // per-head calls keep their JavaScript path, whose bits differ).
+      // absorbedQuery's products and copies written straight into row h of the stacked queries, from
+      // the head's query row in place (no override can run in between), and P_h L W_LV^h straight
+      // into columns of one row: the same kernels on the same operands (matmulTransB's and
+      // matmul's), without ≈ 4H small matrices per layer (issue 14: ≈ 10 % of a decoding step).
       const dq = keysL.cols;
-      const q = new Matrix(H, dq);
+      const stacked = new Matrix(H, dq);
+      const width = q ? q[0].cols : (joinedQueries as Matrix).cols / H;
       for (let h = 0; h < H; h++) {
-        const f = absorbedQuery(qHeads[h], h);
-        assertFinite(f, "queries");
-        q.data.set(f.data, h * dq);
+        const qh = q ? q[h].data : (joinedQueries as Matrix).data.subarray(h * width, (h + 1) * width);
+        const row = stacked.data.subarray(h * dq, (h + 1) * dq);
+        const up = w.keyUp[h];
+        matmulTransBInto(qh.subarray(0, nope), up.data, row, 1, nope, up.rows);
+        if (rotaryKey) row.set(qh.subarray(nope), up.rows);
+        assertFinite(new Matrix(1, dq, row), "queries");
       }
-      const y = attentionCachedKeys(q, keysL, latent, run);
+      const y = attentionCachedKeys(stacked, keysL, latent, run);
       const dL = y.cols;
-      const heads = qHeads.map((_, h) => matmul(new Matrix(1, dL, y.data.subarray(h * dL, (h + 1) * dL)), w.valueUp[h]));
+      let dV = 0;
+      for (const v of w.valueUp) dV += v.cols;
+      const concat = new Matrix(1, dV);
+      for (let h = 0, c0 = 0; h < H; c0 += w.valueUp[h].cols, h++) {
+        const v = w.valueUp[h];
+        matmulInto(y.data.subarray(h * dL, (h + 1) * dL), v.data, concat.data.subarray(c0, c0 + v.cols), 1, dL, v.cols, false);
+      }
       // W_O by `project` (matmul's float64 bits): one row runs on the resident panels (residentGemv.ts).
-      return project(concatCols(heads), w.output);
+      return project(concat, w.output);
     }
+    const qHeads = headQueries();
     const heads = qHeads.map((qh, h) => {
       // The exact LatentCache checked every row at append; a compressed cache's rows are rechecked.
       const attend = cache instanceof LatentCache ? attentionCachedKeys : runAttention;
@@ -1039,6 +1054,7 @@ function mlaStep(
     });
     return project(concatCols(heads), w.output);
   }
+  const qHeads = headQueries();
   const { keys, values } =
     joined && rotaryKey
       ? mlaKeysValuesJoined(joined, w, latent, rotaryKey, projectionPrecision(options))
