@@ -185,6 +185,7 @@ export class KVCache implements DecodeCache {
    * step (pretrained/model.ts). Internal to core's decoders.
    */
   maxAbs(g: number): { keys: number; values: number } {
+    assertInteger(g, "g", 0, this.numKvHeads - 1);
     return { keys: this.keyBlocks[g].maxAbs(), values: this.valueBlocks[g].maxAbs() };
   }
 
