@@ -10,6 +10,7 @@ import type { AttentionPrecisionOption } from "../attention/options.js";
 import { runAttention } from "../attention/projection.js";
 import { resolveAttention } from "../attention/options.js";
 import { type FusedSoftmaxSpec, fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
+import { SMALL_M_ROWS } from "../kernels/gemm.js";
 import { attentionMaximaInFloat32Range } from "../kernels/range32.js";
 import type { PretrainedConfig } from "../checkpoint/config.js";
 import { KVCache } from "../cache/kv-cache.js";
@@ -726,6 +727,29 @@ function attendHeads(q: readonly Matrix[], G: number, cache: KVCache, scale: num
   };
   // Under float32 each group's max |K_g| and max |V_g| as the cache keeps them (no rescan per head).
   const known = options.precision === "float32" ? Array.from({ length: G }, (_, g) => cache.maxAbs(g)) : undefined;
+  const n = cache.length;
+  const d = q[0].cols;
+  if (q[0].rows === 1 && group > 1 && group < SMALL_M_ROWS && useFusedSoftmax(group, n, d) === useFusedSoftmax(1, n, d)) {
+    // One token: the H/G query rows of a group attend to the same K_g and V_g, so they go through
+    // ONE call — K_g and V_g read (under float32: packed) once per group instead of once per head.
+    // Every row's causal limit is N_KV (p0 + r + 1 clamped, p0 = N_KV − 1); the call takes the path
+    // a head's own call takes (the fused driver for both or for neither; below SMALL_M_ROWS rows
+    // the few-rows kernels), whose sums are per row, so each head's row has the bits of its own
+    // call (tested). Each head's query is checked first, so a non-finite one raises that call's
+    // error. Only float32's decisions are joint, as in mlaStep's batched heads.
+    const out: Matrix[] = [];
+    for (let g = 0; g < G; g++) {
+      const stacked = new Matrix(group, d);
+      for (let r = 0; r < group; r++) {
+        const qh = q[g * group + r];
+        assertFinite(qh, "queries");
+        stacked.data.set(qh.data, r * d);
+      }
+      const y = attentionCachedKeys(stacked, cache.keys(g), cache.values(g), attnOptions, known?.[g]);
+      for (let r = 0; r < group; r++) out.push(new Matrix(1, y.cols, y.data.subarray(r * y.cols, (r + 1) * y.cols)));
+    }
+    return out;
+  }
   return q.map((qh, h) => {
     const g = Math.floor(h / group);
     return attentionCachedKeys(qh, cache.keys(g), cache.values(g), attnOptions, known?.[g]);

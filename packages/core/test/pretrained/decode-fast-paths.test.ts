@@ -111,6 +111,28 @@ describe("decoding fast paths", () => {
     },
   );
 
+  // One GQA token: the H/G query heads of a group attend in one call, with the cache's running
+  // max |K_g|, |V_g| and the heads' rows as views (model.ts attendHeads, gqaStep). An attention
+  // override that declines (returns undefined) sends every head through its own attentionCachedKeys
+  // call on copied rows with a rescan of K_g and V_g — the path before these changes — so every
+  // decoded logit must agree bit for bit; the cache is long enough for some steps to be past the
+  // fused driver's threshold for two rows but not for one (those stay per head).
+  it.each(["float64", "float32"] as const)("a GQA token's grouped heads have the bits of one call per head (%s)", (precision) => {
+    const m = loadPretrained(fileURLToPath(new URL("../../../../models/llama-gqa-fortunes", import.meta.url)));
+    const ids = Array.from({ length: 140 }, (_, i) => (i * 29 + 3) % m.vocabSize);
+    const decode = (attentionOverride?: () => undefined) => {
+      const state = m.createState();
+      m.step(state, ids.slice(0, 120), { precision, attentionOverride });
+      return ids.slice(120).map((id) => m.step(state, [id], { precision, attentionOverride }).logits.data);
+    };
+    const grouped = decode();
+    const perHead = decode(() => undefined);
+    let mismatches = 0;
+    for (let s = 0; s < grouped.length; s++)
+      for (let j = 0; j < grouped[s].length; j++) if (!Object.is(grouped[s][j], perHead[s][j])) mismatches++;
+    expect(mismatches).toBe(0);
+  });
+
   it.each(["float64", "float32"] as const)(
     "one token's absorbed MLA heads in one attention call have the bits of one call per head (%s)",
     (precision) => {
