@@ -66,6 +66,8 @@ import {
 
 /** The joined MLA projections of model.ts (`JoinedMla`), as far as this path reads them. */
 interface JoinedMlaLike {
+  /** [W_DKV | W_KR]: not used here, placed for the decoding steps' one-row products. */
+  readonly down: Matrix;
   readonly queryUp: Matrix;
   readonly keyValueUp: Matrix;
   readonly queryDownIdentity: boolean;
@@ -132,6 +134,9 @@ export class ResidentMlaPrefill extends ResidentModel<PlacedLayer> {
     super(weights, (arena, place, glu) =>
       layers.map((l) => {
         const w = l.a.weights;
+        // [W_DKV | W_KR] joined: the prefill multiplies by the two parts, a decoded token's one-row
+        // product (model.ts mlaProjectJoined) by the joined matrix — placed for it (residentGemv.ts).
+        place(l.j.down, false);
         return {
           inputGain: arena.place(l.inputNorm.gain),
           postGain: arena.place(l.postNorm.gain),
