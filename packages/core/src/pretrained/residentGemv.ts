@@ -9,10 +9,12 @@
  *
  * Only where `project` would take the scalar few-rows kernels (the "auto" backend, one row);
  * anything else (a weight never placed, a forced backend, a shape that does not match) answers
- * false and the caller keeps its JavaScript path.
+ * undefined and the caller keeps its JavaScript path. A weight matrix shared by two models' weights
+ * points to the arena that placed it last (the same panels either way).
  */
 import type { KernelArena } from "../kernels/arena.js";
 import { getKernelBackend } from "../kernels/gemm.js";
+import { F32_NR, F64_NR } from "../kernels/wat.js";
 import type { Matrix } from "../matrix.js";
 
 /** One weight in an arena: its panels' byte address, the product's depth k and width n. */
@@ -56,8 +58,11 @@ export function residentRowProductRuns(): number {
   return runs;
 }
 
-/** Panel width of the packed operands: 4 float64 or 8 float32 columns (F64_NR, F32_NR). */
-const panelWidth = (precision: Precision) => (precision === "float32" ? 8 : 4);
+// The gemv kernels (watGemv.ts) read 32-byte panel rows: 4 float64 or 8 float32 columns.
+if (F64_NR * 8 !== 32 || F32_NR * 4 !== 32) throw new Error("kernels/watGemv.ts assumes 32-byte panel rows (F64_NR = 4, F32_NR = 8)");
+
+/** Panel width of the packed operands: 4 float64 or 8 float32 columns. */
+const panelWidth = (precision: Precision) => (precision === "float32" ? F32_NR : F64_NR);
 
 /**
  * The arena scratch a set of one-row products needs: x (the largest k float64s) and c (the largest
