@@ -1040,6 +1040,32 @@ function fourChainMax(L: string[], vt: "f64x2" | "f32x4", negInf: string): void 
 }
 
 /**
+ * The row max's one-vector loop of the prefix kernels: while c < lim and a whole vector of `step`
+ * columns fits below `bound` (a local), load it at `at`, set its lanes ≥ lim to −∞ (`keep`: the
+ * lane mask) when it straddles lim, pmax it into `$vm`, and step c. `label` names the block/loop.
+ */
+function maskedMaxLoop(
+  L: string[],
+  label: string,
+  vt: "f64x2" | "f32x4",
+  step: number,
+  bound: string,
+  at: string,
+  negInf: string,
+  keep: string,
+): void {
+  L.push(
+    `(block $${label}done (loop $${label}loop (br_if $${label}done (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const ${step})) (local.get ${bound}))))`,
+  );
+  L.push(`(local.set $x0 (v128.load ${at}))`);
+  L.push(
+    `(if (i32.gt_s (i32.add (local.get $c) (i32.const ${step})) (local.get $lim)) (then (local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep}))))`,
+  );
+  L.push(`(local.set $vm (${vt}.pmax (local.get $vm) (local.get $x0)))`);
+  L.push(`(local.set $c (i32.add (local.get $c) (i32.const ${step}))) (br $${label}loop)))`);
+}
+
+/**
  * `softmax_prefix_f64(sp, rows, cols, ld, mp, lp)`: the exp pass of one block of a prefix-masked
  * (causal, padding) materialized attention without writing a single −∞ (issue 14): row r of the
  * logit tile S (rows × cols at sp, row stride ld) allows the keys c < lim[r], lim[r] read from
@@ -1107,15 +1133,7 @@ function softmaxPrefixRowsFunction(): string {
     L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $x0))) (local.set $vs (f64x2.pmax (local.get $vs) (local.get $x1)))");
     L.push(`(local.set $c (i32.add (local.get $c) (i32.const 4))) (br $m4loop_${x})))`);
     L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $vs)))");
-    L.push(
-      `(block $m2done_${x} (loop $m2loop_${x} (br_if $m2done_${x} (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const 2)) (local.get $c2))))`,
-    );
-    L.push(`(local.set $x0 (v128.load ${at()}))`);
-    L.push(
-      `(if (i32.gt_s (i32.add (local.get $c) (i32.const 2)) (local.get $lim)) (then (local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep(0)}))))`,
-    );
-    L.push("(local.set $vm (f64x2.pmax (local.get $vm) (local.get $x0)))");
-    L.push(`(local.set $c (i32.add (local.get $c) (i32.const 2))) (br $m2loop_${x})))`);
+    maskedMaxLoop(L, `m2_${x}`, "f64x2", 2, "$c2", at(), negInf, keep(0));
     L.push("(local.set $t (f64.max (f64x2.extract_lane 0 (local.get $vm)) (f64x2.extract_lane 1 (local.get $vm))))");
     // Only an odd cols leaves c < lim here (c = cols − 1): softmax_rows_f64's f64.max of the last column.
     L.push(`(if (i32.lt_s (local.get $c) (local.get $lim)) (then (local.set $t (f64.max (local.get $t) (f64.load ${at()})))))`);
@@ -1217,15 +1235,7 @@ function softmaxPrefixRowsF32Function(): string {
       fourChainMax(L, "f32x4", negInf);
       L.push("(local.set $vm (f32x4.pmax (f32x4.pmax (local.get $pm0) (local.get $pm1)) (f32x4.pmax (local.get $pm2) (local.get $pm3))))");
     }
-    L.push(
-      `(block $m4done_${x} (loop $m4loop_${x} (br_if $m4done_${x} (i32.or (i32.ge_s (local.get $c) (local.get $lim)) (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $c4))))`,
-    );
-    L.push(`(local.set $x0 (v128.load ${at()}))`);
-    L.push(
-      `(if (i32.gt_s (i32.add (local.get $c) (i32.const 4)) (local.get $lim)) (then (local.set $x0 (v128.bitselect (local.get $x0) ${negInf} ${keep(0)}))))`,
-    );
-    L.push("(local.set $vm (f32x4.pmax (local.get $vm) (local.get $x0)))");
-    L.push(`(local.set $c (i32.add (local.get $c) (i32.const 4))) (br $m4loop_${x})))`);
+    maskedMaxLoop(L, `m4_${x}`, "f32x4", 4, "$c4", at(), negInf, keep(0));
     L.push(
       "(local.set $t (f64.promote_f32 (f32.max (f32.max (f32x4.extract_lane 0 (local.get $vm)) (f32x4.extract_lane 1 (local.get $vm))) (f32.max (f32x4.extract_lane 2 (local.get $vm)) (f32x4.extract_lane 3 (local.get $vm))))))",
     );

@@ -64,6 +64,11 @@ export class ResidentWeights<L> {
     this.placeLayers = placeLayers;
   }
 
+  /** Whether the weights of `precision` are in the arena already. */
+  has(precision: ProjectionPrecision): boolean {
+    return this.placed.has(precision);
+  }
+
   /** The weights of one precision in the arena (placed at its first use). */
   get(precision: ProjectionPrecision): PlacedModel<L> & { arena: KernelArena } {
     if (!this.arena) this.arena = new KernelArena();
@@ -176,7 +181,8 @@ export abstract class ResidentModel<L> {
    * run on them: residentGemv.ts), where the resident backend is available.
    */
   placeForRowProducts(precision: AttentionPrecisionOption | undefined): void {
-    if (residentBackendOk(precision)) this.placed.get(precision === "float32" ? "float32" : "float64");
+    const prec = precision === "float32" ? "float32" : "float64";
+    if (!this.placed.has(prec) && residentBackendOk(precision)) this.placed.get(prec);
   }
 
   /** Every layer of a step of t = x.rows tokens in the arena (appending to the caches unless they are null). */
