@@ -22,9 +22,12 @@
 // torch f64, RandAttn f32 option vs torch f32. Also checked: last-token logits of RandAttn f64
 // equal torch f64's (max relative difference printed), so both ran the same checkpoint.
 //
-//   node scripts/models/bench.mjs [--reps 11] [--warmup 2] [--warm-cpu 3] [--json FILE] [--quick] [--no-install] [DIR ...]
+//   node scripts/models/bench.mjs [--reps 11] [--warmup 2] [--warm-cpu 3] [--json FILE] [--quick] [--no-install]
+//        [--arithmetic mul-add|fma] [DIR ...]
 // Writes the table as JSON to FILE (default .tmp/bench-models.json, git-ignored). --quick: 3 reps,
-// 1 warm-up. Without torch on /usr/bin/python3 the RandAttn columns are printed and torch is "n/a".
+// 1 warm-up. --arithmetic fma: RandAttn's GEMM kernels with relaxed SIMD's fused multiply-add
+// (`setKernelArithmetic("fma")`, opt-in: last bits machine-dependent; V8's flag set on Node 20), as
+// torch's BLAS uses FMA; the default is the bit-reproducible mul+add. Without torch on /usr/bin/python3 the RandAttn columns are printed and torch is "n/a".
 // On a shared machine absolute times mean little: only the ratios measured side by side count.
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -33,7 +36,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { hostCpu } from "../../packages/core/bench/host.mjs";
 import { startLineServer } from "../../packages/core/bench/line-server.mjs";
-import { loadPretrained } from "../../packages/core/dist/node/index.js";
+import { setKernelArithmetic } from "../../packages/core/dist/index.js";
+import { enableRelaxedSimd, loadPretrained } from "../../packages/core/dist/node/index.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const argv = process.argv.slice(2);
@@ -52,6 +56,12 @@ const reps = Number(flag("--reps", quick ? 3 : 11));
 const warmup = Number(flag("--warmup", quick ? 1 : 2));
 const WARM_CPU_S = Number(flag("--warm-cpu", 3)); // see warmUp
 const jsonPath = resolve(flag("--json", join(root, ".tmp", "bench-models.json")));
+const arithmetic = flag("--arithmetic", "mul-add");
+if (arithmetic === "fma" && !enableRelaxedSimd()) {
+  console.error("--arithmetic fma: this runtime has no relaxed SIMD (Node ≥ 22, or Node 20's V8 flag)");
+  process.exit(2);
+}
+setKernelArithmetic(arithmetic); // a typed error names an unknown value
 const dirs = argv.length
   ? argv.map((d) => resolve(d))
   : ["llama-gqa-fortunes", "deepseek-mla-fortunes"].map((m) => join(root, "models", m));
@@ -206,7 +216,9 @@ function table(header, rows) {
 console.log(
   `RandAttn bench:models — Node ${process.version}, ${hostCpu()}, load ${loadavg()
     .map((x) => x.toFixed(1))
-    .join(" ")}; median of ${reps} after ${warmup} warm-up (RandAttn: and ≥ ${WARM_CPU_S} s CPU); one thread each`,
+    .join(
+      " ",
+    )}; median of ${reps} after ${warmup} warm-up (RandAttn: and ≥ ${WARM_CPU_S} s CPU); one thread each; RandAttn GEMM arithmetic ${arithmetic}${arithmetic === "fma" ? " (relaxed SIMD, opt-in)" : ""}`,
 );
 const text = readFileSync(join(root, "models", "heldout.txt"), "utf8");
 const results = [];
@@ -302,6 +314,7 @@ console.log(
 );
 mkdirSync(dirname(jsonPath), { recursive: true });
 const machine = { node: process.version, cpu: cpus()[0]?.model, host: hostCpu(), cores: cpus().length, load: loadavg()[0] };
+summary.arithmetic = arithmetic;
 writeFileSync(
   jsonPath,
   `${JSON.stringify({ machine, reps, warmup, prefill: PREFILL, prompt: PROMPT, decode: DECODE, results, summary }, null, 2)}\n`,

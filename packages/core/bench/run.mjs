@@ -30,7 +30,7 @@ import * as coreNode from "../dist/node/index.js";
 import { startTwoCopies } from "./attention-copies.mjs";
 import { hostCpu } from "./host.mjs";
 import { startLineServer } from "./line-server.mjs";
-import { simdPeakProbes, simdPeakTwoThreads } from "./simd-peak.mjs";
+import { relaxedPeakProbes, simdPeakProbes, simdPeakTwoThreads } from "./simd-peak.mjs";
 
 // The profiling switches and raw kernels live in @randattn/core/internal since issue 9.
 const core = { ...coreApi, ...internal };
@@ -128,6 +128,9 @@ console.log(
   const t14 = []; // [target, this run, target value, met?]
   const mark = (ok) => (ok === undefined ? "—" : ok ? "yes" : "no");
   const want = (part) => only === null || only.has(part);
+  // The opt-in relaxed-SIMD kernels (setKernelArithmetic("fma")): rows of their own beside the
+  // default mul+add ones, where this runtime has relaxed SIMD (Node 20: V8's flag, set here).
+  const relaxed = coreNode.enableRelaxedSimd();
   // The register-only SIMD128 mul+add probe (simd-peak.mjs): the matmul rows' ceiling and the
   // attention rows' floor, made once.
   let probes = null;
@@ -164,6 +167,34 @@ console.log(
       `matmul 1024³ ${ty} ÷ register-only SIMD128 mul+add probe, median of ${quick ? 3 : 7} alternating pairs [${fmt(100 * m.lo, 0)}–${fmt(100 * m.hi, 0)} %] (best ${fmt(m.bestA)} and ${fmt(m.bestB)} GFLOP/s)`;
     t14.push([label(m64, "f64"), `${fmt(100 * m64.median, 0)} %`, "≥ 80 %", mark(m64.median >= 0.8)]);
     t14.push([label(m32, "f32"), `${fmt(100 * m32.median, 0)} %`, "≥ 75 %", mark(m32.median >= 0.75)]);
+    if (relaxed) {
+      // The opt-in fused kernels against their own ceiling, the relaxed_madd probe (simd-peak.mjs).
+      const fprobes = await relaxedPeakProbes(quick ? 10_000_000 : 20_000_000, clockMs);
+      const fused = (mm) => rate(() => core.withKernelArithmetic("fma", mm));
+      const f64 = await alternatePairs(
+        fused(() => core.matmul(a, b)),
+        fprobes.f64,
+        quick ? 3 : 7,
+        Math.max,
+      );
+      const f32 = await alternatePairs(
+        fused(() => core.matmul32(a, b)),
+        fprobes.f32,
+        quick ? 3 : 7,
+        Math.max,
+      );
+      for (const [m, ty, plain] of [
+        [f64, "f64", m64],
+        [f32, "f32", m32],
+      ]) {
+        t14.push([
+          `matmul 1024³ ${ty}, opt-in fma kernels ÷ register-only relaxed_madd probe, median of ${quick ? 3 : 7} pairs [${fmt(100 * m.lo, 0)}–${fmt(100 * m.hi, 0)} %] (best ${fmt(m.bestA)} and ${fmt(m.bestB)} GFLOP/s; best mul+add matmul ${fmt(plain.bestA)})`,
+          `${fmt(100 * m.median, 0)} %`,
+          "reference",
+          "—",
+        ]);
+      }
+    }
   }
   // Attention N = 4096, d = 64 through the default attention(q, k, v), and its float32 path.
   const n = 4096;
@@ -258,8 +289,9 @@ console.log(
     // The SIMD128 floor of exact attention against NumPy, round by round: the two products (Q Kᵀ and
     // P V, 2·N²·d flops each) at the probe's rate measured beside the pair, alone and plus this run's
     // exp pass (ns per score × N²), ÷ that round's NumPy call; median over the rounds. A call on
-    // 128-bit mul+add (no FMA: relaxed-SIMD needs a flag in Node 20 and would change bits across
-    // machines) cannot go below it, so a target under the floor is out of reach on this host.
+    // 128-bit mul+add (the default kernels: relaxed SIMD's FMA changes bits across machines, so it
+    // is opt-in — its rows follow) cannot go below it, so a target under the floor is out of reach
+    // for the default kernels on this host.
     const floorOf = (a, nsPerScore) => {
       const flops = 4 * n * n * 64;
       const products = [];
@@ -273,6 +305,21 @@ console.log(
     };
     const a64 = await pairs(() => core.attention(q, k, v), "float64");
     const a32 = await pairs(() => core.attention(q, k, v, { precision: "float32" }), "float32");
+    const fma = (f) => () => core.withKernelArithmetic("fma", f);
+    const f64 =
+      relaxed && want("attention")
+        ? await pairs(
+            fma(() => core.attention(q, k, v)),
+            "float64",
+          )
+        : null;
+    const f32 =
+      relaxed && want("attention")
+        ? await pairs(
+            fma(() => core.attention(q, k, v, { precision: "float32" })),
+            "float32",
+          )
+        : null;
     np1srv?.close();
     np1 = np1srv ? { t64: a64.np, t32: a32.np, ver: np1srv.ver, blas: np1srv.blas, exe: np1srv.exe } : null;
     const np2srv = await numpyServer(2);
@@ -306,10 +353,23 @@ console.log(
         ]) {
           const fl = floorOf(a, ns);
           t14.push([
-            `attention ${ty}: its SIMD128 floor ÷ NumPy — the two products (4·N²·d = ${fmt((4 * n * n * 64) / 1e9)} GFLOP) at the ${ty} probe's rate beside each pair (best ${fmt(fl.rate, 1)} GFLOP/s); with this run's exp pass ${fmt(fl.withExp)}×${fl.withExp > target ? ", above the target: out of reach on this host" : ""}`,
+            `attention ${ty}: its SIMD128 floor ÷ NumPy — the two products (4·N²·d = ${fmt((4 * n * n * 64) / 1e9)} GFLOP) at the ${ty} probe's rate beside each pair (best ${fmt(fl.rate, 1)} GFLOP/s); with this run's exp pass ${fmt(fl.withExp)}×${fl.withExp > target ? ", above the target: out of reach for mul+add on this host" : ""}`,
             `${fmt(fl.products)}×`,
             "reference",
             "—",
+          ]);
+        }
+      }
+      if (np1 && f64 && f32) {
+        for (const [ty, a, target] of [
+          ["f64", f64, 1.4],
+          ["f32", f32, 1.3],
+        ]) {
+          t14.push([
+            `attention N=4096 d=64 ${ty} with the opt-in fma kernels ÷ NumPy ${ty === "f32" ? "float32 " : ""}1 thread${pairLabel(a)}`,
+            `${fmt(a.median)}×`,
+            `≤ ${target}×`,
+            `${mark(a.median <= target)} (opt-in)`,
           ]);
         }
       }
@@ -506,37 +566,44 @@ console.log(
   else {
     // scripts/models/bench.mjs installs python3-torch and OpenBLAS when missing (as root with apt-get).
     const script = fileURLToPath(new URL("../../../scripts/models/bench.mjs", import.meta.url));
-    const out = join(mkdtempSync(join(tmpdir(), "randattn-bench-")), "models.json");
-    const r = spawnSync(process.execPath, [script, ...(quick ? ["--quick"] : []), "--json", out], { encoding: "utf8" });
-    let m = null;
-    try {
-      m = JSON.parse(readFileSync(out, "utf8"));
-    } catch {}
-    if (!m || r.status !== 0)
-      t14.push(["prefill/decode vs torch", `failed: ${(r.stderr || "").trim().split("\n").pop()}`, "≥ 1× torch", "—"]);
-    else if (m.summary.minRatio === null)
-      t14.push([
-        "prefill/decode vs torch",
-        "skipped: /usr/bin/python3 lacks torch (apt-get install python3-torch libopenblas0-pthread)",
-        "≥ 1× torch",
-        "—",
-      ]);
-    else {
-      const rows = m.results.flatMap((x) =>
-        x.phases.flatMap((p) => [
-          [`${x.model} ${p.phase} f64`, p.ratioF64],
-          [`${x.model} ${p.phase} f32`, p.ratioF32],
-        ]),
-      );
-      const worst = rows.reduce((a, b) => (b[1].cpu < a[1].cpu ? b : a));
-      const best = rows.reduce((a, b) => (b[1].cpu > a[1].cpu ? b : a));
-      const blas = m.summary.torchBlas ?? "unknown BLAS";
-      t14.push([
-        `prefill (N=128/512) and decode/token vs torch 1 thread (${blas}), ${rows.length} rows (torch ÷ RandAttn, CPU time, median of alternating pairs): slowest ${worst[0]}; fastest ${best[0]} ${fmt(best[1].cpu)}×`,
-        `${fmt(worst[1].cpu)}×`,
-        "≥ 1×",
-        m.summary.optimizedBlas ? mark(worst[1].cpu >= 1) : "— (torch on a reference BLAS: apt-get install libopenblas0-pthread)",
-      ]);
+    for (const arithmetic of relaxed ? ["mul-add", "fma"] : ["mul-add"]) {
+      const out = join(mkdtempSync(join(tmpdir(), "randattn-bench-")), "models.json");
+      const r = spawnSync(process.execPath, [script, ...(quick ? ["--quick"] : []), "--arithmetic", arithmetic, "--json", out], {
+        encoding: "utf8",
+      });
+      const opt = arithmetic === "fma" ? ", opt-in fma kernels" : "";
+      let m = null;
+      try {
+        m = JSON.parse(readFileSync(out, "utf8"));
+      } catch {}
+      if (!m || r.status !== 0)
+        t14.push(["prefill/decode vs torch", `failed: ${(r.stderr || "").trim().split("\n").pop()}`, "≥ 1× torch", "—"]);
+      else if (m.summary.minRatio === null)
+        t14.push([
+          "prefill/decode vs torch",
+          "skipped: /usr/bin/python3 lacks torch (apt-get install python3-torch libopenblas0-pthread)",
+          "≥ 1× torch",
+          "—",
+        ]);
+      else {
+        const rows = m.results.flatMap((x) =>
+          x.phases.flatMap((p) => [
+            [`${x.model} ${p.phase} f64`, p.ratioF64],
+            [`${x.model} ${p.phase} f32`, p.ratioF32],
+          ]),
+        );
+        const worst = rows.reduce((a, b) => (b[1].cpu < a[1].cpu ? b : a));
+        const best = rows.reduce((a, b) => (b[1].cpu > a[1].cpu ? b : a));
+        const blas = m.summary.torchBlas ?? "unknown BLAS";
+        t14.push([
+          `prefill (N=128/512) and decode/token vs torch 1 thread (${blas}${opt}), ${rows.length} rows (torch ÷ RandAttn, CPU time, median of alternating pairs): slowest ${worst[0]}; fastest ${best[0]} ${fmt(best[1].cpu)}×`,
+          `${fmt(worst[1].cpu)}×`,
+          "≥ 1×",
+          m.summary.optimizedBlas
+            ? `${mark(worst[1].cpu >= 1)}${opt ? " (opt-in)" : ""}`
+            : "— (torch on a reference BLAS: apt-get install libopenblas0-pthread)",
+        ]);
+      }
     }
   }
   console.log(

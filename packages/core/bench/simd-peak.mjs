@@ -2,7 +2,10 @@
 // are judged against, measured in the same run. `chains` independent accumulator pairs are updated
 // b_i ← b_i·c, a_i ← a_i + b_i (c = 1, so values stay fixed: no overflow, no subnormals); no memory
 // is touched. Per update: 2 vector ops = 2·2 f64 flops (f64x2) or 2·4 f32 flops (f32x4).
-// relaxed-SIMD (fused multiply-add) is not used, as in the kernels.
+// relaxed-SIMD (fused multiply-add) is not used, as in the default kernels. `relaxedPeakProbes` is
+// the same probe for the opt-in fused kernels (`setKernelArithmetic("fma")`): a_i ← relaxed_madd(b_i, c, a_i),
+// one vector op = 2·2 (f64) or 2·4 (f32) flops, 8, 10 and 12 chains tried (a 4-cycle FMA on two
+// pipes needs ≥ 8 in flight).
 //
 // Why the loop body holds UNROLL copies of the update: with one copy per iteration (the form before
 // stop 20) V8 rematerializes the constant c and runs the stack/interrupt check every 12 vector ops,
@@ -20,8 +23,9 @@ import wabtInit from "wabt";
 
 const UNROLL = 8;
 const CHAIN_COUNTS = [6, 7];
+const FMA_CHAIN_COUNTS = [8, 10, 12];
 
-function probeWat(type, chains) {
+function probeWat(type, chains, fma = false) {
   const lanes = type === "f64" ? "f64x2" : "f32x4";
   const locals = [];
   for (let i = 0; i < chains; i++) locals.push(`(local $a${i} v128) (local $b${i} v128)`);
@@ -32,6 +36,11 @@ function probeWat(type, chains) {
   }
   const body = [];
   for (let u = 0; u < UNROLL; u++) {
+    if (fma) {
+      for (let i = 0; i < chains; i++)
+        body.push(`(local.set $a${i} (${lanes}.relaxed_madd (local.get $b${i}) (local.get $c) (local.get $a${i})))`);
+      continue;
+    }
     for (let i = 0; i < chains; i++) body.push(`(local.set $b${i} (${lanes}.mul (local.get $b${i}) (local.get $c)))`);
     for (let i = 0; i < chains; i++) body.push(`(local.set $a${i} (${lanes}.add (local.get $a${i}) (local.get $b${i})))`);
   }
@@ -51,8 +60,11 @@ function probeWat(type, chains) {
 }
 
 /** The compiled, tiered-up probe: `run(updates)` returns its GFLOP count for that many chain updates. */
-async function compileProbe(wabt, type, chains) {
-  const mod = wabt.parseWat(`peak-${type}-${chains}.wat`, probeWat(type, chains), { simd: true });
+async function compileProbe(wabt, type, chains, fma = false) {
+  const mod = wabt.parseWat(`peak-${type}-${chains}${fma ? "-fma" : ""}.wat`, probeWat(type, chains, fma), {
+    simd: true,
+    relaxed_simd: fma,
+  });
   const { buffer } = mod.toBinary({});
   mod.destroy();
   const { instance } = await WebAssembly.instantiate(buffer);
@@ -71,13 +83,13 @@ async function compileProbe(wabt, type, chains) {
  * and return its GFLOP/s, timed by `clockMs`.
  * @returns {Promise<{f64: () => number, f32: () => number}>}
  */
-export async function simdPeakProbes(iterations = 20_000_000, clockMs = () => performance.now()) {
+export async function simdPeakProbes(iterations = 20_000_000, clockMs = () => performance.now(), fma = false) {
   const wabt = await wabtInit();
   const out = {};
   for (const type of ["f64", "f32"]) {
     const timed = [];
-    for (const chains of CHAIN_COUNTS) {
-      const run = await compileProbe(wabt, type, chains);
+    for (const chains of fma ? FMA_CHAIN_COUNTS : CHAIN_COUNTS) {
+      const run = await compileProbe(wabt, type, chains, fma);
       const n = Math.round((iterations * 6) / (chains * UNROLL));
       const once = () => {
         const t0 = clockMs();
@@ -89,6 +101,15 @@ export async function simdPeakProbes(iterations = 20_000_000, clockMs = () => pe
     out[type] = timed.reduce((a, b) => (b.rate > a.rate ? b : a)).once;
   }
   return out;
+}
+
+/**
+ * The relaxed-SIMD probe (fused multiply-add), as {@link simdPeakProbes}: the ceiling of the opt-in
+ * `"fma"` kernels. The caller enables relaxed SIMD first (`enableRelaxedSimd()` on Node 20).
+ * @returns {Promise<{f64: () => number, f32: () => number}>}
+ */
+export function relaxedPeakProbes(iterations = 20_000_000, clockMs = () => performance.now()) {
+  return simdPeakProbes(iterations, clockMs, true);
 }
 
 /**

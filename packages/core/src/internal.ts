@@ -42,6 +42,7 @@ export {
   STAGE_MAX,
   setGemmProfiling,
   setGemmStageMax,
+  wasmFmaKernelBytes,
   wasmKernelBytes,
   wasmMemoryBytes,
 } from "./kernels/gemm.js";
@@ -58,7 +59,7 @@ export {
 export type { Kernels } from "./kernels/gemm.js";
 export { KernelArena } from "./kernels/arena.js";
 export { matmul32Into, matmulTransA32Into, matmulTransB32Into } from "./linalg/matmul32.js";
-export { expTable, kernelWat } from "./kernels/wat.js";
+export { expTable, fmaKernelWat, kernelWat } from "./kernels/wat.js";
 export {
   FUSED_MIN_WORK,
   type FusedSoftmaxProfile,

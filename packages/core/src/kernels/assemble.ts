@@ -6,7 +6,7 @@
  * library instantiates the pre-assembled bytes instead.
  */
 import wabtInit from "wabt";
-import { kernelWat } from "./wat.js";
+import { fmaKernelWat, kernelWat } from "./wat.js";
 
 /**
  * Assembles `kernelWat()` with only the SIMD128 feature enabled — relaxed-SIMD is left off so an
@@ -15,6 +15,21 @@ import { kernelWat } from "./wat.js";
 export async function assembleKernels(): Promise<Uint8Array> {
   const wabt = await wabtInit();
   const mod = wabt.parseWat("randattn-kernels.wat", kernelWat(), { simd: true, relaxed_simd: false });
+  try {
+    mod.validate();
+    return mod.toBinary({ canonicalize_lebs: true }).buffer.slice();
+  } finally {
+    mod.destroy();
+  }
+}
+
+/**
+ * Assembles `fmaKernelWat()` — the opt-in fused-multiply-add GEMM module — with relaxed-SIMD on
+ * (its `relaxed_madd` needs it); embedded as `kernelBytesFma.ts`.
+ */
+export async function assembleFmaKernels(): Promise<Uint8Array> {
+  const wabt = await wabtInit();
+  const mod = wabt.parseWat("randattn-kernels-fma.wat", fmaKernelWat(), { simd: true, relaxed_simd: true });
   try {
     mod.validate();
     return mod.toBinary({ canonicalize_lebs: true }).buffer.slice();

@@ -16,6 +16,7 @@
  */
 import { ValueError } from "../errors.js";
 import { KERNEL_WASM_BASE64 } from "./kernelBytes.js";
+import { KERNEL_FMA_WASM_BASE64 } from "./kernelBytesFma.js";
 import { F32_MR, F32_NR, F64_MR, F64_NR, KERNEL_RESERVED_BYTES, RA_FIXED_LDA } from "./wat.js";
 import type { DenseArray } from "./dense.js";
 import { maxAbsOf } from "./range32.js";
@@ -220,19 +221,48 @@ export interface Kernels {
 }
 
 let kernelBytes: Uint8Array | undefined;
+let fmaBytes: Uint8Array | undefined;
 let compiled: WasmModule | undefined;
+let compiledFma: WasmModule | undefined;
 let kernels: Kernels | undefined;
 let simdChecked: boolean | undefined;
+let relaxedChecked = false;
+
+function fromBase64(b64: string): Uint8Array {
+  const bin = atob(b64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return bytes;
+}
 
 /** The pre-assembled kernel module's bytes (decoded once from `kernelBytes.ts`). */
 export function wasmKernelBytes(): Uint8Array {
-  if (!kernelBytes) {
-    const bin = atob(KERNEL_WASM_BASE64);
-    const bytes = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    kernelBytes = bytes;
-  }
+  if (!kernelBytes) kernelBytes = fromBase64(KERNEL_WASM_BASE64);
   return kernelBytes;
+}
+
+/** The pre-assembled fused-multiply-add GEMM module's bytes (`kernelBytesFma.ts`, wat.ts `fmaKernelWat`). */
+export function wasmFmaKernelBytes(): Uint8Array {
+  if (!fmaBytes) fmaBytes = fromBase64(KERNEL_FMA_WASM_BASE64);
+  return fmaBytes;
+}
+
+/**
+ * Whether this runtime accepts the relaxed-SIMD kernels that `setKernelArithmetic("fma")` needs:
+ * Node ≥ 22 and Chrome ≥ 114 do by default; Node 20 only with V8's
+ * `--experimental-wasm-relaxed-simd` (on the command line, or `enableRelaxedSimd()` from
+ * `@randattn/core/node` before the first use). A positive answer is kept; a negative one is checked
+ * again on the next call, so enabling the flag later is seen.
+ */
+export function relaxedSimdAvailable(): boolean {
+  if (!relaxedChecked) {
+    try {
+      relaxedChecked = wasmSimdAvailable() && wasmApi()?.validate(wasmFmaKernelBytes()) === true;
+    } catch {
+      relaxedChecked = false;
+    }
+  }
+  return relaxedChecked;
 }
 
 /**
@@ -282,14 +312,55 @@ export function getKernels(): Kernels {
 export function newKernelInstance(): Kernels {
   const inst = new (wasmApi()!.Instance)(wasmKernelModule(), {});
   const ex = inst.exports as unknown as Omit<Kernels, "f64" | "f32">;
-  const raw = inst.exports as unknown as Record<string, FixedLdaRowsKernel>;
-  return {
+  const k: Kernels = {
     ...ex,
-    gemm_f64_ra: rowsKernelDispatch(ex.gemm_f64_ra, raw, "gemm_f64_ra", F64_MR, 8),
-    gemm_f32_ra: rowsKernelDispatch(ex.gemm_f32_ra, raw, "gemm_f32_ra", F32_MR, 4),
+    ...gemmSet(inst.exports),
     f64: new Float64Array(ex.memory.buffer),
     f32: new Float32Array(ex.memory.buffer),
   };
+  const set: InstanceGemms = { k: new WeakRef(k), mulAdd: gemmSet(inst.exports) };
+  liveInstances.push(set);
+  if (arithmetic === "fma") useGemms(set, "fma");
+  return k;
+}
+
+/** The GEMM macro-kernels a `Kernels` object calls, as the drivers call them (ra through its dispatch). */
+type GemmSet = Pick<Kernels, "gemm_f64" | "gemm_f32" | "gemm_f64_ra" | "gemm_f32_ra">;
+
+function gemmSet(exports: Record<string, unknown>): GemmSet {
+  const raw = exports as Record<string, FixedLdaRowsKernel>;
+  const ex = exports as unknown as GemmSet;
+  return {
+    gemm_f64: ex.gemm_f64,
+    gemm_f32: ex.gemm_f32,
+    gemm_f64_ra: rowsKernelDispatch(ex.gemm_f64_ra, raw, "gemm_f64_ra", F64_MR, 8),
+    gemm_f32_ra: rowsKernelDispatch(ex.gemm_f32_ra, raw, "gemm_f32_ra", F32_MR, 4),
+  };
+}
+
+/**
+ * Every kernel instance of this thread (the shared one and the arenas', `kernels/arena.ts`) with its
+ * mul+add GEMMs and, once asked for, its fused ones (an instance of the FMA module on the same
+ * memory): `setKernelArithmetic` swaps the four entries on each, so drivers that read `k.gemm_*` at
+ * each call follow. Weak, so an arena that is dropped is not kept alive.
+ */
+interface InstanceGemms {
+  k: WeakRef<Kernels>;
+  mulAdd: GemmSet;
+  fma?: GemmSet;
+}
+const liveInstances: InstanceGemms[] = [];
+
+function useGemms(set: InstanceGemms, mode: KernelArithmetic): boolean {
+  const k = set.k.deref();
+  if (!k) return false;
+  if (mode === "fma" && !set.fma) {
+    if (!compiledFma) compiledFma = new (wasmApi()!.Module)(wasmFmaKernelBytes());
+    const inst = new (wasmApi()!.Instance)(compiledFma, { kernels: { memory: k.memory } });
+    set.fma = gemmSet(inst.exports);
+  }
+  Object.assign(k, mode === "fma" ? set.fma : set.mulAdd);
+  return true;
 }
 
 /** A `gemm_*_ra<lda>` form (wat.ts): the row-major-A kernel with A's leading dimension built in. */
@@ -804,6 +875,84 @@ export function withKernelBackend<T>(value: KernelBackend, fn: () => T): T {
     throw new ValueError("fn", "a synchronous function (the backend scope ends when fn returns)", "a function returning a promise");
   }
   return out;
+}
+
+/**
+ * How the WebAssembly GEMM macro-kernels add each term: `"mul-add"` — `f64x2.mul` then `f64x2.add`,
+ * two roundings per term, the same bits on every machine and engine (the default, and what every
+ * committed result was computed with); `"fma"` — relaxed SIMD's `relaxed_madd`, one rounding per
+ * term where the CPU has fused multiply-add (x86-64 with FMA3, arm64), ≈ 1.2× the throughput here,
+ * and results whose last bits depend on the machine (the relaxed-SIMD proposal allows either form).
+ */
+export type KernelArithmetic = "mul-add" | "fma";
+
+const ARITHMETICS: readonly KernelArithmetic[] = ["mul-add", "fma"];
+let arithmetic: KernelArithmetic = "mul-add";
+
+/**
+ * PER-THREAD switch (each worker has its own; `attentionParallel` and `parallelMultiHeadAttention`
+ * hand theirs to their workers): the arithmetic of every WebAssembly GEMM macro-kernel — matmul,
+ * the attention drivers' two products, the models' projections — for every later call in this
+ * thread. Only those kernels change: the exp passes, packing, the few-row JavaScript products and
+ * the decode kernels keep their sums. Prefer the scoped {@link withKernelArithmetic}. Returns the
+ * previous setting. Every product stays a sum of the same terms in the same order, so the usual
+ * bound holds, |fl(Σ) − Σ| ≤ γ_k Σ|a_p b_p|, with fewer roundings.
+ * @throws ValueError for an unknown value, or `"fma"` where the runtime refuses relaxed SIMD
+ * (see {@link relaxedSimdAvailable}).
+ * @example
+ * ```ts
+ * import { attention, randomMatrix, withKernelArithmetic } from "@randattn/core";
+ * import { enableRelaxedSimd } from "@randattn/core/node";
+ * const x = randomMatrix(512, 64, {}, [7, "x"]);
+ * console.log(enableRelaxedSimd()); // true — on Node 20 this sets V8's --experimental-wasm-relaxed-simd
+ * const plain = attention(x, x, x, { precision: "float32" });
+ * const fused = withKernelArithmetic("fma", () => attention(x, x, x, { precision: "float32" }));
+ * let worst = 0;
+ * for (let i = 0; i < plain.data.length; i++) worst = Math.max(worst, Math.abs(fused.data[i] - plain.data[i]));
+ * console.log(worst < 1e-5); // true — the same sums with one rounding less per term
+ * ```
+ */
+export function setKernelArithmetic(value: KernelArithmetic): KernelArithmetic {
+  if (typeof value !== "string" || !ARITHMETICS.includes(value)) {
+    throw new ValueError("arithmetic", `one of ${ARITHMETICS.map((b) => `"${b}"`).join(", ")}`, String(value));
+  }
+  if (value === "fma" && !relaxedSimdAvailable()) {
+    throw new ValueError(
+      "arithmetic",
+      '"mul-add", or a runtime with relaxed SIMD for "fma" (Node ≥ 22; Node 20 with --experimental-wasm-relaxed-simd or enableRelaxedSimd())',
+      '"fma"',
+    );
+  }
+  const previous = arithmetic;
+  if (value !== arithmetic) {
+    arithmetic = value;
+    for (let i = liveInstances.length - 1; i >= 0; i--) if (!useGemms(liveInstances[i], value)) liveInstances.splice(i, 1);
+  }
+  return previous;
+}
+
+/**
+ * Runs `fn` with the GEMM kernels' arithmetic set to `value`, then restores the previous setting
+ * (also when `fn` throws) — the scoped form of {@link setKernelArithmetic}. Synchronous only.
+ * @throws ValueError as {@link setKernelArithmetic}, or when `fn` returns a promise.
+ */
+export function withKernelArithmetic<T>(value: KernelArithmetic, fn: () => T): T {
+  const previous = setKernelArithmetic(value);
+  let out: T;
+  try {
+    out = fn();
+  } finally {
+    setKernelArithmetic(previous);
+  }
+  if (out !== null && typeof out === "object" && typeof (out as { then?: unknown }).then === "function") {
+    throw new ValueError("fn", "a synchronous function (the arithmetic scope ends when fn returns)", "a function returning a promise");
+  }
+  return out;
+}
+
+/** The current GEMM arithmetic of this thread (see {@link setKernelArithmetic}); `"mul-add"` until set. */
+export function getKernelArithmetic(): KernelArithmetic {
+  return arithmetic;
 }
 
 /**

@@ -10,7 +10,10 @@
  *  - f32: MR = 4 rows × NR = 8 columns = 8 f32x4 accumulators,
  * i.e. 11 live v128 values — within the 16 XMM registers V8 allocates on x86-64 (a 4×6 f64 tile
  * would need 16 and spill). Only SIMD128 MVP instructions are used (`v128.load64_splat`,
- * `f64x2.mul`, `f64x2.add`, …): relaxed-SIMD (fused multiply-add) needs a flag in Node 20.
+ * `f64x2.mul`, `f64x2.add`, …): relaxed-SIMD (fused multiply-add) needs a flag in Node 20. The
+ * opt-in fused forms of the same macro-kernels (`fmaKernelWat`, issue 14 stop 27) live in a second,
+ * small module that imports this one's memory; `gemm.ts` swaps them in under
+ * `setKernelArithmetic("fma")`.
  * Edge tiles (i + MR > mc or j + NR > nc) are written to a scratch tile at address 0 and the
  * valid part is added to C by a scalar loop, so C is never written out of bounds.
  */
@@ -65,6 +68,17 @@ function tileShape(ty: Precision, NR: number) {
 /** Accumulator local of tile row i, vector v. */
 const acc = (i: number, v: number) => `$c${i}_${v}`;
 
+/**
+ * One tile update c + a·b: `vt.add(c, vt.mul(a, b))` — two roundings, the same bits on every
+ * engine — or, for the fused forms, `vt.relaxed_madd(a, b, c)`, which an engine computes with one
+ * rounding where the CPU has FMA (V8 on x86-64 with FMA3, every arm64) and as the two-rounding pair
+ * elsewhere: the relaxed-SIMD proposal lets the result depend on the machine, so these forms are
+ * opt-in and never the default.
+ */
+function mulAdd(vt: string, fma: boolean, a: string, b: string, c: string): string {
+  return fma ? `(${vt}.relaxed_madd ${a} ${b} ${c})` : `(${vt}.add ${c} (${vt}.mul ${a} ${b}))`;
+}
+
 /** `$c` ← byte address of C[i + row, j + col] (row, col: WAT i32 expressions). */
 function cAddress(row: string, col: string, es: number): string {
   return `(local.set $c (i32.add (local.get $cp) (i32.mul (i32.add (i32.mul (i32.add (local.get $i) ${row}) (local.get $ldc)) ${col}) (i32.const ${es}))))`;
@@ -94,7 +108,7 @@ function edgeTile(L: string[], MR: number, NR: number, NRV: number, es: number, 
   L.push("(local.set $ii (i32.add (local.get $ii) (i32.const 1))) (br $eiloop)))");
 }
 
-function gemmFunction(name: string, ty: Precision, MR: number, NR: number): string {
+function gemmFunction(name: string, ty: Precision, MR: number, NR: number, fma = false): string {
   const { es, NRV, vt, splat } = tileShape(ty, NR);
   const L: string[] = [];
   L.push(
@@ -125,7 +139,7 @@ function gemmFunction(name: string, ty: Precision, MR: number, NR: number): stri
   for (let i = 0; i < MR; i++) {
     L.push(`(local.set $av (${splat} offset=${i * es} (local.get $a)))`);
     for (let v = 0; v < NRV; v++) {
-      L.push(`(local.set ${acc(i, v)} (${vt}.add (local.get ${acc(i, v)}) (${vt}.mul (local.get $av) (local.get $b${v}))))`);
+      L.push(`(local.set ${acc(i, v)} ${mulAdd(vt, fma, "(local.get $av)", `(local.get $b${v})`, `(local.get ${acc(i, v)})`)})`);
     }
   }
   L.push(`(local.set $a (i32.add (local.get $a) (i32.const ${MR * es})))`);
@@ -179,7 +193,7 @@ function gemmFunction(name: string, ty: Precision, MR: number, NR: number): stri
  * of MR; `newKernelInstance` runs a remainder through the general form); every C entry is the same
  * sum in the same order, so the bits are those of the general form.
  */
-function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number, fixedLda?: number): string {
+function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number, fixedLda?: number, fma = false): string {
   const { es, NRV, vt, splat } = tileShape(ty, NR);
   const fixed = fixedLda !== undefined;
   const L: string[] = [];
@@ -220,7 +234,7 @@ function gemmRowsFunction(name: string, ty: Precision, MR: number, NR: number, f
       fixed ? `(local.set $av (${splat} offset=${i * fixedLda * es} (local.get $a0)))` : `(local.set $av (${splat} (local.get $a${i})))`,
     );
     for (let v = 0; v < NRV; v++) {
-      L.push(`(local.set ${acc(i, v)} (${vt}.add (local.get ${acc(i, v)}) (${vt}.mul (local.get $av) (local.get $b${v}))))`);
+      L.push(`(local.set ${acc(i, v)} ${mulAdd(vt, fma, "(local.get $av)", `(local.get $b${v})`, `(local.get ${acc(i, v)})`)})`);
     }
     if (!fixed) L.push(`(local.set $a${i} (i32.add (local.get $a${i}) (i32.const ${es})))`);
   }
@@ -813,12 +827,7 @@ export function kernelWat(): string {
     "(module",
     '(memory (export "memory") 1)',
     expTableData(),
-    gemmFunction("gemm_f64", "f64", F64_MR, F64_NR),
-    gemmFunction("gemm_f32", "f32", F32_MR, F32_NR),
-    gemmRowsFunction("gemm_f64_ra", "f64", F64_MR, F64_NR),
-    gemmRowsFunction("gemm_f32_ra", "f32", F32_MR, F32_NR),
-    ...RA_FIXED_LDA.map((lda) => gemmRowsFunction(`gemm_f64_ra${lda}`, "f64", F64_MR, F64_NR, lda)),
-    ...RA_FIXED_LDA.map((lda) => gemmRowsFunction(`gemm_f32_ra${lda}`, "f32", F32_MR, F32_NR, lda)),
+    ...gemmMacroKernels(false),
     expFunction(),
     expF32Function(),
     softmaxRowsFunction(),
@@ -835,6 +844,39 @@ export function kernelWat(): string {
     ...packKernelFunctions(),
     sqDistRowsFunction(),
     ...gemvFunctions(),
+    ")",
+    "",
+  ].join("\n");
+}
+
+/** The GEMM macro-kernels every `Kernels` object swaps together (`gemm.ts` `GEMM_KERNEL_NAMES`), mul+add or fused. */
+function gemmMacroKernels(fma: boolean): string[] {
+  return [
+    gemmFunction("gemm_f64", "f64", F64_MR, F64_NR, fma),
+    gemmFunction("gemm_f32", "f32", F32_MR, F32_NR, fma),
+    gemmRowsFunction("gemm_f64_ra", "f64", F64_MR, F64_NR, undefined, fma),
+    gemmRowsFunction("gemm_f32_ra", "f32", F32_MR, F32_NR, undefined, fma),
+    ...RA_FIXED_LDA.map((lda) => gemmRowsFunction(`gemm_f64_ra${lda}`, "f64", F64_MR, F64_NR, lda, fma)),
+    ...RA_FIXED_LDA.map((lda) => gemmRowsFunction(`gemm_f32_ra${lda}`, "f32", F32_MR, F32_NR, lda, fma)),
+  ];
+}
+
+/**
+ * The fused-multiply-add module (relaxed SIMD, opt-in: `setKernelArithmetic("fma")`): the same GEMM
+ * macro-kernels as `kernelWat` — same names, tiles, blockings and order of the p loop — with each
+ * tile update c + a·b one `relaxed_madd`, so every C entry is Σ_p in the same order with one rounding
+ * per term instead of two. It imports the main module's memory (`kernels.memory`), so one instance
+ * of it serves one `Kernels` object and reads the panels its drivers packed. Why: SIMD128 without
+ * FMA issues a mul and an add per term; on the Intel host a register-only relaxed_madd probe runs
+ * 1.5× the mul+add probe (30 against 19.7 GFLOP/s f64, 60 against 39 f32), and these kernels take
+ * 0.83–0.86× the time of the mul+add ones (performance.md, "Stop 27").
+ */
+export function fmaKernelWat(): string {
+  return [
+    ";; RandAttn relaxed-SIMD (fused multiply-add) GEMM kernels — generated by packages/core/src/kernels/wat.ts; do not edit by hand.",
+    "(module",
+    '(import "kernels" "memory" (memory 1))',
+    ...gemmMacroKernels(true),
     ")",
     "",
   ].join("\n");

@@ -10,7 +10,8 @@
  * - multi-head attention over worker threads (`parallelMultiHeadAttention`) and its single-thread
  *   reference `multiHeadAttentionFast`;
  * - one attention call with its query rows over worker threads (`attentionParallel`, bit-identical
- *   to `attention` / `streamingAttention`; `attentionSplit` tells how a call is split).
+ *   to `attention` / `streamingAttention`; `attentionSplit` tells how a call is split);
+ * - `enableRelaxedSimd`: V8's relaxed-SIMD flag on Node 20, for `setKernelArithmetic("fma")`.
  *
  * @module @randattn/core/node
  */
@@ -34,3 +35,4 @@ export {
 } from "./parallel-attention.js";
 export * from "./checkpoint.js";
 export * from "./captures.js";
+export { enableRelaxedSimd } from "./relaxed.js";

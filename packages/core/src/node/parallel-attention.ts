@@ -26,7 +26,7 @@ import { type AttentionOptions, checkQueriesKeys, checkValues, resolveAttention 
 import { allFinite } from "../attention/fast.js";
 import { checkFusedRows } from "../attention/rows.js";
 import { DEFAULT_KEY_BLOCK_SIZE, DEFAULT_QUERY_BLOCK_SIZE, streamingAttention } from "../attention/streaming.js";
-import { getKernelBackend } from "../kernels/gemm.js";
+import { getKernelArithmetic, getKernelBackend } from "../kernels/gemm.js";
 import { useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
 import { assertInteger, assertOneOf, assertRequiredOptions } from "../validate.js";
@@ -265,6 +265,7 @@ async function runSplit(
   const base = {
     kind: "rows" as const,
     backend: getKernelBackend(),
+    arithmetic: getKernelArithmetic(),
     scale: r.kernel.scale,
     nKV,
     d,

@@ -21,7 +21,7 @@ import { matmulInto } from "../linalg/matmul.js";
 import { Matrix } from "../matrix.js";
 import { assertInteger, assertOptions } from "../validate.js";
 import { type AttentionPlan, type FastAttentionFullOptions, attentionPlan } from "../attention/fast.js";
-import { getKernelBackend } from "../kernels/gemm.js";
+import { getKernelArithmetic, getKernelBackend } from "../kernels/gemm.js";
 import { type HeadDims, type HeadWeights, checkMultiHead, computeHeads } from "../attention/fast-heads.js";
 
 /** Options of `parallelMultiHeadAttention` (and `multiHeadAttentionFast`, which ignores the worker ones). */
@@ -70,6 +70,8 @@ export interface HeadTask {
   kind: "heads";
   id: number;
   backend: string;
+  /** The caller's GEMM arithmetic (`setKernelArithmetic`), so the workers' sums are the caller's. */
+  arithmetic: string;
   plan: AttentionPlan;
   dims: HeadDims;
   xQ: SharedArrayBuffer;
@@ -233,6 +235,7 @@ export async function parallelMultiHeadAttention(
   const base = {
     kind: "heads" as const,
     backend: getKernelBackend(),
+    arithmetic: getKernelArithmetic(),
     plan,
     dims,
     xQ: sharedQ,

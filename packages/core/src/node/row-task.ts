@@ -17,6 +17,8 @@ export interface RowTask {
   kind: "rows";
   id: number;
   backend: string;
+  /** The caller's GEMM arithmetic (`setKernelArithmetic`): bit-identical to one thread needs the same kernels. */
+  arithmetic: string;
   precision: "float32" | "float64";
   /** Resolved logit scale (1/√d_QK unless the kernel set one). */
   scale: number;
