@@ -151,18 +151,12 @@ console.log(
       mm();
       return gflops(f, (clockMs() - t0) / 1000);
     };
-    const m64 = await alternatePairs(
-      rate(() => core.matmul(a, b)),
-      probes.f64,
-      quick ? 3 : 7,
-      Math.max,
-    );
-    const m32 = await alternatePairs(
-      rate(() => core.matmul32(a, b)),
-      probes.f32,
-      quick ? 3 : 7,
-      Math.max,
-    );
+    // Each precision's matmul (through `wrap`: the arithmetic) alternated with a probe of that precision.
+    const pairsOf = async (wrap, ceiling) => ({
+      f64: await alternatePairs(rate(wrap(() => core.matmul(a, b))), ceiling.f64, quick ? 3 : 7, Math.max),
+      f32: await alternatePairs(rate(wrap(() => core.matmul32(a, b))), ceiling.f32, quick ? 3 : 7, Math.max),
+    });
+    const { f64: m64, f32: m32 } = await pairsOf((mm) => mm, probes);
     const label = (m, ty) =>
       `matmul 1024³ ${ty} ÷ register-only SIMD128 mul+add probe, median of ${quick ? 3 : 7} alternating pairs [${fmt(100 * m.lo, 0)}–${fmt(100 * m.hi, 0)} %] (best ${fmt(m.bestA)} and ${fmt(m.bestB)} GFLOP/s)`;
     t14.push([label(m64, "f64"), `${fmt(100 * m64.median, 0)} %`, "≥ 80 %", mark(m64.median >= 0.8)]);
@@ -170,19 +164,7 @@ console.log(
     if (relaxed) {
       // The opt-in fused kernels against their own ceiling, the relaxed_madd probe (simd-peak.mjs).
       const fprobes = await relaxedPeakProbes(quick ? 10_000_000 : 20_000_000, clockMs);
-      const fused = (mm) => rate(() => core.withKernelArithmetic("fma", mm));
-      const f64 = await alternatePairs(
-        fused(() => core.matmul(a, b)),
-        fprobes.f64,
-        quick ? 3 : 7,
-        Math.max,
-      );
-      const f32 = await alternatePairs(
-        fused(() => core.matmul32(a, b)),
-        fprobes.f32,
-        quick ? 3 : 7,
-        Math.max,
-      );
+      const { f64, f32 } = await pairsOf((mm) => () => core.withKernelArithmetic("fma", mm), fprobes);
       for (const [m, ty, plain] of [
         [f64, "f64", m64],
         [f32, "f32", m32],

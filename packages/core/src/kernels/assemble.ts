@@ -12,24 +12,21 @@ import { fmaKernelWat, kernelWat } from "./wat.js";
  * Assembles `kernelWat()` with only the SIMD128 feature enabled — relaxed-SIMD is left off so an
  * accidental relaxed instruction fails here rather than on a Node 20 without the flag.
  */
-export async function assembleKernels(): Promise<Uint8Array> {
-  const wabt = await wabtInit();
-  const mod = wabt.parseWat("randattn-kernels.wat", kernelWat(), { simd: true, relaxed_simd: false });
-  try {
-    mod.validate();
-    return mod.toBinary({ canonicalize_lebs: true }).buffer.slice();
-  } finally {
-    mod.destroy();
-  }
+export function assembleKernels(): Promise<Uint8Array> {
+  return assemble("randattn-kernels.wat", kernelWat(), false);
 }
 
 /**
  * Assembles `fmaKernelWat()` — the opt-in fused-multiply-add GEMM module — with relaxed-SIMD on
  * (its `relaxed_madd` needs it); embedded as `kernelBytesFma.ts`.
  */
-export async function assembleFmaKernels(): Promise<Uint8Array> {
+export function assembleFmaKernels(): Promise<Uint8Array> {
+  return assemble("randattn-kernels-fma.wat", fmaKernelWat(), true);
+}
+
+async function assemble(file: string, wat: string, relaxed: boolean): Promise<Uint8Array> {
   const wabt = await wabtInit();
-  const mod = wabt.parseWat("randattn-kernels-fma.wat", fmaKernelWat(), { simd: true, relaxed_simd: true });
+  const mod = wabt.parseWat(file, wat, { simd: true, relaxed_simd: relaxed });
   try {
     mod.validate();
     return mod.toBinary({ canonicalize_lebs: true }).buffer.slice();

@@ -864,17 +864,14 @@ export function setKernelBackend(value: KernelBackend): KernelBackend {
  * const exact = withKernelBackend("scalar", () => matmul(a, b)); // the reference kernels, just here
  */
 export function withKernelBackend<T>(value: KernelBackend, fn: () => T): T {
-  const previous = setKernelBackend(value);
-  let out: T;
-  try {
-    out = fn();
-  } finally {
-    backend = previous;
-  }
-  if (out !== null && typeof out === "object" && typeof (out as { then?: unknown }).then === "function") {
-    throw new ValueError("fn", "a synchronous function (the backend scope ends when fn returns)", "a function returning a promise");
-  }
-  return out;
+  return scoped(
+    setKernelBackend(value),
+    (previous: KernelBackend) => {
+      backend = previous;
+    },
+    fn,
+    "backend",
+  );
 }
 
 /**
@@ -937,15 +934,22 @@ export function setKernelArithmetic(value: KernelArithmetic): KernelArithmetic {
  * @throws ValueError as {@link setKernelArithmetic}, or when `fn` returns a promise.
  */
 export function withKernelArithmetic<T>(value: KernelArithmetic, fn: () => T): T {
-  const previous = setKernelArithmetic(value);
+  return scoped(setKernelArithmetic(value), setKernelArithmetic, fn, "arithmetic");
+}
+
+/**
+ * `fn()` with a per-thread setting already switched, then `restore(previous)` (also when `fn`
+ * throws); a returned promise is refused, since the scope ends before its awaited work runs.
+ */
+function scoped<T, S>(previous: S, restore: (value: S) => unknown, fn: () => T, what: string): T {
   let out: T;
   try {
     out = fn();
   } finally {
-    setKernelArithmetic(previous);
+    restore(previous);
   }
   if (out !== null && typeof out === "object" && typeof (out as { then?: unknown }).then === "function") {
-    throw new ValueError("fn", "a synchronous function (the arithmetic scope ends when fn returns)", "a function returning a promise");
+    throw new ValueError("fn", `a synchronous function (the ${what} scope ends when fn returns)`, "a function returning a promise");
   }
   return out;
 }

@@ -20,7 +20,7 @@ import { attentionParallel, closeAttentionWorkers, enableRelaxedSimd } from "@ra
 import { existsSync, readFileSync } from "node:fs";
 import wabtInit from "wabt";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { rnd } from "./helpers.js";
+import { literalProduct, rnd } from "./helpers.js";
 
 afterEach(() => {
   setKernelArithmetic("mul-add");
@@ -173,23 +173,13 @@ describe('setKernelArithmetic("fma")', () => {
     }
     expect(worst).toBeLessThanOrEqual(1);
     if (hostFuses) expect(differ).toBeGreaterThan((m * n) / 2); // one rounding less per term moves most sums
-    // float32: inputs rounded to float32, products exact in float64, so the float64 sum is the reference to O(2⁻⁵³k).
-    const a32 = Float64Array.from(a.data, Math.fround);
-    const b32 = Float64Array.from(b.data, Math.fround);
+    // float32: inputs rounded to float32, products exact in float64, so the literal float64 sum is the reference to O(2⁻⁵³k).
+    const round32 = (x: Matrix) => new Matrix(x.rows, x.cols, Float64Array.from(x.data, Math.fround));
+    const lit = literalProduct(round32(a), round32(b));
     const f32 = withKernelArithmetic("fma", () => matmul32(a, b));
     const gamma32 = (k * 2 ** -24) / (1 - k * 2 ** -24);
     let worst32 = 0;
-    for (let i = 0; i < m; i++) {
-      for (let j = 0; j < n; j++) {
-        let s = 0;
-        let abs = 0;
-        for (let p = 0; p < k; p++) {
-          s += a32[i * k + p] * b32[p * n + j];
-          abs += Math.abs(a32[i * k + p] * b32[p * n + j]);
-        }
-        worst32 = Math.max(worst32, Math.abs(f32.data[i * n + j] - s) / (gamma32 * abs + 2 ** -149));
-      }
-    }
+    for (let e = 0; e < m * n; e++) worst32 = Math.max(worst32, Math.abs(f32.data[e] - lit.c[e]) / (gamma32 * lit.abs[e] + 2 ** -149));
     expect(worst32).toBeLessThanOrEqual(1);
   });
 
