@@ -318,9 +318,14 @@ export function newKernelInstance(): Kernels {
     f64: new Float64Array(ex.memory.buffer),
     f32: new Float32Array(ex.memory.buffer),
   };
-  const set: InstanceGemms = { k: new WeakRef(k), mulAdd: gemmSet(inst.exports) };
-  liveInstances.push(set);
-  if (arithmetic === "fma") useGemms(set, "fma");
+  gemmSets.set(k, { mulAdd: gemmSet(inst.exports) });
+  if (liveInstances.length >= pruneAt) {
+    const alive = liveInstances.filter((r) => r.deref() !== undefined);
+    liveInstances.splice(0, liveInstances.length, ...alive);
+    pruneAt = Math.max(16, 2 * alive.length);
+  }
+  liveInstances.push(new WeakRef(k));
+  if (arithmetic === "fma") useGemms(k, "fma");
   return k;
 }
 
@@ -339,28 +344,25 @@ function gemmSet(exports: Record<string, unknown>): GemmSet {
 }
 
 /**
- * Every kernel instance of this thread (the shared one and the arenas', `kernels/arena.ts`) with its
+ * Every kernel instance of this thread (the shared one and the arenas', `kernels/arena.ts`):
+ * `setKernelArithmetic` swaps the four GEMM entries on each, so drivers that read `k.gemm_*` at each
+ * call follow. Both structures are weak — an arena that is dropped must take its memory (a model's
+ * placed weights) with it: the list holds `WeakRef`s (pruned as it doubles), and each instance's
  * mul+add GEMMs and, once asked for, its fused ones (an instance of the FMA module on the same
- * memory): `setKernelArithmetic` swaps the four entries on each, so drivers that read `k.gemm_*` at
- * each call follow. Weak, so an arena that is dropped is not kept alive.
+ * memory) sit in a `WeakMap` keyed by the `Kernels` object, whose values live only as long as it.
  */
-interface InstanceGemms {
-  k: WeakRef<Kernels>;
-  mulAdd: GemmSet;
-  fma?: GemmSet;
-}
-const liveInstances: InstanceGemms[] = [];
+const liveInstances: WeakRef<Kernels>[] = [];
+let pruneAt = 16;
+const gemmSets = new WeakMap<Kernels, { mulAdd: GemmSet; fma?: GemmSet }>();
 
-function useGemms(set: InstanceGemms, mode: KernelArithmetic): boolean {
-  const k = set.k.deref();
-  if (!k) return false;
-  if (mode === "fma" && !set.fma) {
+function useGemms(k: Kernels, mode: KernelArithmetic): void {
+  const sets = gemmSets.get(k)!;
+  if (mode === "fma" && !sets.fma) {
     if (!compiledFma) compiledFma = new (wasmApi()!.Module)(wasmFmaKernelBytes());
     const inst = new (wasmApi()!.Instance)(compiledFma, { kernels: { memory: k.memory } });
-    set.fma = gemmSet(inst.exports);
+    sets.fma = gemmSet(inst.exports);
   }
-  Object.assign(k, mode === "fma" ? set.fma : set.mulAdd);
-  return true;
+  Object.assign(k, mode === "fma" ? sets.fma : sets.mulAdd);
 }
 
 /** A `gemm_*_ra<lda>` form (wat.ts): the row-major-A kernel with A's leading dimension built in. */
@@ -923,7 +925,11 @@ export function setKernelArithmetic(value: KernelArithmetic): KernelArithmetic {
   const previous = arithmetic;
   if (value !== arithmetic) {
     arithmetic = value;
-    for (let i = liveInstances.length - 1; i >= 0; i--) if (!useGemms(liveInstances[i], value)) liveInstances.splice(i, 1);
+    for (let i = liveInstances.length - 1; i >= 0; i--) {
+      const k = liveInstances[i].deref();
+      if (k) useGemms(k, value);
+      else liveInstances.splice(i, 1);
+    }
   }
   return previous;
 }

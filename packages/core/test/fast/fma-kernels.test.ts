@@ -18,6 +18,8 @@ import {
 import { KernelArena, type Kernels } from "@randattn/core/internal";
 import { attentionParallel, closeAttentionWorkers, enableRelaxedSimd } from "@randattn/core/node";
 import { existsSync, readFileSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import wabtInit from "wabt";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { literalProduct, rnd } from "./helpers.js";
@@ -209,6 +211,28 @@ describe('setKernelArithmetic("fma")', () => {
         precision,
       ).toBe(true);
     }
+  });
+
+  it("keeps no dropped arena alive: its memory (a model's placed weights) is collected, fused instance and all", async () => {
+    // The registry of instances that the switch walks must be weak, and so must the GEMM sets it
+    // keeps per instance (their exported functions hold the instance, which holds the memory).
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const memories: WeakRef<object>[] = [];
+    const make = () => {
+      const arena = new KernelArena();
+      arena.place(new Float64Array(1 << 16));
+      memories.push(new WeakRef(arena.k.memory));
+    };
+    for (let i = 0; i < 6; i++) make();
+    setKernelArithmetic("fma"); // each live arena gets its fused instance on the same memory
+    for (let i = 0; i < 6; i++) make();
+    setKernelArithmetic("mul-add");
+    await new Promise((r) => setTimeout(r, 0)); // WeakRef targets are kept to the end of the job that made them
+    gc();
+    await new Promise((r) => setTimeout(r, 0));
+    gc();
+    expect(memories.filter((r) => r.deref() !== undefined).length).toBe(0);
   });
 
   it("refuses an unknown arithmetic with a typed error naming the argument", () => {
