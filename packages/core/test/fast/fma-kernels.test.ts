@@ -16,12 +16,14 @@ import {
   withKernelBackend,
 } from "@randattn/core";
 import { KernelArena, type Kernels } from "@randattn/core/internal";
-import { attentionParallel, closeAttentionWorkers, enableRelaxedSimd } from "@randattn/core/node";
+import { attentionParallel, closeAttentionWorkers, enableRelaxedSimd, loadPretrained } from "@randattn/core/node";
 import { existsSync, readFileSync } from "node:fs";
 import { setFlagsFromString } from "node:v8";
+import { fileURLToPath } from "node:url";
 import { runInNewContext } from "node:vm";
 import wabtInit from "wabt";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { fixtureDir, reference, relError } from "../pretrained/helpers.js";
 import { literalProduct, rnd } from "./helpers.js";
 
 afterEach(() => {
@@ -233,6 +235,31 @@ describe('setKernelArithmetic("fma")', () => {
     await new Promise((r) => setTimeout(r, 0));
     gc();
     expect(memories.filter((r) => r.deref() !== undefined).length).toBe(0);
+  });
+
+  it("real checkpoints under fma: every fixture family within torch's 1e-12, and a prefill + decode of the shipped Llama", () => {
+    // The bound of torch-fixtures.test.ts (≈ 2e-14 at worst for these reductions, ×50 margin) holds for
+    // any order and rounding count of the same sums, so it holds under fma too.
+    for (const name of ["llama-tied-llama3", "qwen2-bias-f16", "gpt2-sharded", "deepseek-moe-bf16", "deepseek-yarn"]) {
+      const ref = reference(name);
+      const ids = Array.from(ref.get("ids")!.data);
+      const m = loadPretrained(fixtureDir(name));
+      const logits = withKernelArithmetic("fma", () => m.forward(ids).logits);
+      expect(relError(logits.data, ref.get("logits")!.data), name).toBeLessThan(1e-12);
+    }
+    // 64 prompt tokens (resident prefill on the fused GEMMs), then 8 decoded tokens; against mul+add.
+    const llama = loadPretrained(fileURLToPath(new URL("../../../../models/llama-gqa-fortunes", import.meta.url)));
+    const ids = Array.from({ length: 72 }, (_, i) => (i * 37) % 1000);
+    const run = () => {
+      const state = llama.createState();
+      const pre = llama.step(state, ids.slice(0, 64)).logits;
+      const steps = ids.slice(64).map((id) => llama.step(state, [id]).logits);
+      return [pre, ...steps];
+    };
+    const plain = run();
+    const fused = withKernelArithmetic("fma", run);
+    for (let s = 0; s < plain.length; s++) expect(relError(fused[s].data, plain[s].data), `step ${s}`).toBeLessThan(1e-12);
+    if (hostFuses) expect(fused[0].data.some((x, i) => !Object.is(x, plain[0].data[i]))).toBe(true);
   });
 
   it("refuses an unknown arithmetic with a typed error naming the argument", () => {
