@@ -312,13 +312,9 @@ export function getKernels(): Kernels {
 export function newKernelInstance(): Kernels {
   const inst = new (wasmApi()!.Instance)(wasmKernelModule(), {});
   const ex = inst.exports as unknown as Omit<Kernels, "f64" | "f32">;
-  const k: Kernels = {
-    ...ex,
-    ...gemmSet(inst.exports),
-    f64: new Float64Array(ex.memory.buffer),
-    f32: new Float32Array(ex.memory.buffer),
-  };
-  gemmSets.set(k, { mulAdd: gemmSet(inst.exports) });
+  const mulAdd = gemmSet(inst.exports);
+  const k: Kernels = { ...ex, ...mulAdd, f64: new Float64Array(ex.memory.buffer), f32: new Float32Array(ex.memory.buffer) };
+  gemmSets.set(k, { mulAdd });
   if (liveInstances.length >= pruneAt) {
     const alive = liveInstances.filter((r) => r.deref() !== undefined);
     liveInstances.splice(0, liveInstances.length, ...alive);
