@@ -27,7 +27,8 @@
 // Writes the table as JSON to FILE (default .tmp/bench-models.json, git-ignored). --quick: 3 reps,
 // 1 warm-up. --arithmetic fma: RandAttn's GEMM kernels with relaxed SIMD's fused multiply-add
 // (`setKernelArithmetic("fma")`, opt-in: last bits machine-dependent; V8's flag set on Node 20), as
-// torch's BLAS uses FMA; the default is the bit-reproducible mul+add. Without torch on /usr/bin/python3 the RandAttn columns are printed and torch is "n/a".
+// torch's BLAS uses FMA; the default is the bit-reproducible mul+add. Without torch on
+// /usr/bin/python3 the RandAttn columns are printed and torch is "n/a".
 // On a shared machine absolute times mean little: only the ratios measured side by side count.
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -226,7 +226,7 @@ let compiled: WasmModule | undefined;
 let compiledFma: WasmModule | undefined;
 let kernels: Kernels | undefined;
 let simdChecked: boolean | undefined;
-let relaxedChecked = false;
+let relaxedOk = false;
 
 function fromBase64(b64: string): Uint8Array {
   const bin = atob(b64);
@@ -255,14 +255,14 @@ export function wasmFmaKernelBytes(): Uint8Array {
  * again on the next call, so enabling the flag later is seen.
  */
 export function relaxedSimdAvailable(): boolean {
-  if (!relaxedChecked) {
+  if (!relaxedOk) {
     try {
-      relaxedChecked = wasmSimdAvailable() && wasmApi()?.validate(wasmFmaKernelBytes()) === true;
+      relaxedOk = wasmSimdAvailable() && wasmApi()?.validate(wasmFmaKernelBytes()) === true;
     } catch {
-      relaxedChecked = false;
+      relaxedOk = false;
     }
   }
-  return relaxedChecked;
+  return relaxedOk;
 }
 
 /**

@@ -849,7 +849,7 @@ export function kernelWat(): string {
   ].join("\n");
 }
 
-/** The GEMM macro-kernels every `Kernels` object swaps together (`gemm.ts` `GEMM_KERNEL_NAMES`), mul+add or fused. */
+/** The GEMM macro-kernels every `Kernels` object swaps together (`gemm.ts` `gemmSet`), mul+add or fused. */
 function gemmMacroKernels(fma: boolean): string[] {
   return [
     gemmFunction("gemm_f64", "f64", F64_MR, F64_NR, fma),
@@ -868,8 +868,8 @@ function gemmMacroKernels(fma: boolean): string[] {
  * per term instead of two. It imports the main module's memory (`kernels.memory`), so one instance
  * of it serves one `Kernels` object and reads the panels its drivers packed. Why: SIMD128 without
  * FMA issues a mul and an add per term; on the Intel host a register-only relaxed_madd probe runs
- * 1.5× the mul+add probe (30 against 19.7 GFLOP/s f64, 60 against 39 f32), and these kernels take
- * 0.83–0.86× the time of the mul+add ones (performance.md, "Stop 27").
+ * 1.5× the mul+add probe (30 against 19.7 GFLOP/s f64, 60 against 39 f32), and matmul, attention and
+ * the models' forwards take 0.82–0.88× the time with these kernels (performance.md, "Stop 27").
  */
 export function fmaKernelWat(): string {
   return [

@@ -21,7 +21,7 @@ import { matmulInto } from "../linalg/matmul.js";
 import { Matrix } from "../matrix.js";
 import { assertInteger, assertOptions } from "../validate.js";
 import { type AttentionPlan, type FastAttentionFullOptions, attentionPlan } from "../attention/fast.js";
-import { getKernelArithmetic, getKernelBackend } from "../kernels/gemm.js";
+import { type KernelArithmetic, getKernelArithmetic, getKernelBackend } from "../kernels/gemm.js";
 import { type HeadDims, type HeadWeights, checkMultiHead, computeHeads } from "../attention/fast-heads.js";
 
 /** Options of `parallelMultiHeadAttention` (and `multiHeadAttentionFast`, which ignores the worker ones). */
@@ -71,7 +71,7 @@ export interface HeadTask {
   id: number;
   backend: string;
   /** The caller's GEMM arithmetic (`setKernelArithmetic`), so the workers' sums are the caller's. */
-  arithmetic: string;
+  arithmetic: KernelArithmetic;
   plan: AttentionPlan;
   dims: HeadDims;
   xQ: SharedArrayBuffer;

@@ -10,6 +10,7 @@
  * and mask modules.
  */
 import { CompiledMask, type CompiledMaskParts } from "../attention/mask.js";
+import type { KernelArithmetic } from "../kernels/gemm.js";
 import { fusedSoftmaxAttention } from "../kernels/softmaxWasm.js";
 
 /** One block of query rows [row0, row0 + rows) of an attention call (plain data + SharedArrayBuffers). */
@@ -18,7 +19,7 @@ export interface RowTask {
   id: number;
   backend: string;
   /** The caller's GEMM arithmetic (`setKernelArithmetic`): bit-identical to one thread needs the same kernels. */
-  arithmetic: string;
+  arithmetic: KernelArithmetic;
   precision: "float32" | "float64";
   /** Resolved logit scale (1/√d_QK unless the kernel set one). */
   scale: number;
