@@ -57,7 +57,7 @@ export interface RunOptions {
   summaryTable?: boolean;
   /** Seconds between progress lines when stderr is not a terminal. @default 30 */
   progressInterval?: number;
-  /** Worker entry (tests). @default dist/run/worker.js */
+  /** Worker entry (tests). @default dist/run/worker.bundle.js when current, else dist/run/worker.js (`sweepWorkerUrl`) */
   workerUrl?: URL;
 }
 
