@@ -80,6 +80,7 @@ export type {
   ParamsSchema,
   ProblemDefinition,
   ProblemInstance,
+  ReferenceContext,
   RunContext,
 } from "./registry/types.js";
 // results and figures

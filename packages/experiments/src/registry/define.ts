@@ -18,6 +18,7 @@ import type {
   ParamsSchema,
   ProblemDefinition,
   ProblemInstance,
+  ReferenceContext,
   RunContext,
 } from "./types.js";
 import type { ProblemShape } from "./shape.js";
@@ -142,7 +143,7 @@ export interface TypedMethodDefinition<S extends TypedParamsSchema>
   /** See `MethodDefinition.estimateCost`. */
   estimateCost(problem: ProblemShape, params: ParamsOf<S>): Cost;
   run(problem: ProblemInstance, params: ParamsOf<S>, context: RunContext, seed: SeedKey): MethodResult;
-  references?(problem: ProblemInstance, params: ParamsOf<S>): Readonly<Record<string, number | null>>;
+  references?(problem: ProblemInstance, params: ParamsOf<S>, context?: ReferenceContext): Readonly<Record<string, number | null>>;
 }
 
 /** A generator whose `generate` reads params typed from `paramsSchema`. */

@@ -229,7 +229,18 @@ export interface MethodDefinition {
    * time, so expensive references never distort timings. Merged over `MethodResult.extras`.
    * @default none
    */
-  references?(problem: ProblemInstance, params: Params): Readonly<Record<string, number | null>>;
+  references?(problem: ProblemInstance, params: Params, context?: ReferenceContext): Readonly<Record<string, number | null>>;
+}
+
+/** What the runner already holds when it asks a method for its references (`MethodDefinition.references`). */
+export interface ReferenceContext {
+  /**
+   * The exact attention weights P_h = Z_h⁻¹A_h of every head, with the problem's kernel and mask, as
+   * the exact reference formed them (core's `attentionWeights`) — present when a task of the same
+   * problem point and trial asked for them (mean_kl_divergence), so a reference needing P reuses
+   * them instead of forming P again. Absent otherwise: compute P yourself.
+   */
+  readonly weights?: readonly Matrix[];
 }
 
 /** A registered problem generator. */

@@ -135,7 +135,7 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
     const t2 = performance.now();
     const wallMs = t2 - t1;
     const referenceMs = lastReferenceMs;
-    const references = method.references?.(ref.instance, spec.method.params) ?? {};
+    const references = method.references?.(ref.instance, spec.method.params, ref.weights ? { weights: ref.weights } : {}) ?? {};
     const metrics: MetricValues = { ...NO_METRICS };
     if (result.output && ref.output) {
       const want = (m: MetricName) => spec.metrics.includes(m);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attentionWeights, matmul } from "@randattn/core";
+import { Matrix, attentionWeights, matmul } from "@randattn/core";
 import { dkmExpectedSquaredError, valueSamplingProbabilities } from "@randattn/sketch";
 import { getMethod, getProblem, hmtSpectralBound, type Params, type ProblemInstance } from "@randattn/experiments/internal";
 
@@ -39,6 +39,32 @@ describe("reference columns: DKM expectation and HMT bound", () => {
       expect(Math.abs(at32 - got / 2)).toBeLessThanOrEqual(1e-12 * got);
     }
     expect(method.references!(problem, rs("uniform", "exact", 8, "horvitz-thompson")).dkm_expected_rel_error).toBeNull();
+  });
+
+  it("reuses the reference's weights when given (ReferenceContext): the same bits; weights of another shape are ignored", () => {
+    const fresh = () => instance("heavy-tailed", { n: 40, nQueries: 6, d: 3, dv: 2, scale: 1.2, tailIndex: 3 });
+    for (const [scheme, normalizer] of [
+      ["uniform", "estimated"],
+      ["attention", "exact"],
+    ] as const) {
+      // A fresh instance each time: the expectation is cached per instance.
+      const alone = method.references!(fresh(), rs(scheme, normalizer, 8)).dkm_expected_rel_error;
+      const a = fresh();
+      const given = a.heads.map((g) => attentionWeights(g.queries, g.keys));
+      expect(method.references!(a, rs(scheme, normalizer, 8), { weights: given }).dkm_expected_rel_error).toBe(alone);
+      // Weights that are not P (here P mixed half-and-half with uniform rows) change the value: proof they were used.
+      const b = fresh();
+      const scaled = b.heads.map((g) => {
+        const w = attentionWeights(g.queries, g.keys);
+        for (let i = 0; i < w.data.length; i++) w.data[i] = (w.data[i] + 1 / w.cols) / 2;
+        return w;
+      });
+      expect(method.references!(b, rs(scheme, normalizer, 8), { weights: scaled }).dkm_expected_rel_error).not.toBe(alone);
+      // The wrong shape (or count) is ignored, not read out of bounds.
+      const c = fresh();
+      const wrong = [Matrix.from(2, 9, () => 1 / 9)];
+      expect(method.references!(c, rs(scheme, normalizer, 8), { weights: wrong }).dkm_expected_rel_error).toBe(alone);
+    }
   });
 
   it("Monte Carlo: the mean squared error over 3000 draws matches the expectation within 4σ (exact Z; ratio estimator at large s)", () => {

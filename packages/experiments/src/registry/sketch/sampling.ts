@@ -62,8 +62,12 @@ export const MAX_REFERENCE_SCORES = 1 << 24;
 /**
  * The DKM expectation √(Σ_h E‖Ŷ_h − Y_h‖²_F) / ‖Y‖_F of `row-sampling` with these params (module
  * comment), or null when it is not defined (without-replacement designs) or too large to form P.
+ * @param weights P_h per head when the caller already formed them (the runner's exact reference:
+ *   `ReferenceContext.weights`); the same bits as forming them here (core's `attentionWeights` with
+ *   the problem's kernel; row sampling takes no mask), so only the time differs — on the quickstart
+ *   about half of this function's ≈ 140 ms per trial. Ignored unless one unmasked P per head of the right shape.
  */
-export function dkmExpectedRelativeError(problem: ProblemInstance, params: RowSamplingParams): number | null {
+export function dkmExpectedRelativeError(problem: ProblemInstance, params: RowSamplingParams, weights?: readonly Matrix[]): number | null {
   if (params.design !== "with-replacement") return null;
   if (problem.heads.some((h) => h.queries.rows * h.keys.rows > MAX_REFERENCE_SCORES)) return null;
   const { scheme, normalizer } = params;
@@ -75,10 +79,16 @@ export function dkmExpectedRelativeError(problem: ProblemInstance, params: RowSa
   let unit = perInstance.get(key);
   if (!unit) {
     const kernel = coreKernel(problem);
+    const given =
+      problem.mask === null &&
+      weights?.length === problem.heads.length &&
+      weights.every((p, i) => p.rows === problem.heads[i].queries.rows && p.cols === problem.heads[i].keys.rows)
+        ? weights
+        : null;
     let expected = 0;
     let norm2 = 0;
-    for (const h of problem.heads) {
-      const p = attentionWeights(h.queries, h.keys, { kernel });
+    for (const [i, h] of problem.heads.entries()) {
+      const p = given?.[i] ?? attentionWeights(h.queries, h.keys, { kernel });
       const y = matmul(p, h.values);
       norm2 += frobenius2(y);
       // The distribution sampledAttention draws from: with the defensive uniform share where the
@@ -221,8 +231,8 @@ export const rowSampling = defineMethod({
     );
     return { output: concatCols(results.map((r) => r.output)), cost: sumCosts(results.map((r) => r.cost)) };
   },
-  references(problem, params) {
-    return { dkm_expected_rel_error: problem.heads.length === 0 ? null : dkmExpectedRelativeError(problem, params) };
+  references(problem, params, context) {
+    return { dkm_expected_rel_error: problem.heads.length === 0 ? null : dkmExpectedRelativeError(problem, params, context?.weights) };
   },
 });
 
