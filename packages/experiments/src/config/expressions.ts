@@ -18,7 +18,8 @@
  * length and value magnitude are bounded, so no expression can hang or exhaust the runner.
  */
 import { ValueError } from "@randattn/core";
-import { hasNodeBuiltins, nodeModule } from "../platform/node.js";
+import { currentBundle } from "../platform/bundle.js";
+import { hasNodeBuiltins, nodeModule, nodeUrl } from "../platform/node.js";
 import {
   ALLOWED_FUNCTIONS,
   type BinaryOp,
@@ -54,8 +55,12 @@ const OPERATORS: Record<string, BinaryOp> = {
   unequal: "!=",
 };
 
-// mathjs takes ~0.4–0.7 s to load; it is loaded (synchronously, its CommonJS build) only when a
-// config actually contains an expression, so plain configs and worker threads never pay for it.
+// mathjs is loaded (synchronously) only when a config actually contains an expression, so plain
+// configs and worker threads never pay for it. In a built tree that is
+// dist/config/expression-parser.bundle.cjs — mathjs's `parse` alone (`create({ parseDependencies })`,
+// scripts/bundle.mjs), ≈ 35 ms — while `currentBundle` finds it current; else the CommonJS build of
+// `mathjs/number`, ≈ 0.4 s (measured on the quickstart: a tenth of the sweep, on the main thread
+// before any worker starts; issue 14). Both give the same parse trees (test/config/expression-parser.test.ts).
 // Outside Node (a browser) there is no synchronous require: call `loadExpressionParser()` first.
 let mathParse: ((text: string) => unknown) | undefined;
 function parse(text: string): unknown {
@@ -63,10 +68,25 @@ function parse(text: string): unknown {
     if (!hasNodeBuiltins()) {
       throw new ValueError("expression", "the expression parser loaded first (await loadExpressionParser())", JSON.stringify(text));
     }
-    const require = nodeModule("expression").createRequire(import.meta.url);
-    mathParse = (require("mathjs/number") as { parse: (t: string) => unknown }).parse;
+    mathParse = loadParserSync(import.meta.url);
   }
   return mathParse(text);
+}
+
+type Parse = (text: string) => unknown;
+
+/**
+ * mathjs's `parse`, loaded synchronously for the module at `moduleUrl`: the bundle in its folder
+ * when current, else `mathjs/number`. Exported for the test that compares the two.
+ * @param prefer "bundle" (if current) or "modules". @default "bundle"
+ * @internal
+ */
+export function loadParserSync(moduleUrl: string, prefer: "bundle" | "modules" = "bundle"): Parse {
+  const require = nodeModule("expression").createRequire(moduleUrl);
+  const bundle =
+    prefer === "bundle" && moduleUrl.startsWith("file:") ? currentBundle(new URL("./", moduleUrl), "expression-parser.bundle.json") : null;
+  if (bundle) return (require(nodeUrl("expression").fileURLToPath(bundle)) as { parse: Parse }).parse;
+  return (require("mathjs/number") as { parse: Parse }).parse;
 }
 
 /**

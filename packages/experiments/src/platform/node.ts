@@ -24,6 +24,9 @@ export const nodePath = (argument: string): typeof import("node:path") => builti
 /** `node:module`. @throws ValueError naming `argument` outside Node. */
 export const nodeModule = (argument: string): typeof import("node:module") => builtin("node:module", argument);
 
+/** `node:url`. @throws ValueError naming `argument` outside Node. */
+export const nodeUrl = (argument: string): typeof import("node:url") => builtin("node:url", argument);
+
 /** Whether Node built-ins are reachable (false in a browser). */
 export function hasNodeBuiltins(): boolean {
   return typeof (globalThis as { process?: { getBuiltinModule?: GetBuiltin } }).process?.getBuiltinModule === "function";

@@ -6,9 +6,9 @@
  * gives each worker one task at a time; if the worker exits or errors mid-task, that task resolves
  * as failed ("WorkerCrash: …"), the worker is replaced and the other tasks go on.
  */
-import { readFileSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
+import { currentBundle } from "../platform/bundle.js";
 import { type TaskOutcome, type TaskSpec, cancelledOutcome, failedOutcome } from "./execute.js";
 
 interface Job {
@@ -24,46 +24,18 @@ interface Slot {
   job: Job | null;
 }
 
-/** What scripts/bundle-worker.mjs writes beside the bundle: each input's size and modification time. */
-interface BundleInputs {
-  bundle: string;
-  inputs: Record<string, { bytes: number; mtimeMs: number }>;
-}
-
 let sweepWorker: URL | undefined;
 
 /**
  * The sweep worker's entry: dist/run/worker.bundle.js — the worker and everything it imports in one
- * esbuild bundle, written by the root `pnpm run build` (packages/experiments/scripts/bundle-worker.mjs)
+ * esbuild bundle, written by the root `pnpm run build` (packages/experiments/scripts/bundle.mjs)
  * — when {@link currentBundle} finds it current, else dist/run/worker.js. Why: a worker thread loads
  * the bundle in ≈ 65 ms against ≈ 260 ms for the ≈ 240 modules (issue 14: on a 2-second sweep with
  * two workers that was 0.4 s of the two cores). Decided once per process.
  */
 export function sweepWorkerUrl(): URL {
-  sweepWorker ??= currentBundle(new URL("./", import.meta.url)) ?? new URL("./worker.js", import.meta.url);
+  sweepWorker ??= currentBundle(new URL("./", import.meta.url), "worker.bundle.json") ?? new URL("./worker.js", import.meta.url);
   return sweepWorker;
-}
-
-/**
- * The bundle named by `dir`/worker.bundle.json when every file it was built from still has the size
- * and modification time recorded there, else null: a missing, partial or outdated bundle (a later
- * `tsc -b` alone, an edited dependency, a copied tree) only costs the speed, never runs stale code.
- * ≈ 240 stats, 2–4 ms.
- */
-export function currentBundle(dir: URL): URL | null {
-  try {
-    const meta = JSON.parse(readFileSync(new URL("worker.bundle.json", dir), "utf8")) as BundleInputs;
-    const entries = Object.entries(meta.inputs ?? {});
-    if (typeof meta.bundle !== "string" || entries.length === 0) return null;
-    for (const [path, want] of entries) {
-      const s = statSync(new URL(path, dir), { throwIfNoEntry: false });
-      if (s === undefined || s.size !== want.bytes || s.mtimeMs !== want.mtimeMs) return null;
-    }
-    const bundle = new URL(meta.bundle, dir);
-    return statSync(bundle, { throwIfNoEntry: false })?.isFile() ? bundle : null;
-  } catch {
-    return null; // no bundle (a tsc-only build, an installed package) or an unreadable record
-  }
 }
 
 /** Default worker count: the machine's available parallelism (at least 1). */

@@ -1,0 +1,151 @@
+/**
+ * The prebuilt esbuild bundles (platform/bundle.ts `currentBundle`; scripts/bundle.mjs): the sweep
+ * worker (run/pool.ts `sweepWorkerUrl`) and the expression parser (config/expressions.ts
+ * `loadParserSync`). Each is used only while every input it was built from is unchanged, so an
+ * outdated bundle falls back to the modules instead of running stale code. That a sweep's results do
+ * not depend on the worker's entry is byte-identical.test.ts (workers 0, 1 and 2 through the CLI,
+ * which takes both bundles after `pnpm run build`); that the parser bundle parses as mathjs does is below.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadParserSync } from "../../src/config/expressions.js";
+import { currentBundle } from "../../src/platform/bundle.js";
+
+const root = mkdtempSync(join(tmpdir(), "randattn-bundle-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** A run/ folder with a bundle, two inputs (one outside it) and the record bundle.mjs writes. */
+function fixture(name: string): { dir: URL; run: string; inputs: string[] } {
+  const run = join(root, name, "dist", "run");
+  mkdirSync(run, { recursive: true });
+  mkdirSync(join(root, name, "dep"), { recursive: true });
+  const inputs = [join(run, "worker.js"), join(root, name, "dep", "index.js")];
+  writeFileSync(inputs[0], "import '../../dep/index.js';\n");
+  writeFileSync(inputs[1], "export const x = 1;\n");
+  writeFileSync(join(run, "worker.bundle.js"), "const x = 1;\n");
+  const record: Record<string, { bytes: number; mtimeMs: number }> = {};
+  for (const [rel, abs] of [
+    ["worker.js", inputs[0]],
+    ["../../dep/index.js", inputs[1]],
+  ]) {
+    const s = statSync(abs);
+    record[rel] = { bytes: s.size, mtimeMs: s.mtimeMs };
+  }
+  writeFileSync(join(run, "worker.bundle.json"), JSON.stringify({ bundle: "worker.bundle.js", inputs: record }));
+  return { dir: pathToFileURL(`${run}/`), run, inputs };
+}
+
+describe("currentBundle", () => {
+  it("names the bundle while every input is as recorded", () => {
+    const f = fixture("fresh");
+    expect(currentBundle(f.dir, "worker.bundle.json")?.href).toBe(pathToFileURL(join(f.run, "worker.bundle.js")).href);
+  });
+
+  it("falls back when an input was rewritten (a later tsc -b: new modification time, same size)", () => {
+    const f = fixture("touched");
+    const later = new Date(statSync(f.inputs[1]).mtimeMs + 5000);
+    utimesSync(f.inputs[1], later, later);
+    expect(currentBundle(f.dir, "worker.bundle.json")).toBeNull();
+  });
+
+  it("falls back when an input changed size, or is gone", () => {
+    const f = fixture("edited");
+    const { mtime } = statSync(f.inputs[0]);
+    writeFileSync(f.inputs[0], "import '../../dep/index.js'; // edited\n");
+    utimesSync(f.inputs[0], mtime, mtime); // same time, other size
+    expect(currentBundle(f.dir, "worker.bundle.json")).toBeNull();
+    const g = fixture("removed");
+    rmSync(g.inputs[1]);
+    expect(currentBundle(g.dir, "worker.bundle.json")).toBeNull();
+  });
+
+  it("falls back without a bundle, without a record, or with a record it cannot read", () => {
+    const a = fixture("no-bundle");
+    rmSync(join(a.run, "worker.bundle.js"));
+    expect(currentBundle(a.dir, "worker.bundle.json")).toBeNull();
+    const b = fixture("no-record");
+    rmSync(join(b.run, "worker.bundle.json"));
+    expect(currentBundle(b.dir, "worker.bundle.json")).toBeNull();
+    const c = fixture("corrupt");
+    writeFileSync(join(c.run, "worker.bundle.json"), readFileSync(join(c.run, "worker.bundle.json"), "utf8").slice(0, 20));
+    expect(currentBundle(c.dir, "worker.bundle.json")).toBeNull();
+    const d = fixture("empty");
+    writeFileSync(join(d.run, "worker.bundle.json"), JSON.stringify({ bundle: "worker.bundle.js", inputs: {} }));
+    expect(currentBundle(d.dir, "worker.bundle.json")).toBeNull();
+  });
+});
+
+describe("the built worker bundle", () => {
+  const dist = new URL("../../dist/run/", import.meta.url);
+  it("is current after the build, lists the worker's own modules, and uses no import.meta", () => {
+    const record = JSON.parse(readFileSync(new URL("worker.bundle.json", dist), "utf8")) as { inputs: Record<string, unknown> };
+    const paths = Object.keys(record.inputs);
+    expect(paths).toContain("worker.js");
+    expect(paths).toContain("execute.js");
+    expect(paths.some((p) => p.includes("core/dist/attention/"))).toBe(true);
+    expect(currentBundle(dist, "worker.bundle.json")?.pathname.endsWith("/worker.bundle.js")).toBe(true);
+    expect(readFileSync(new URL("worker.bundle.js", dist), "utf8")).not.toContain("import.meta");
+  });
+});
+
+describe("the built expression-parser bundle", () => {
+  const dist = new URL("../../dist/config/", import.meta.url);
+  const distModule = new URL("expressions.js", dist).href;
+
+  it("is current after the build, holds mathjs's parser alone, and is what a built tree loads", () => {
+    const record = JSON.parse(readFileSync(new URL("expression-parser.bundle.json", dist), "utf8")) as { inputs: Record<string, unknown> };
+    const paths = Object.keys(record.inputs);
+    expect(paths.some((p) => p.endsWith("mathjs/lib/esm/expression/parse.js"))).toBe(true);
+    // Tree-shaken: no arithmetic beyond what the parser needs (the full mathjs/number has ≈ 670 inputs).
+    expect(paths.some((p) => p.endsWith("mathjs/lib/esm/function/algebra/derivative.js"))).toBe(false);
+    expect(paths.length).toBeLessThan(200);
+    expect(currentBundle(dist, "expression-parser.bundle.json")?.pathname.endsWith("/expression-parser.bundle.cjs")).toBe(true);
+    // Two module instances: the bundle's parse is not mathjs/number's.
+    expect(loadParserSync(distModule)).not.toBe(loadParserSync(distModule, "modules"));
+  });
+
+  it("parses to the same trees, and rejects with the same messages, as mathjs/number", () => {
+    const fromBundle = loadParserSync(distModule);
+    const fromModules = loadParserSync(distModule, "modules");
+    const outcome = (parse: (t: string) => unknown, text: string) => {
+      try {
+        return JSON.stringify(parse(text));
+      } catch (e) {
+        return `throws ${(e as Error).message}`;
+      }
+    };
+    const texts = [
+      "2^k",
+      "-3 + 4 * 5 / 2 % 3",
+      "s > 0 ? s^2 : 0",
+      "1 + s + s^2/2",
+      "exp(s) * tanh(s) / sqrt(2)",
+      "max(1, min(2, abs(-3)))",
+      "pi * e",
+      "1e3 - 2.5e-2",
+      "a <= b != (c >= d)",
+      // Constructs the allowlist rejects (config/expressions.ts) must reach it as the same nodes.
+      "cos.constructor",
+      "[1, 2]",
+      "x = 3",
+      "f(x) = x^2",
+      '"text"',
+      "2 cm",
+      "1:3",
+      // Syntax errors.
+      "2 +",
+      "(1",
+      "1 ? 2",
+    ];
+    const seen = new Set<string>();
+    for (const text of texts) {
+      const want = outcome(fromModules, text);
+      seen.add(want.startsWith("throws") ? "error" : "tree");
+      expect(outcome(fromBundle, text), text).toBe(want);
+    }
+    expect(seen).toEqual(new Set(["error", "tree"]));
+  });
+});
