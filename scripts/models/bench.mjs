@@ -23,12 +23,13 @@
 // equal torch f64's (max relative difference printed), so both ran the same checkpoint.
 //
 //   node scripts/models/bench.mjs [--reps 11] [--warmup 2] [--warm-cpu 3] [--json FILE] [--quick] [--no-install]
-//        [--arithmetic mul-add|fma] [DIR ...]
+//        [--arithmetic mul-add|fma] [--malloc retain|default] [DIR ...]
 // Writes the table as JSON to FILE (default .tmp/bench-models.json, git-ignored). --quick: 3 reps,
 // 1 warm-up. --arithmetic fma: RandAttn's GEMM kernels with relaxed SIMD's fused multiply-add
 // (`setKernelArithmetic("fma")`, opt-in: last bits machine-dependent; V8's flag set on Node 20), as
 // torch's BLAS uses FMA; the default is the bit-reproducible mul+add. Without torch on
-// /usr/bin/python3 the RandAttn columns are printed and torch is "n/a".
+// /usr/bin/python3 the RandAttn columns are printed and torch is "n/a". --malloc (default retain):
+// glibc's malloc keeps freed memory for both sides, or "default" leaves it as configured (below).
 // On a shared machine absolute times mean little: only the ratios measured side by side count.
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -58,6 +59,36 @@ const warmup = Number(flag("--warmup", quick ? 1 : 2));
 const WARM_CPU_S = Number(flag("--warm-cpu", 3)); // see warmUp
 const jsonPath = resolve(flag("--json", join(root, ".tmp", "bench-models.json")));
 const arithmetic = flag("--arithmetic", "mul-add");
+const malloc = flag("--malloc", "retain");
+
+// glibc's malloc under both sides (issue 14, stop 29). A forward returns fresh ArrayBuffers (the
+// N × vocab logits: 1 MiB at N = 128 in f64) that V8 frees in batches at its GCs, every ≈ 0.2 s here;
+// glibc then returns the freed top of its heap to the kernel (trim) or serves the next 1 MiB by mmap,
+// so each forward first-touches ≈ 200–257 pages again — 5–15 µs each on this Firecracker VM — and
+// a process falls, after a few seconds or not at all, into a phase of 2× slower forwards (DeepSeek
+// f32 N = 128: 2.8–3.3 ms with 0 faults, then 5.5–7.2 ms with ≈ 200 faults per forward, measured
+// every 0.5 s). torch frees each tensor when its last reference goes (the same chunk comes back next
+// time), so it never pays this. "retain" raises glibc's trim and mmap thresholds (GLIBC_TUNABLES:
+// set together — either alone still faulted 200–257 pages per forward) so freed memory stays in the
+// process: 0 faults, 2.8–2.9 ms throughout, three 20-s runs. Both sides run under it (torch's server
+// inherits the environment); "default" runs glibc as configured. A setting of the process, read
+// at its start: the bench re-executes itself with it.
+const MALLOC_RETAIN = "glibc.malloc.trim_threshold=536870912:glibc.malloc.mmap_threshold=33554432";
+if (malloc !== "retain" && malloc !== "default") {
+  console.error(`--malloc: expected "retain" or "default", got ${JSON.stringify(malloc)}`);
+  process.exit(2);
+}
+const wantTunables = malloc === "retain" ? MALLOC_RETAIN : undefined;
+if (process.env.GLIBC_TUNABLES !== wantTunables && process.env.RANDATTN_BENCH_MALLOC === undefined) {
+  const env = { ...process.env, RANDATTN_BENCH_MALLOC: malloc };
+  if (wantTunables) env.GLIBC_TUNABLES = wantTunables;
+  else delete env.GLIBC_TUNABLES;
+  const r = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: "inherit",
+    env,
+  });
+  process.exit(r.status ?? 1);
+}
 if (arithmetic === "fma" && !enableRelaxedSimd()) {
   console.error("--arithmetic fma: this runtime has no relaxed SIMD (Node ≥ 22, or Node 20's V8 flag)");
   process.exit(2);
@@ -219,7 +250,7 @@ console.log(
     .map((x) => x.toFixed(1))
     .join(
       " ",
-    )}; median of ${reps} after ${warmup} warm-up (RandAttn: and ≥ ${WARM_CPU_S} s CPU); one thread each; RandAttn GEMM arithmetic ${arithmetic}${arithmetic === "fma" ? " (relaxed SIMD, opt-in)" : ""}`,
+    )}; median of ${reps} after ${warmup} warm-up (RandAttn: and ≥ ${WARM_CPU_S} s CPU); one thread each; RandAttn GEMM arithmetic ${arithmetic}${arithmetic === "fma" ? " (relaxed SIMD, opt-in)" : ""}; malloc ${malloc}${process.env.GLIBC_TUNABLES ? ` (GLIBC_TUNABLES=${process.env.GLIBC_TUNABLES}, both sides)` : ""}`,
 );
 const text = readFileSync(join(root, "models", "heldout.txt"), "utf8");
 const results = [];
@@ -316,6 +347,7 @@ console.log(
 mkdirSync(dirname(jsonPath), { recursive: true });
 const machine = { node: process.version, cpu: cpus()[0]?.model, host: hostCpu(), cores: cpus().length, load: loadavg()[0] };
 summary.arithmetic = arithmetic;
+summary.malloc = { setting: malloc, glibcTunables: process.env.GLIBC_TUNABLES ?? null };
 writeFileSync(
   jsonPath,
   `${JSON.stringify({ machine, reps, warmup, prefill: PREFILL, prompt: PROMPT, decode: DECODE, results, summary }, null, 2)}\n`,

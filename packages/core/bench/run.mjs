@@ -577,8 +577,10 @@ console.log(
         const worst = rows.reduce((a, b) => (b[1].cpu < a[1].cpu ? b : a));
         const best = rows.reduce((a, b) => (b[1].cpu > a[1].cpu ? b : a));
         const blas = m.summary.torchBlas ?? "unknown BLAS";
+        // scripts/models/bench.mjs runs both sides with glibc's malloc keeping freed memory (--malloc retain).
+        const mallocNote = m.summary.malloc?.setting === "retain" ? "; glibc malloc retains freed memory, both sides" : "";
         t14.push([
-          `prefill (N=128/512) and decode/token vs torch 1 thread (${blas}${opt}), ${rows.length} rows (torch ÷ RandAttn, CPU time, median of alternating pairs): slowest ${worst[0]}; fastest ${best[0]} ${fmt(best[1].cpu)}×`,
+          `prefill (N=128/512) and decode/token vs torch 1 thread (${blas}${opt}), ${rows.length} rows (torch ÷ RandAttn, CPU time, median of alternating pairs${mallocNote}): slowest ${worst[0]}; fastest ${best[0]} ${fmt(best[1].cpu)}×`,
           `${fmt(worst[1].cpu)}×`,
           "≥ 1×",
           m.summary.optimizedBlas
