@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { commandName } from "../../src/cli.js";
+import { commandName } from "../../src/cli/program.js";
 import { cli, requireBuild, tempDir, tinyConfig, writeConfig } from "../helpers.js";
 
 const PKG = fileURLToPath(new URL("../..", import.meta.url));

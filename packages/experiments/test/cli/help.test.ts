@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildProgram } from "../../src/cli.js";
+import { buildProgram } from "../../src/cli/program.js";
 import { cli, requireBuild } from "../helpers.js";
 
 describe("every CLI command has --help", () => {

@@ -5,7 +5,7 @@ import { parseSafetensors } from "@randattn/core";
 import { readNpyFile } from "@randattn/core/node";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { buildProgram } from "../../src/cli.js";
+import { buildProgram } from "../../src/cli/program.js";
 import { cli, requireBuild, tempDir } from "../helpers.js";
 
 const FIXTURES = fileURLToPath(new URL("../../../core/test/fixtures/pretrained/", import.meta.url));

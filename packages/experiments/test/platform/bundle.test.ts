@@ -1,10 +1,10 @@
 /**
- * The prebuilt esbuild bundles (platform/bundle.ts `currentBundle`; scripts/bundle.mjs): the sweep
- * worker (run/pool.ts `sweepWorkerUrl`) and the expression parser (config/expressions.ts
+ * The prebuilt esbuild bundles (platform/bundle.ts `currentBundle`; scripts/bundle.mjs): the CLI
+ * (cli.ts, the `randattn` entry), the sweep worker (run/pool.ts `sweepWorkerUrl`) and the expression parser (config/expressions.ts
  * `loadParserSync`). Each is used only while every input it was built from is unchanged, so an
  * outdated bundle falls back to the modules instead of running stale code. That a sweep's results do
  * not depend on the worker's entry is byte-identical.test.ts (workers 0, 1 and 2 through the CLI,
- * which takes both bundles after `pnpm run build`); that the parser bundle parses as mathjs does is below.
+ * which takes all three bundles after `pnpm run build`); that the parser bundle parses as mathjs does is below.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -88,6 +88,43 @@ describe("the built worker bundle", () => {
     expect(paths.some((p) => p.includes("core/dist/attention/"))).toBe(true);
     expect(currentBundle(dist, "worker.bundle.json")?.pathname.endsWith("/worker.bundle.js")).toBe(true);
     expect(readFileSync(new URL("worker.bundle.js", dist), "utf8")).not.toContain("import.meta");
+  });
+});
+
+describe("the built CLI bundle", () => {
+  const dist = new URL("../../dist/", import.meta.url);
+  it("is current after the build, holds the program, and uses import.meta only in its banner", () => {
+    const record = JSON.parse(readFileSync(new URL("cli.bundle.json", dist), "utf8")) as { inputs: Record<string, unknown> };
+    const paths = Object.keys(record.inputs);
+    expect(paths).toContain("cli/program.js");
+    expect(paths).toContain("run/runner.js");
+    expect(paths.some((p) => p.includes("/mathjs/"))).toBe(false); // loaded at run time (its own bundle)
+    expect(currentBundle(dist, "cli.bundle.json")?.pathname.endsWith("/cli.bundle.js")).toBe(true);
+    const text = readFileSync(new URL("cli.bundle.js", dist), "utf8");
+    const banner = text.indexOf("const __randattnModuleUrl");
+    expect(banner).toBeGreaterThan(0);
+    expect(text.slice(text.indexOf("\n", banner)).includes("import.meta")).toBe(false);
+    // Each module's import.meta.url became its own path, relative to the bundle.
+    expect(text).toContain('__randattnModuleUrl("run/pool.js")');
+    expect(text).toContain('__randattnModuleUrl("cli/program.js")');
+  });
+
+  it("finds the files its modules find: the shipped configs, the exit codes", async () => {
+    const fromBundle = (await import(new URL("cli.bundle.js", dist).href)) as typeof import("../../src/cli/program.js");
+    const fromModules = (await import(new URL("cli/program.js", dist).href)) as typeof import("../../src/cli/program.js");
+    expect(fromBundle.SHIPPED_CONFIGS).toBe(fromModules.SHIPPED_CONFIGS);
+    expect(statSync(join(fromBundle.SHIPPED_CONFIGS, "quickstart.yaml")).isFile()).toBe(true);
+    expect(fromBundle.EXIT).toEqual(fromModules.EXIT);
+    expect(fromBundle.buildProgram).not.toBe(fromModules.buildProgram); // two module instances
+  });
+
+  it("is chosen by an entry that loads nothing else first", () => {
+    // dist/cli.js may import only node built-ins and platform/bundle.js, which imports nothing:
+    // everything else comes from the bundle (or, when it is outdated, from cli/program.js).
+    const entry = readFileSync(new URL("cli.js", dist), "utf8");
+    const imports = [...entry.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
+    expect(imports.sort()).toEqual(["./platform/bundle.js", "node:fs", "node:url"]);
+    expect(readFileSync(new URL("platform/bundle.js", dist), "utf8")).not.toMatch(/^import /m);
   });
 });
 
