@@ -8,7 +8,8 @@
 // On Linux it also reads every thread's CPU time from /proc while the run goes (threadCpu below):
 // the main thread, the worker threads, and the threads Node starts with the process — V8's
 // platform pool, where its optimizing compiler and concurrent GC run for every isolate — because
-// per-task wall time cannot tell a worker that computes from one that waits for a core.
+// per-task wall time cannot tell a worker that computes from one that waits for a core. And it runs
+// two 1-worker copies of the config at once (runPair): the host's own ceiling for a 2-worker run.
 // Needs the build (`pnpm run build`). Absolute times on a shared machine mean little: compare the
 // two worker counts of one run. The default configs are the quickstart and the longest shipped
 // experiment (mha-to-mla: ≈ 8 s on 2 workers, stop 24; then scaling, frontier, latent-online).
@@ -121,16 +122,35 @@ async function runOnce(config, workers) {
   }
 }
 
+/**
+ * Two 1-worker runs of the whole config at once, as two processes: what this host gives two
+ * independent copies of the job — each with its own start-up, JIT warm-up and V8 helper threads,
+ * nothing shared. Their throughput against one run alone, 2 · wall(1 worker) ÷ wall(both), bounds
+ * what any 2-worker schedule of the sweep could reach here (the pool shares more, never less, than
+ * two processes do), and so says whether the pool or the host limits the speed-up.
+ */
+async function runPair(config) {
+  const t0 = performance.now();
+  const both = await Promise.all([runOnce(config, 1), runOnce(config, 1)]);
+  return { ...both[0], workers: "pair", wall: (performance.now() - t0) / 1000, copies: both.map((x) => x.wall) };
+}
+
 const rows = [];
-// --reps R (default 3): the two worker counts alternate R times (1, 2, 1, 2, …) and each keeps its
-// median-wall run (with that run's breakdown): one run each, back to back, compared two moments of
-// a host whose speed drifts by tens of per cent, on a quickstart of ≈ 4 s mostly start-up.
+// --reps R (default 3): 1 worker, 2 workers and the pair of 1-worker copies (runPair) rotate R times
+// (1, 2, pair, 2, pair, 1, …) and each keeps its median-wall run (with that run's breakdown): one run
+// each, back to back, compared three moments of a host whose speed drifts by tens of per cent.
 const ri = argv.indexOf("--reps");
 const reps = ri >= 0 ? Number(argv[ri + 1]) : 3;
 for (const config of configs) {
-  const runs = { 1: [], 2: [] };
-  for (let r = 0; r < reps; r++) for (const workers of r % 2 === 0 ? [1, 2] : [2, 1]) runs[workers].push(await runOnce(config, workers));
-  for (const workers of [1, 2]) {
+  const runs = { 1: [], 2: [], pair: [] };
+  const order = [1, 2, "pair"];
+  for (let r = 0; r < reps; r++) {
+    for (let i = 0; i < order.length; i++) {
+      const workers = order[(i + r) % order.length];
+      runs[workers].push(workers === "pair" ? await runPair(config) : await runOnce(config, workers));
+    }
+  }
+  for (const workers of [1, 2, "pair"]) {
     const sorted = [...runs[workers]].sort((a, b) => a.wall - b.wall);
     rows.push({ ...sorted[sorted.length >> 1], reps, walls: runs[workers].map((x) => x.wall) });
   }
@@ -158,6 +178,9 @@ if (json) {
   ];
   const body = rows.map((r) => {
     const one = rows.find((x) => x.config === r.config && x.workers === 1);
+    if (r.workers === "pair") {
+      return [r.config, "2 × 1 (copies)", r.tasks * 2, fmt(r.wall), `${fmt((2 * one.wall) / r.wall, 2)}×`, ...Array(8).fill("")];
+    }
     return [
       r.config,
       r.workers,
@@ -174,6 +197,9 @@ if (json) {
       fmt(r.cpu?.helpers),
     ];
   });
+  console.log(
+    "2 × 1 (copies): two 1-worker runs of the whole config at once (two processes); its speed-up is their throughput, 2 × wall(1 worker) ÷ wall, the most any 2-worker run could reach on this host",
+  );
   const all = [header, ...body].map((r) => r.map(String));
   const w = header.map((_, j) => Math.max(...all.map((r) => r[j].length)));
   for (const [i, r] of all.entries()) {
