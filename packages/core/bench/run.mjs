@@ -530,9 +530,14 @@ console.log(
       for (const config of ["quickstart", "mha-to-mla"]) {
         const w1 = rows.find((x) => x.config === config && x.workers === 1);
         const w2 = rows.find((x) => x.config === config && x.workers === 2);
+        const pair = rows.find((x) => x.config === config && x.workers === "pair");
         if (!w1 || !w2) continue;
+        // The host's own bound: two 1-worker copies of the config at once (throughput.mjs runPair).
+        const host = pair
+          ? `; two 1-worker copies at once ${fmt(pair.wall, 1)} s = ${fmt((2 * w1.wall) / pair.wall)}× the throughput of one`
+          : "";
         t14.push([
-          `${config} end to end, median of ${w1.reps} alternating runs each: 1 worker ${fmt(w1.wall, 1)} s (${split(w1)}) ÷ 2 workers ${fmt(w2.wall, 1)} s (${split(w2)})`,
+          `${config} end to end, median of ${w1.reps} rotating runs each: 1 worker ${fmt(w1.wall, 1)} s (${split(w1)}) ÷ 2 workers ${fmt(w2.wall, 1)} s (${split(w2)})${host}`,
           `${fmt(w1.wall / w2.wall)}×`,
           "2 workers faster",
           mark(w1.wall > w2.wall),
