@@ -532,7 +532,7 @@ console.log(
         const w2 = rows.find((x) => x.config === config && x.workers === 2);
         const pair = rows.find((x) => x.config === config && x.workers === "pair");
         if (!w1 || !w2) continue;
-        // The host's own bound: two 1-worker copies of the config at once (throughput.mjs runPair).
+        // The host's own reference: two 1-worker copies of the config at once (throughput.mjs runPair).
         const host = pair
           ? `; two 1-worker copies at once ${fmt(pair.wall, 1)} s = ${fmt((2 * w1.wall) / pair.wall)}× the throughput of one`
           : "";

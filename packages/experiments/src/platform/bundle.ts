@@ -4,8 +4,7 @@
  * far faster than the modules they were built from (issue 14). A bundle is used only while it is
  * current; otherwise the caller loads the modules, so a bundle can cost speed, never correctness.
  */
-
-type Fs = typeof import("node:fs");
+import { builtinModule } from "./builtin.js";
 
 /** What scripts/bundle.mjs writes beside a bundle: each input's size and modification time. */
 interface BundleRecord {
@@ -24,11 +23,9 @@ interface BundleRecord {
  */
 export function currentBundle(dir: URL, record: string): URL | null {
   try {
-    // node:fs through process.getBuiltinModule (as platform/node.ts), not that module: it imports
-    // @randattn/core, and the CLI's entry (cli.ts) must load nothing heavy before it picks a bundle.
-    const fs = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.("node:fs") as
-      | Fs
-      | undefined;
+    // builtin.ts, not platform/node.ts: that imports @randattn/core, and the CLI's entry (cli.ts)
+    // must load nothing heavy before it picks a bundle.
+    const fs = builtinModule<typeof import("node:fs")>("node:fs");
     if (!fs) return null; // a browser or Web Worker
     const meta = JSON.parse(fs.readFileSync(new URL(record, dir), "utf8")) as BundleRecord;
     const entries = Object.entries(meta.inputs ?? {});

@@ -6,15 +6,14 @@
  * needed the file system.
  */
 import { ValueError } from "@randattn/core";
-
-type GetBuiltin = (id: string) => unknown;
+import { builtinModule } from "./builtin.js";
 
 function builtin<T>(id: string, argument: string): T {
-  const get = (globalThis as { process?: { getBuiltinModule?: GetBuiltin } }).process?.getBuiltinModule;
-  if (typeof get !== "function") {
+  const module = builtinModule<T>(id);
+  if (module === undefined) {
     throw new ValueError(argument, `Node.js ≥ 20.16 (${id}; not available in a browser)`, "a runtime without Node built-ins");
   }
-  return get(id) as T;
+  return module;
 }
 
 /** `node:fs`. @throws ValueError naming `argument` outside Node. */
@@ -29,5 +28,5 @@ export const nodeUrl = (argument: string): typeof import("node:url") => builtin(
 
 /** Whether Node built-ins are reachable (false in a browser). */
 export function hasNodeBuiltins(): boolean {
-  return typeof (globalThis as { process?: { getBuiltinModule?: GetBuiltin } }).process?.getBuiltinModule === "function";
+  return builtinModule("node:fs") !== undefined;
 }
