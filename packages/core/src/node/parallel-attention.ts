@@ -283,26 +283,49 @@ async function runSplit(
   // scheduling: on a host whose cores run at different, drifting speeds, a fixed half each waits
   // for the slower core); `bounds` decided only that the call is worth splitting.
   const mask = r.mask?.rowParts(0, nQ);
+  // The caller's Y: a fresh (not shared) array, filled from `out` at the end. Its pages are
+  // touched while the first pass runs, in this otherwise idle thread: a fresh N_Q·d_V array costs
+  // its first touch (page faults, 5.7 ms for the 2 MiB of N = 4096, d_V = 64 on the stop-30 host)
+  // — taken after the workers finish, as `y.slice()` did before stop 30, that is serial time the
+  // single-thread call spends in its own kernel but a split cannot halve (Amdahl), ≈ 5 % of a
+  // 2-worker call.
+  let result: Float64Array | undefined;
   /** One pass over all rows in `precision`; false when the kernel declined (memory): nothing to use. */
   const pass = async (precision: "float32" | "float64"): Promise<boolean> => {
     const claim = new SharedArrayBuffer(4);
-    const replies = await Promise.all(
+    const replies = Promise.all(
       team.map((pw) => {
         const task: RowTask = { ...base, id: nextTaskId(), precision, row0: 0, rows: nQ, mask, claim, claimers: team.length };
         return runTask(pw, task);
       }),
     );
-    return replies.every((x) => x.fused === true);
+    result ??= touchedArray(nQ * dV);
+    return (await replies).every((x) => x.fused === true);
   };
   const y = new Float64Array(out, 0, nQ * dV);
   const l = new Float64Array(normalizer, 0, nQ);
+  const collect = (): Matrix => {
+    result!.set(y);
+    return new Matrix(nQ, dV, result);
+  };
   if (r.precision === "float32") {
     // attention's float32Attention: the row checks, then float64 when Y is not finite (issue #6).
     if (!(await pass("float32"))) return single();
     checkFusedRows(queries, keys, r, l);
-    if (allFinite(y)) return new Matrix(nQ, dV, y.slice());
+    if (allFinite(y)) return collect();
   }
   if (!(await pass("float64"))) return single();
   checkFusedRows(queries, keys, r, l);
-  return new Matrix(nQ, dV, y.slice());
+  return collect();
+}
+
+/** Bytes between two writes of `touchedArray`: the smallest page size of the platforms Node runs on. */
+const PAGE_BYTES = 4096;
+
+/** A new zeroed Float64Array of `length` with one element per page written, so its pages are mapped now. */
+function touchedArray(length: number): Float64Array {
+  const a = new Float64Array(length);
+  // A write (not a read: that maps the shared zero page) to every page of the fresh allocation.
+  for (let i = 0; i < length; i += PAGE_BYTES / 8) a[i] = 0;
+  return a;
 }

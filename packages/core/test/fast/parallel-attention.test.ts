@@ -139,9 +139,14 @@ describe("attentionParallel: one call, query rows over 2 workers", () => {
     const q2 = rnd(520, 12, "pa-q2");
     const k2 = rnd(380, 12, "pa-k2");
     const v2 = rnd(380, 10, "pa-v2");
-    expect(sameBits(await attentionParallel(q, k, v, { workers: 2 }), attention(q, k, v))).toBe(true);
+    const first = await attentionParallel(q, k, v, { workers: 2 });
+    expect(sameBits(first, attention(q, k, v))).toBe(true);
     expect(attentionSplit(q2, k2, v2, { workers: 2 }).bounds).toHaveLength(3);
     expect(sameBits(await attentionParallel(q2, k2, v2, { workers: 2 }), attention(q2, k2, v2))).toBe(true);
+    // The result is the caller's own (not shared) memory: the later call, writing the same staging
+    // buffers, left it as it was.
+    expect(first.data.buffer).toBeInstanceOf(ArrayBuffer);
+    expect(sameBits(first, attention(q, k, v))).toBe(true);
     const causal: AttentionOptions = { mask: { kind: "causal", offset: 5 } };
     const [a, b] = await Promise.all([
       attentionParallel(q, k, v, { ...causal, workers: 2 }),
