@@ -23,22 +23,24 @@
 // equal torch f64's (max relative difference printed), so both ran the same checkpoint.
 //
 //   node scripts/models/bench.mjs [--reps 11] [--warmup 2] [--warm-cpu 3] [--json FILE] [--quick] [--no-install]
-//        [--arithmetic mul-add|fma] [--malloc retain|default] [DIR ...]
+//        [--arithmetic mul-add|fma] [--malloc retain|default] [--no-pin] [DIR ...]
 // Writes the table as JSON to FILE (default .tmp/bench-models.json, git-ignored). --quick: 3 reps,
 // 1 warm-up. --arithmetic fma: RandAttn's GEMM kernels with relaxed SIMD's fused multiply-add
 // (`setKernelArithmetic("fma")`, opt-in: last bits machine-dependent; V8's flag set on Node 20), as
 // torch's BLAS uses FMA; the default is the bit-reproducible mul+add. Without torch on
 // /usr/bin/python3 the RandAttn columns are printed and torch is "n/a". --malloc (default retain):
 // glibc's malloc keeps freed memory for both sides, or "default" leaves it as configured (below).
+// --no-pin: the two sides run wherever the scheduler puts them (default: each pair on one core, below).
 // On a shared machine absolute times mean little: only the ratios measured side by side count.
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { coreChooser } from "../../packages/core/bench/affinity.mjs";
 import { hostCpu } from "../../packages/core/bench/host.mjs";
 import { startLineServer } from "../../packages/core/bench/line-server.mjs";
-import { setKernelArithmetic } from "../../packages/core/dist/index.js";
+import { matmul, randomMatrix, setKernelArithmetic } from "../../packages/core/dist/index.js";
 import { enableRelaxedSimd, loadPretrained } from "../../packages/core/dist/node/index.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -54,6 +56,8 @@ const quick = argv.includes("--quick");
 if (quick) argv.splice(argv.indexOf("--quick"), 1);
 const noInstall = argv.includes("--no-install");
 if (noInstall) argv.splice(argv.indexOf("--no-install"), 1);
+const noPin = argv.includes("--no-pin"); // see coreChooser below
+if (noPin) argv.splice(argv.indexOf("--no-pin"), 1);
 const reps = Number(flag("--reps", quick ? 3 : 11));
 const warmup = Number(flag("--warmup", quick ? 1 : 2));
 const WARM_CPU_S = Number(flag("--warm-cpu", 3)); // see warmUp
@@ -177,8 +181,17 @@ async function startTorch(dir) {
   if ("error" in s) return s;
   const hello = JSON.parse(s.hello);
   const request = async (obj) => JSON.parse(await s.request(JSON.stringify(obj)));
-  return { version: hello.torch, blas: hello.blas, request, close: s.close };
+  return { version: hello.torch, blas: hello.blas, request, close: s.close, pid: s.pid };
 }
+
+// Both sides of a phase on one core, this thread and every torch thread: the faster of a 512³ matmul
+// calibration just before the phase's warm-up (packages/core/bench/affinity.mjs — on this VM the
+// two vCPUs drift apart by up to 1.5× for minutes and change places; unpinned, the same DeepSeek f64
+// N = 512 prefill read 26 or 39 ms depending on where a process landed). Once per phase, not per
+// pair: pinning runs taskset, a fork of this process, whose copy-on-write faults (and the
+// calibration's evicted caches) the warm-up absorbs — per pair they doubled a prefill's CPU time.
+const calA = randomMatrix(512, 512, {}, [1, "pin", "a"]);
+const chooser = noPin ? null : coreChooser(() => matmul(calA, calA));
 
 /**
  * One phase in one precision, the two sides alternating: after the warm-ups, `reps` pairs of one
@@ -186,6 +199,8 @@ async function startTorch(dir) {
  * of the per-pair ratios torch ÷ RandAttn (with their range).
  */
 async function paired(raOnce, torch, torchRequest) {
+  const onOneCore = () => chooser?.choose([torch?.pid]);
+  onOneCore();
   warmUp(raOnce);
   if (torch) for (let i = 0; i < warmup; i++) await torch.request(torchRequest);
   const ra = [];
@@ -344,10 +359,14 @@ console.log(
     ? "issue 14 target (≥ torch on one thread): not measured (no torch)"
     : `issue 14 target (RandAttn ≥ torch speed, every row, CPU time): slowest ratio ${summary.minRatio.toFixed(2)}× — ${summary.optimizedBlas ? (summary.minRatio >= 1 ? "met" : "not met") : "not judged (torch on a reference BLAS)"}`,
 );
+chooser?.release();
+const pinning = chooser ? chooser.describe() : "one-thread pairs not pinned (--no-pin)";
+console.log(`(${pinning})`);
 mkdirSync(dirname(jsonPath), { recursive: true });
 const machine = { node: process.version, cpu: cpus()[0]?.model, host: hostCpu(), cores: cpus().length, load: loadavg()[0] };
 summary.arithmetic = arithmetic;
 summary.malloc = { setting: malloc, glibcTunables: process.env.GLIBC_TUNABLES ?? null };
+summary.pinning = pinning;
 writeFileSync(
   jsonPath,
   `${JSON.stringify({ machine, reps, warmup, prefill: PREFILL, prompt: PROMPT, decode: DECODE, results, summary }, null, 2)}\n`,

@@ -6,10 +6,10 @@ import { createInterface } from "node:readline";
 
 /**
  * Starts `exe args` with `env` and waits for its first line. Resolves with
- * { hello, request(line) → Promise<answer line>, close() }, or with { error } when the child exits
+ * { hello, request(line) → Promise<answer line>, close(), pid }, or with { error } when the child exits
  * or fails to start before that line. A request pending when the child dies rejects with the exit
  * and the child's last stderr line.
- * @returns {Promise<{hello: string, request: (line: string) => Promise<string>, close: () => void} | {error: string}>}
+ * @returns {Promise<{hello: string, request: (line: string) => Promise<string>, close: () => void, pid: number} | {error: string}>}
  */
 export function startLineServer(exe, args, env) {
   const child = spawn(exe, args, { env, stdio: ["pipe", "pipe", "pipe"] });
@@ -36,7 +36,7 @@ export function startLineServer(exe, args, env) {
     return answer;
   };
   return next().then(
-    (hello) => ({ hello, request, close }),
+    (hello) => ({ hello, request, close, pid: child.pid }),
     (e) => {
       close();
       return { error: e.message };

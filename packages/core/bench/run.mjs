@@ -10,6 +10,7 @@
 //   node packages/core/bench/run.mjs --skip-large   no N = 65,536 run
 //   node packages/core/bench/run.mjs --skip-svd     no ml-matrix full SVD (minutes) in the issue-14 table
 //   node packages/core/bench/run.mjs --cpu          single-thread timings in CPU time (a loaded machine)
+//   node packages/core/bench/run.mjs --no-pin       the issue-14 one-thread rows on whatever core (affinity.mjs)
 //   node packages/core/bench/run.mjs --only parallel,sketch   only those issue-14 rows (matmul,
 //        attention, parallel, sketch, sweep, models), then exit
 //   node packages/core/bench/run.mjs --skip-models  no prefill/decode vs torch row (scripts/models/bench.mjs)
@@ -27,6 +28,7 @@ import { fileURLToPath } from "node:url";
 import * as coreApi from "../dist/index.js";
 import * as internal from "../dist/internal.js"; // profiling switches and raw kernels (issue 9 moved them)
 import * as coreNode from "../dist/node/index.js";
+import { coreChooser } from "./affinity.mjs";
 import { startTwoCopies } from "./attention-copies.mjs";
 import { hostCpu } from "./host.mjs";
 import { startLineServer } from "./line-server.mjs";
@@ -75,9 +77,12 @@ function best(f, reps) {
  * of one), after one untimed call of each; which goes first alternates. The pair ratios a ÷ b:
  * median, lo, hi; and each side's best by `better` (Math.min for times, Math.max for rates).
  * With `beside`, one call of it right after each pair: `rounds` holds every round's {a, b, c}
- * (a figure derived from all three, such as a floor against the pair's b, stays pairwise).
+ * (a figure derived from all three, such as a floor against the pair's b, stays pairwise). With
+ * `before`, one call of it before the untimed calls (`onOneCore`: pins both sides — once, not per
+ * pair: a pin is a fork of this process (taskset), whose copy-on-write faults the untimed calls absorb).
  */
-async function alternatePairs(a, b, reps, better, beside) {
+async function alternatePairs(a, b, reps, better, beside, before) {
+  before?.();
   await a();
   await b();
   if (beside) await beside();
@@ -138,6 +143,13 @@ console.log(
     probes ??= await simdPeakProbes(quick ? 10_000_000 : 20_000_000, clockMs);
     return probes;
   };
+  // The one-thread pairs (matmul ÷ probe, attention ÷ NumPy on one thread) on one core, both sides:
+  // the faster core of a 512³ matmul calibration just before each series of pairs (affinity.mjs: on
+  // this VM the two vCPUs drift apart for minutes at a time, and change places). --no-pin: wherever.
+  const calA = core.randomMatrix(512, 512, {}, [1, "pin", "a"]);
+  const chooser = args.has("--no-pin") ? null : coreChooser(() => core.matmul(calA, calA));
+  /** Before a series of one-thread pairs: both sides (this thread and the server processes `pids`) on one core. */
+  const onOneCore = (...pids) => (chooser ? () => chooser.choose(pids) : undefined);
   if (want("matmul")) {
     // The probe and the matmul alternate, one call each per pair (the host's throughput drifts by
     // tens of per cent between seconds; a peak taken before the matmul compared two moments): the
@@ -153,8 +165,8 @@ console.log(
     };
     // Each precision's matmul (through `wrap`: the arithmetic) alternated with a probe of that precision.
     const pairsOf = async (wrap, ceiling) => ({
-      f64: await alternatePairs(rate(wrap(() => core.matmul(a, b))), ceiling.f64, quick ? 3 : 7, Math.max),
-      f32: await alternatePairs(rate(wrap(() => core.matmul32(a, b))), ceiling.f32, quick ? 3 : 7, Math.max),
+      f64: await alternatePairs(rate(wrap(() => core.matmul(a, b))), ceiling.f64, quick ? 3 : 7, Math.max, undefined, onOneCore()),
+      f32: await alternatePairs(rate(wrap(() => core.matmul32(a, b))), ceiling.f32, quick ? 3 : 7, Math.max, undefined, onOneCore()),
     });
     const { f64: m64, f32: m32 } = await pairsOf((mm) => mm, probes);
     const label = (m, ty) =>
@@ -265,7 +277,14 @@ console.log(
         return (clockMs() - t0) / 1000;
       };
       const numpy = np1srv ? () => np1srv.time(dtype) : () => Number.NaN;
-      const p = await alternatePairs(seconds, numpy, quick ? 3 : 7, Math.min, dtype === "float32" ? probe32 : probe64);
+      const p = await alternatePairs(
+        seconds,
+        numpy,
+        quick ? 3 : 7,
+        Math.min,
+        dtype === "float32" ? probe32 : probe64,
+        onOneCore(np1srv?.pid),
+      );
       return { ...p, t: p.bestA, np: np1srv ? p.bestB : null };
     };
     // The SIMD128 floor of exact attention against NumPy, round by round: the two products (Q Kᵀ and
@@ -304,6 +323,7 @@ console.log(
         : null;
     np1srv?.close();
     np1 = np1srv ? { t64: a64.np, t32: a32.np, ver: np1srv.ver, blas: np1srv.blas, exe: np1srv.exe } : null;
+    chooser?.release(); // the 2-thread NumPy server and the worker rows below take both cores
     const np2srv = await numpyServer(2);
     if (np2srv) {
       let t64 = Number.POSITIVE_INFINITY;
@@ -335,7 +355,7 @@ console.log(
         ]) {
           const fl = floorOf(a, ns);
           t14.push([
-            `attention ${ty}: its SIMD128 floor ÷ NumPy — the two products (4·N²·d = ${fmt((4 * n * n * 64) / 1e9)} GFLOP) at the ${ty} probe's rate beside each pair (best ${fmt(fl.rate, 1)} GFLOP/s); with this run's exp pass ${fmt(fl.withExp)}×${fl.withExp > target ? ", above the target: out of reach for mul+add on this host" : ""}`,
+            `attention ${ty}: its SIMD128 floor ÷ NumPy — the two products (4·N²·d = ${fmt((4 * n * n * 64) / 1e9)} GFLOP) at the ${ty} probe's rate beside each pair (best ${fmt(fl.rate, 1)} GFLOP/s); with this run's exp pass ${fmt(fl.withExp)}×${a.median < fl.withExp ? " — the call itself beat it (the probe read below this core's peak: see the matmul rows), so no bound this run" : fl.withExp > target ? ", above the target: out of reach for mul+add on this host" : ""}`,
             `${fmt(fl.products)}×`,
             "reference",
             "—",
@@ -458,7 +478,10 @@ console.log(
   if (want("sketch")) {
     const script = fileURLToPath(new URL("../../sketch/bench/hotpaths.mjs", import.meta.url));
     const flags = [...(quick ? ["--quick"] : []), ...(args.has("--skip-svd") ? ["--skip-svd"] : []), ...(cpuClock ? ["--cpu"] : [])];
+    // One thread: on the faster core of this minute (the child inherits the pin).
+    chooser?.choose();
     const r = spawnSync(process.execPath, [script, ...flags], { encoding: "utf8" });
+    chooser?.release();
     let h = null;
     try {
       h = JSON.parse(r.stdout.trim().split("\n").pop());
@@ -599,6 +622,8 @@ console.log(
     `## issue 14 — targets, this run (load ${loadavg()[0].toFixed(1)}; NumPy: ${np1 ? `${np1.exe} ${np1.ver} on ${np1.blas}` : "not available"})`,
   );
   console.log("(a shared machine: absolute times mean little, only the ratios measured side by side in this run)");
+  chooser?.release();
+  console.log(`(${chooser ? chooser.describe() : "one-thread pairs not pinned (--no-pin)"})`);
   table(["target", "this run", "target", "met"], t14);
   console.log("");
   if (quick || only !== null) process.exit(0);
