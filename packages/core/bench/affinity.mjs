@@ -24,17 +24,24 @@ function taskset(args) {
   }
 }
 
-/** The CPUs this thread may run on (`taskset -p -c`), e.g. [0, 1]; null without taskset (not Linux). */
+/** A CPU list as taskset prints it ("0-3,5") → [0, 1, 2, 3, 5]; null when it is not one. */
+export function parseCpuList(text) {
+  const cpus = [];
+  for (const part of text.trim().split(",")) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) return null;
+    const a = Number(m[1]);
+    const b = m[2] === undefined ? a : Number(m[2]);
+    for (let c = a; c <= b; c++) cpus.push(c);
+  }
+  return cpus.length ? cpus : null;
+}
+
+/** The CPUs thread `pid` may run on (`taskset -p -c`), e.g. [0, 1]; null without taskset (not Linux). */
 export function allowedCpus(pid = process.pid) {
   const out = taskset(["-p", "-c", String(pid)]);
-  const list = out && /list:\s*([\d,\-\s]+)/.exec(out)?.[1];
-  if (!list) return null;
-  const cpus = [];
-  for (const part of list.trim().split(",")) {
-    const [a, b] = part.split("-").map(Number);
-    for (let c = a; c <= (b ?? a); c++) cpus.push(c);
-  }
-  return cpus;
+  const list = out && /list:\s*(\S+)/.exec(out)?.[1];
+  return list ? parseCpuList(list) : null;
 }
 
 /** Sets the CPUs of thread `pid` (the main thread: process.pid); true when taskset did. */
