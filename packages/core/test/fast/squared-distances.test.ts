@@ -97,6 +97,30 @@ describe("squaredDistances: WebAssembly kernel ≡ JavaScript, both against ml-m
     expect(Array.from(squaredDistances(new Matrix(2, 0), new Matrix(3, 0)).data)).toEqual([0, 0, 0, 0, 0, 0]);
   });
 
+  it("writes into a given array (stale entries and all, longer than needed) the same bits, both backends", () => {
+    const rng = seedrandom("sqd-into");
+    const a = random(150, 33, rng, true);
+    const b = random(1000, 33, rng, true);
+    const want = squaredDistancesJs(a, b);
+    for (const backend of ["wasm", "scalar"] as const) {
+      setKernelBackend(backend);
+      const into = new Float64Array(150 * 1000 + 7).fill(Number.NaN);
+      const d = squaredDistances(a, b, into);
+      expect(d.data.buffer).toBe(into.buffer); // no copy
+      expect(same(d, want)).toBe(true);
+      expect(into[150 * 1000]).toBeNaN(); // nothing past D
+      // d = 0: every entry 0, not what the array held.
+      expect(Array.from(squaredDistances(new Matrix(2, 0), new Matrix(3, 0), into).data)).toEqual([0, 0, 0, 0, 0, 0]);
+    }
+  });
+
+  it("a too-short array to write into is a ShapeError naming into, before anything is written", () => {
+    const into = new Float64Array(11).fill(7);
+    expect(() => squaredDistances(new Matrix(3, 2), new Matrix(4, 2), into)).toThrow(ShapeError);
+    expect(() => squaredDistances(new Matrix(3, 2), new Matrix(4, 2), into)).toThrow(/into.*at least 12 floats \(3×4\).*length 11/);
+    expect(into.every((x) => x === 7)).toBe(true);
+  });
+
   it("a column-count mismatch is a ShapeError naming b, the expected and the actual", () => {
     expect(() => squaredDistances(new Matrix(2, 3), new Matrix(4, 2))).toThrow(ShapeError);
     expect(() => squaredDistances(new Matrix(2, 3), new Matrix(4, 2))).toThrow(/\bb\b.*3 columns.*4×2/);
