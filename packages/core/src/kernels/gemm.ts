@@ -90,7 +90,7 @@ export interface Kernels {
   gemm_f32_ra: GemmRowsKernel;
   exp_f64: (src: number, dst: number, n: number) => void;
   exp_f32: (src: number, dst: number, n: number) => void;
-  rows_affine_panels_f64: (
+  rows_affine_exp_panels_f64: (
     src: number,
     ld: number,
     dst: number,
@@ -100,6 +100,7 @@ export interface Kernels {
     s: number,
     mxp: number,
     ep: number,
+    tmp: number,
   ) => void;
   rows_max_f64: (src: number, ld: number, rows: number, cols: number, mxp: number, abs: number) => void;
   rows_affine_exp_f64: (

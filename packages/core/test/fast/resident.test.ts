@@ -181,23 +181,33 @@ describe.runIf(wasmSimdAvailable())("resident kernels", () => {
       { seed: 24, numRuns: 200 },
     );
   });
-  it("rows_affine_panels_f64 writes the JavaScript loop's exponents at panelIndex positions", () => {
-    const [rows, cols, ld, kb] = [6, 12, 13, 7]; // kb > rows: a partial panel block
-    const u = rnd(rows * ld, 8).map((x) => 10 * x);
-    const K = residentKernels(rows * ld + kb * cols + 2 * rows);
-    const [up, dp, mp, ep] = [base, base + rows * ld, base + rows * ld + kb * cols, base + rows * ld + kb * cols + rows];
-    K.f64.set(u, up);
-    K.f64.fill(7, dp, dp + kb * cols);
-    for (let r = 0; r < rows; r++) {
-      K.f64[mp + r] = 0.5 * r;
-      K.f64[ep + r] = -0.125 * r;
-    }
-    const s = 0.71;
-    K.rows_affine_panels_f64(up * 8, ld, dp * 8, kb, rows, cols, s, mp * 8, ep * 8);
-    for (let r = 0; r < kb; r++) {
-      for (let l = 0; l < cols; l++) {
-        const want = r < rows ? u[r * ld + l] * s - K.f64[mp + r] + K.f64[ep + r] : 7;
-        expect(K.f64[dp + panelIndex(r, l, kb)]).toBe(want);
+  it("rows_affine_exp_panels_f64 writes simdExp of the JavaScript loop's exponents at panelIndex positions, bit for bit", () => {
+    // 13 rows: one group of 8 and a partial group of 5; kb > rows: a partial panel block whose
+    // rows past `rows` must stay as they were; a stride past the row (ld > cols).
+    for (const [rows, cols, ld, kb] of [
+      [13, 12, 13, 15],
+      [8, 4, 4, 8],
+      [1, 8, 9, 3],
+    ]) {
+      const u = rnd(rows * ld, 8 + rows).map((x) => 10 * x);
+      const K = residentKernels(rows * ld + kb * cols + 2 * rows + 8 * cols);
+      const [up, dp, mp, ep] = [base, base + rows * ld, base + rows * ld + kb * cols, base + rows * ld + kb * cols + rows];
+      const tp = ep + rows;
+      K.f64.set(u, up);
+      K.f64.fill(7, dp, dp + kb * cols);
+      for (let r = 0; r < rows; r++) {
+        K.f64[mp + r] = 0.5 * r;
+        K.f64[ep + r] = -0.125 * r;
+      }
+      const s = 0.71;
+      K.rows_affine_exp_panels_f64(up * 8, ld, dp * 8, kb, rows, cols, s, mp * 8, ep * 8, tp * 8);
+      for (let r = 0; r < kb; r++) {
+        const x = new Float64Array(cols);
+        for (let l = 0; l < cols; l++) x[l] = r < rows ? u[r * ld + l] * s - K.f64[mp + r] + K.f64[ep + r] : 0;
+        const y = simdExp(x);
+        for (let l = 0; l < cols; l++) {
+          expect(Object.is(K.f64[dp + panelIndex(r, l, kb)], r < rows ? y[l] : 7), `rows ${rows} kb ${kb}: (${r}, ${l})`).toBe(true);
+        }
       }
     }
   });

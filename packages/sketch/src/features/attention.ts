@@ -233,7 +233,7 @@ export function randomFeatureAttention(
   const resident =
     !exponential &&
     !causal &&
-    (keyLength * (m + d) + STREAM_ROWS * (4 * m + 2 * dV + 2 * d) + 2 * m * (2 * dV + 8)) * 8 <= RESIDENT_MAX_BYTES &&
+    (keyLength * (m + d) + STREAM_ROWS * (4 * m + 2 * dV + 2 * d) + 2 * m * (2 * dV + 8) + 8 * m) * 8 <= RESIDENT_MAX_BYTES && // + 8m: the panels' scratch rows
     wasmSimdAvailable() &&
     getKernelBackend() !== "scalar";
   const assertInputsFinite = () => {

@@ -430,8 +430,9 @@ export function streamFeaturesResident(
   const up = xp + even((whole ? n : blockRows) * d); // U = X Ωᵀ
   const mxp = up + even((whole ? n : blockRows) * m); // a block's row maxima of U, then its shifts
   const ep = mxp + even(Math.max(blockRows, PROJECTION_ROWS)); // a block's exponent offsets
+  const tp = ep + even(Math.max(blockRows, PROJECTION_ROWS)); // 8 rows of features (rows_affine_exp_panels_f64's scratch)
   // Grows the memory now if needed (contents kept, k.f64 refreshed): nothing below grows it.
-  residentKernels(ep + even(Math.max(blockRows, PROJECTION_ROWS)) - RESIDENT_BASE_BYTES / 8);
+  residentKernels(tp + 8 * m - RESIDENT_BASE_BYTES / 8);
   packOmegaPanels(omega.data, m, d, k.f64, op);
   // U rows r0…r1−1 (at their place relative to row `base` of the copied X and of U).
   const project = (r0: number, r1: number, base: number) => {
@@ -479,8 +480,8 @@ export function streamFeaturesResident(
     if (!whole && !trig) k.rows_max_f64(up * 8, m, kb, m, mxp * 8, hyperbolic ? 1 : 0);
     const f = k.f64;
     const st = kb * 4; // panel stride (elements)
-    // Positive features: the exponents are formed in SIMD by rows_affine_exp_f64 (rows, with the
-    // exp) or rows_affine_panels_f64 (panels; m a multiple of 4), below.
+    // Positive features: formed and exponentiated in SIMD by rows_affine_exp_f64 (rows) or
+    // rows_affine_exp_panels_f64 (panels; m a multiple of 4), below.
     const fused = features === "positive" && (layout === "rows" || (m & 3) === 0);
     for (let i = i0; i < i1; i++) {
       const o = uBase + (i - i0) * m;
@@ -509,10 +510,8 @@ export function streamFeaturesResident(
     }
     const count = layout === "rows" ? kb * width : kb * padded;
     if (fused && layout === "rows") k.rows_affine_exp_f64(uBase * 8, m, dst * 8, width, kb, m, s, mxp * 8, ep * 8);
-    else {
-      if (fused) k.rows_affine_panels_f64(uBase * 8, m, dst * 8, kb, kb, m, s, mxp * 8, ep * 8);
-      if (!trig) residentExp(k, dst, count);
-    }
+    else if (fused) k.rows_affine_exp_panels_f64(uBase * 8, m, dst * 8, kb, kb, m, s, mxp * 8, ep * 8, tp * 8);
+    else if (!trig) residentExp(k, dst, count);
     if (layout === "panels" && padded > width) zeroPanelPadding(k.f64, dst, kb, width);
     sink(i0, i1);
   }
