@@ -508,10 +508,9 @@ export function streamFeaturesResident(
         else trigPanels(f, w, st, f, o, m, s, Math.exp(e));
       }
     }
-    const count = layout === "rows" ? kb * width : kb * padded;
     if (fused && layout === "rows") k.rows_affine_exp_f64(uBase * 8, m, dst * 8, width, kb, m, s, mxp * 8, ep * 8);
     else if (fused) k.rows_affine_exp_panels_f64(uBase * 8, m, dst * 8, kb, kb, m, s, mxp * 8, ep * 8, tp * 8);
-    else if (!trig) residentExp(k, dst, count);
+    else if (!trig) residentExp(k, dst, layout === "rows" ? kb * width : kb * padded);
     if (layout === "panels" && padded > width) zeroPanelPadding(k.f64, dst, kb, width);
     sink(i0, i1);
   }
