@@ -233,7 +233,7 @@ export function randomFeatureAttention(
   const resident =
     !exponential &&
     !causal &&
-    (keyLength * (m + d) + STREAM_ROWS * (4 * m + 2 * dV + 2 * d) + 2 * m * (2 * dV + 8) + 8 * m) * 8 <= RESIDENT_MAX_BYTES && // + 8m: the panels' scratch rows
+    (keyLength * (m + d + 2) + STREAM_ROWS * (4 * m + 2 * dV + 2 * d) + 2 * m * (2 * dV + 8) + 8 * m) * 8 <= RESIDENT_MAX_BYTES && // + 8m: the panels' scratch rows; + 2 per key: its row statistics
     wasmSimdAvailable() &&
     getKernelBackend() !== "scalar";
   const assertInputsFinite = () => {
@@ -309,6 +309,7 @@ export function randomFeatureAttention(
   const output = new Matrix(nQ, dV);
   const num = output.data;
   const den = new Float64Array(nQ);
+  const normalizerLogScale = new Float64Array(nQ);
   let queryLogScale: Float64Array;
   const nonPositiveRows: number[] = [];
   let divided = false;
@@ -329,9 +330,11 @@ export function randomFeatureAttention(
     // The trig/positive/hyperbolic maps hand their blocks straight to these consumers
     // (streamFeatures: not even φ(K) is held whole); the exponential families are evaluated whole
     // for the keys (their global shift) and per block of rows for the queries.
-    const state = new Float64Array(F * dV);
-    const z = new Float64Array(F);
-    const kt = new Float64Array(F * Math.min(nK, STREAM_ROWS));
+    // The JavaScript paths' state, z and key block (the resident path keeps its own in kernel memory;
+    // a fresh 512 KiB block it never reads would still cost its allocation).
+    const state = new Float64Array(resident ? 0 : F * dV);
+    const z = new Float64Array(resident ? 0 : F);
+    const kt = new Float64Array(resident ? 0 : F * Math.min(nK, STREAM_ROWS));
     const addKeys = (block: Float64Array, j0: number, j1: number) => {
       transposeWithColumnSums(block, j1 - j0, F, kt, z);
       matmulInto(kt, V.subarray(j0 * dV, j1 * dV), state, F, j1 - j0, dV, j0 > 0);
@@ -353,6 +356,7 @@ export function randomFeatureAttention(
         den,
         nonPositiveRows,
         assertInputsFinite,
+        normalizerLogScale, // the queries' log-scales, written in place (no fresh N-array: its page faults)
       );
       keyShift = shifts.keyShift;
       queryLogScale = shifts.queryLogScale;
@@ -482,7 +486,7 @@ export function randomFeatureAttention(
     scaleRow(num, i * dV, dV, 1 / di);
   }
   flops += nQ * dV;
-  const normalizerLogScale = new Float64Array(nQ);
+  // (The resident path's queryLogScale is normalizerLogScale itself: the same sum, in place.)
   for (let i = 0; i < nQ; i++) normalizerLogScale[i] = queryLogScale[i] + keyShift;
   // Ψ and Ψ⁻ᵀ (ADERF, SADERF: stored dense); SDERF keeps one Q₃ᵀ and the d values a_l.
   if (featureParameters?.psi) floatsStored += featureParameters.aDiagonal ? d * d + d : 2 * d * d;
@@ -601,6 +605,7 @@ function residentBidirectional(
   den: Float64Array,
   nonPositiveRows: number[],
   fail: () => void,
+  logScaleInto: Float64Array,
 ): { keyShift: number; queryLogScale: Float64Array } {
   const { queries, keys, keysAll, values, omega, features, resolved, policy } = inp;
   const nQ = queries.rows;
@@ -649,11 +654,23 @@ function residentBidirectional(
     f[sp + panelIndex(l, dV, F)] = cc(z[l]);
     for (let j = w; j < up4(w); j++) f[sp + panelIndex(l, j, F)] = 0;
   }
-  const q = streamFeaturesResident(queries, omega, features, resolved, "row", K, qf, "rows", end, (i0, i1) => {
-    const b = i1 - i0;
-    residentGemmRows(K, qf, F, sp, F, nb, w, b, w, F);
-    divideRows(K.f64, nb, b, dV, num, den, i0, policy, nonPositiveRows);
-  });
+  const q = streamFeaturesResident(
+    queries,
+    omega,
+    features,
+    resolved,
+    "row",
+    K,
+    qf,
+    "rows",
+    end,
+    (i0, i1) => {
+      const b = i1 - i0;
+      residentGemmRows(K, qf, F, sp, F, nb, w, b, w, F);
+      divideRows(K.f64, nb, b, dV, num, den, i0, policy, nonPositiveRows);
+    },
+    logScaleInto,
+  );
   if (!q.finite) fail();
   if (policy === "error" && nonPositiveRows.length > 0) {
     const i = nonPositiveRows[0];

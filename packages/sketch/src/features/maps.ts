@@ -385,7 +385,14 @@ const PROJECTION_ROWS = 128;
 export function residentFeatureWork(n: number, d: number, m: number, shift: "row" | "global"): number {
   const rows = shift === "global" ? n : Math.min(n, FEATURE_BLOCK_ROWS);
   const even = (x: number) => x + (x & 1);
-  return even(Math.ceil(m / 4) * 4 * d) + even(rows * d) + even(rows * m) + 2 * even(Math.max(FEATURE_BLOCK_ROWS, PROJECTION_ROWS));
+  return (
+    even(Math.ceil(m / 4) * 4 * d) +
+    even(rows * d) +
+    even(rows * m) +
+    2 * even(Math.max(FEATURE_BLOCK_ROWS, PROJECTION_ROWS)) +
+    even(8 * m) +
+    2 * even(rows)
+  );
 }
 
 /**
@@ -400,7 +407,10 @@ export function residentFeatureWork(n: number, d: number, m: number, shift: "row
  * here: read `k.f64` afresh afterwards. Same features, bit for bit, as `streamFeatures(…, false)`
  * (same products and sums, same exponents, same exp). The finiteness of x is checked in the pass
  * that sums its squares (x − x is 0 exactly when x is finite): returns `finite: false` (and stops,
- * features undefined) when a row is not.
+ * features undefined) when a row is not. `logScale`: a `"row"` shift writes each row's log-scale
+ * into `into` (length ≥ n; a fresh array when absent) and returns it; a `"global"` shift returns one
+ * entry, the shift every row shares. The per-row statistics live in the resident work space, not in
+ * fresh arrays: each fresh array costs its first-touch page faults per call (issue 14).
  */
 export function streamFeaturesResident(
   x: Matrix,
@@ -413,6 +423,7 @@ export function streamFeaturesResident(
   layout: ResidentLayout,
   work: number,
   sink: (i0: number, i1: number) => void,
+  into?: Float64Array,
 ): { logScale: Float64Array; finite: boolean } {
   const n = x.rows;
   const d = x.cols;
@@ -431,8 +442,12 @@ export function streamFeaturesResident(
   const mxp = up + even((whole ? n : blockRows) * m); // a block's row maxima of U, then its shifts
   const ep = mxp + even(Math.max(blockRows, PROJECTION_ROWS)); // a block's exponent offsets
   const tp = ep + even(Math.max(blockRows, PROJECTION_ROWS)); // 8 rows of features (rows_affine_exp_panels_f64's scratch)
+  // rowMax and rowTerm (see streamFeatures) of every row (global shift) or of the block's rows.
+  const held = whole ? n : blockRows;
+  const rmp = tp + even(8 * m);
+  const rtp = rmp + even(held);
   // Grows the memory now if needed (contents kept, k.f64 refreshed): nothing below grows it.
-  residentKernels(tp + 8 * m - RESIDENT_BASE_BYTES / 8);
+  residentKernels(rtp + even(held) - RESIDENT_BASE_BYTES / 8);
   packOmegaPanels(omega.data, m, d, k.f64, op);
   // U rows r0…r1−1 (at their place relative to row `base` of the copied X and of U).
   const project = (r0: number, r1: number, base: number) => {
@@ -441,17 +456,18 @@ export function streamFeaturesResident(
       residentGemmRows(k, xp + (a - base) * d, d, op, d, up + (a - base) * m, m, b - a, m, d);
     }
   };
-  const rowMax = new Float64Array(n);
-  const rowTerm = new Float64Array(n);
-  const logScale = new Float64Array(n);
-  // Row statistics (see streamFeatures); false when the row holds NaN or ±∞.
-  // (mxRaw: max_l u_l, or max |u_l|, from rows_max_f64; s·max = max of s·u as s > 0 and rounding is monotone.)
-  const rowStats = (i: number, mxRaw: number): boolean => {
+  const logScale = whole ? new Float64Array(1) : (into ?? new Float64Array(n));
+  if (logScale.length < (whole ? 1 : n)) throw new Error(`streamFeaturesResident: into holds ${logScale.length} < ${n} rows`);
+  // Row statistics (see streamFeatures) of row i at slot t of rowMax/rowTerm; false when the row
+  // holds NaN or ±∞. (mxRaw: max_l u_l, or max |u_l|, from rows_max_f64; s·max = max of s·u as s > 0
+  // and rounding is monotone.)
+  const rowStats = (i: number, t: number, mxRaw: number): boolean => {
     const sq = sumOfSquaresIfFinite(X, i * d, d);
     if (Number.isNaN(sq)) return false;
     const mx = trig ? 0 : mxRaw * s;
-    rowTerm[i] = mx;
-    rowMax[i] = c * (sq * s * s) + mx;
+    const f = k.f64;
+    f[rtp + t] = mx;
+    f[rmp + t] = c * (sq * s * s) + mx;
     return true;
   };
   if (whole) {
@@ -461,11 +477,12 @@ export function streamFeaturesResident(
       const b = Math.min(n, a + PROJECTION_ROWS);
       project(a, b, 0);
       if (!trig) k.rows_max_f64((up + a * m) * 8, m, b - a, m, mxp * 8, hyperbolic ? 1 : 0);
-      for (let i = a; i < b; i++) if (!rowStats(i, k.f64[mxp + i - a])) return { logScale, finite: false };
+      for (let i = a; i < b; i++) if (!rowStats(i, i, k.f64[mxp + i - a])) return { logScale, finite: false };
     }
     let g = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < n; i++) if (rowMax[i] > g) g = rowMax[i];
-    logScale.fill(g);
+    const f = k.f64;
+    for (let i = 0; i < n; i++) if (f[rmp + i] > g) g = f[rmp + i];
+    logScale[0] = g;
   }
   const width = features === "positive" ? m : 2 * m;
   const padded = Math.ceil(width / 4) * 4;
@@ -485,17 +502,18 @@ export function streamFeaturesResident(
     const fused = features === "positive" && (layout === "rows" || (m & 3) === 0);
     for (let i = i0; i < i1; i++) {
       const o = uBase + (i - i0) * m;
+      const t = whole ? i : i - i0; // slot of row i in rowMax/rowTerm
       if (!whole) {
-        if (!rowStats(i, f[mxp + i - i0])) return { logScale, finite: false };
-        logScale[i] = rowMax[i];
+        if (!rowStats(i, t, f[mxp + i - i0])) return { logScale, finite: false };
+        logScale[i] = f[rmp + t];
       }
+      const mx = f[rtp + t];
+      const e = f[rmp + t] - (whole ? logScale[0] : logScale[i]);
       if (fused) {
-        f[mxp + (i - i0)] = rowTerm[i];
-        f[ep + (i - i0)] = rowMax[i] - logScale[i];
+        f[mxp + (i - i0)] = mx;
+        f[ep + (i - i0)] = e;
         continue;
       }
-      const mx = rowTerm[i];
-      const e = rowMax[i] - logScale[i];
       if (layout === "rows") {
         const w = dst + (i - i0) * width;
         if (features === "positive") positiveRows(f, w, o, m, s, mx, e);
