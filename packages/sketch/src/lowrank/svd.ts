@@ -1,12 +1,13 @@
 /**
  * Randomized SVD (Halko, Martinsson & Tropp 2011, Alg. 5.1): Q from the range finder, B = QᵀA
- * (ℓ × n, small), the SVD B = Ũ Σ Vᵀ by ml-matrix, U = Q Ũ, truncated to the target rank k.
- * ml-matrix handles only the small factor; the m-sized products use core's kernels.
+ * (ℓ × n, small), the SVD B = Ũ Σ Vᵀ (ml-matrix's Golub–Kahan–Reinsch, run bit for bit on flat
+ * arrays by ./gkr.ts), U = Q Ũ, truncated to the target rank k. The GKR SVD handles only the small
+ * factor; the m-sized products use core's kernels.
  */
 import { Matrix, type SeedKey, transpose } from "@randattn/core";
 import { assertInteger, assertOptions, matmulTransBInto, tallNarrowMatmulInto } from "@randattn/core/internal";
-import { SVD } from "ml-matrix";
 import type { Cost } from "../operators/index.js";
+import { type GkrSvd, golubKahanSvd } from "./gkr.js";
 import { householderQr, powerOfTwoScale } from "./householder.js";
 import { type QbOptions, qb } from "./qb.js";
 import { checkInputMatrix, safeScaled } from "./rangefinder.js";
@@ -38,7 +39,7 @@ export interface ExactSvdResult extends SvdFactors {
 }
 
 /**
- * Thin SVD by ml-matrix of a (small) matrix, truncated to `rank` (default min(m, n)): A ≈ U diag(S) Vᵀ,
+ * Thin SVD of a (small) matrix by ml-matrix's algorithm (./gkr.ts: the same bits on flat arrays), truncated to `rank` (default min(m, n)): A ≈ U diag(S) Vᵀ,
  * singular values in decreasing order. The reference (deterministic) SVD used on B and by the
  * "exact" paths of the MLA tools; O(mn·min(m, n)), so only for small or moderate sizes.
  * @throws ShapeError / NonFiniteError for a bad `a`; ValueError for a rank outside [1, min(m, n)].
@@ -49,17 +50,17 @@ export function exactSvd(a: Matrix, options: ExactSvdOptions = {}): ExactSvdResu
   const full = Math.min(a.rows, a.cols);
   const k = options.rank ?? full;
   assertInteger(k, "options.rank", 1, full);
-  const { svd, sv, factor, order } = mlSvd(a, true);
-  const u = svd.leftSingularVectors;
-  const v = svd.rightSingularVectors;
+  const { svd, factor, order } = mlSvd(a, true);
+  const u = svd.u as Float64Array; // a.rows × full
+  const v = svd.v as Float64Array; // a.cols × full
   const U = new Matrix(a.rows, k);
   const Vt = new Matrix(k, a.cols);
   const S = new Float64Array(k);
   for (let t = 0; t < k; t++) {
     const c = order[t];
-    S[t] = sv[c] * factor;
-    for (let i = 0; i < a.rows; i++) U.data[i * k + t] = u.get(i, c);
-    for (let j = 0; j < a.cols; j++) Vt.data[t * a.cols + j] = v.get(j, c);
+    S[t] = svd.s[c] * factor;
+    for (let i = 0; i < a.rows; i++) U.data[i * k + t] = u[i * full + c];
+    for (let j = 0; j < a.cols; j++) Vt.data[t * a.cols + j] = v[j * full + c];
   }
   const cost: Cost = { flops: 4 * a.rows * a.cols * full + 8 * full ** 3, floatsStored: a.rows * a.cols + (a.rows + a.cols + 1) * full };
   return { U, S, Vt, cost };
@@ -75,23 +76,22 @@ export function exactSvd(a: Matrix, options: ExactSvdOptions = {}): ExactSvdResu
  */
 export function exactSingularValues(a: Matrix): Float64Array {
   checkInputMatrix(a, "a");
-  const { sv, factor, order } = mlSvd(a, false);
-  return Float64Array.from(order, (c) => sv[c] * factor);
+  const { svd, factor, order } = mlSvd(a, false);
+  return Float64Array.from(order, (c) => svd.s[c] * factor);
 }
 
-/** ml-matrix's SVD of `a` (with or without the singular vectors), its σ (`sv`, scaled), the scale factor and σ's decreasing order. */
-function mlSvd(a: Matrix, vectors: boolean): { svd: SVD; sv: number[]; factor: number; order: number[] } {
+/**
+ * ml-matrix's SVD of `a` (`autoTranspose`, with or without the singular vectors) as {@link golubKahanSvd}
+ * runs it, bit for bit, on flat arrays — the scale factor and σ's decreasing order with it.
+ */
+function mlSvd(a: Matrix, vectors: boolean): { svd: GkrSvd; factor: number; order: number[] } {
   // ml-matrix's SVD iteration never terminates on entries of ≈ 1e-300 (its convergence test
   // underflows) — issue #6: run it on an exact power-of-two rescaling and scale S back.
   const { scaled, factor } = safeScaled(a);
-  const svd = new SVD(scaled.toMlMatrix(), {
-    autoTranspose: true,
-    computeLeftSingularVectors: vectors,
-    computeRightSingularVectors: vectors,
-  });
-  const sv = svd.diagonal;
+  const svd = golubKahanSvd(scaled.data, a.rows, a.cols, vectors);
+  const sv = svd.s;
   const order = Array.from(sv.keys()).sort((i, j) => sv[j] - sv[i]);
-  return { svd, sv, factor, order };
+  return { svd, factor, order };
 }
 
 /**

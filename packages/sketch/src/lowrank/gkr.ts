@@ -1,0 +1,321 @@
+/**
+ * The Golub–Kahan–Reinsch SVD (Golub & Reinsch 1970; the JAMA formulation: Householder
+ * bidiagonalization, then implicit-shift QR sweeps on the bidiagonal) exactly as ml-matrix's
+ * `SingularValueDecomposition` runs it with `autoTranspose: true` — the same operations on the same
+ * values in the same order, so the same bits — on flat `Float64Array`s instead of ml-matrix's
+ * arrays of rows behind `get`/`set` calls.
+ *
+ * Why not ml-matrix itself (issue 14, measured on the quickstart sweep): its constructor is one
+ * ≈ 500-line function that V8 optimizes in the middle of its first loops and then deoptimizes as
+ * each not-yet-run branch is reached ("insufficient type feedback"): 5 TurboFan compilations of
+ * 23–131 ms, ≈ 430 ms of compiler time per thread (isolate) before it settles — a cost every
+ * sweep worker pays again, the largest single item of the compiler's ≈ 1 s per quickstart.
+ * ml-matrix stays the oracle: the tests check this port against it bit for bit.
+ *
+ * Layout as in ml-matrix: with m ≥ n the working matrix (the input, or its transpose when it is
+ * wide), its transpose `at` (n × m, row j = column j), U and V accumulated transposed (row j =
+ * singular vector j) so the inner loops run along contiguous memory.
+ */
+
+/** The result of {@link golubKahanSvd}. */
+export interface GkrSvd {
+  /** The singular values in the order the iteration leaves them (sorted decreasingly, ≥ 0). */
+  s: Float64Array;
+  /** Left singular vectors, rows × min(rows, cols), row-major; absent without vectors. */
+  u?: Float64Array;
+  /** Right singular vectors, cols × min(rows, cols), row-major; absent without vectors. */
+  v?: Float64Array;
+}
+
+/** √(a² + b²) without overflow, ml-matrix's `hypotenuse` (the same operations, so the same bits). */
+function hypotenuse(a: number, b: number): number {
+  let r = 0;
+  if (Math.abs(a) > Math.abs(b)) {
+    r = b / a;
+    return Math.abs(a) * Math.sqrt(1 + r * r);
+  }
+  if (b !== 0) {
+    r = a / b;
+    return Math.abs(b) * Math.sqrt(1 + r * r);
+  }
+  return 0;
+}
+
+/**
+ * The thin SVD of the rows × cols row-major matrix `a` (not modified): ml-matrix's
+ * `new SVD(a, { autoTranspose: true, computeLeftSingularVectors: vectors, computeRightSingularVectors: vectors })`
+ * — `s` its `diagonal`, `u` and `v` its left and right singular vectors restricted to the
+ * min(rows, cols) columns they have. Raw: the caller checks sizes (≥ 1 each) and finiteness.
+ */
+export function golubKahanSvd(a: Float64Array, rows: number, cols: number, vectors: boolean): GkrSvd {
+  // The working matrix is m × n with m ≥ n: the input, or its transpose when it is wide.
+  const swapped = rows < cols;
+  const m = swapped ? cols : rows;
+  const n = swapped ? rows : cols;
+  // at (n × m): at[j·m + i] = working(i, j). For a wide input that is the input itself.
+  const at = new Float64Array(n * m);
+  if (swapped) at.set(a.subarray(0, rows * cols));
+  else for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) at[j * m + i] = a[i * n + j];
+  const wantu = vectors;
+  const wantv = vectors;
+  const nu = Math.min(m, n);
+  const ni = Math.min(m + 1, n);
+  const s = new Float64Array(ni);
+  const U = new Float64Array(wantu ? nu * m : 0); // U[j·m + i] = U(i, j)
+  const V = new Float64Array(wantv ? n * n : 0); // V[j·n + i] = V(i, j)
+  const e = new Float64Array(n);
+  const work = new Float64Array(m);
+  const nct = Math.min(m - 1, n);
+  const nrt = Math.max(0, Math.min(n - 2, m));
+  const mrc = Math.max(nct, nrt);
+
+  // Householder bidiagonalization: s (diagonal), e (superdiagonal).
+  for (let k = 0; k < mrc; k++) {
+    const ck = k * m;
+    if (k < nct) {
+      s[k] = 0;
+      for (let i = k; i < m; i++) s[k] = hypotenuse(s[k], at[ck + i]);
+      if (s[k] !== 0) {
+        if (at[ck + k] < 0) s[k] = -s[k];
+        for (let i = k; i < m; i++) at[ck + i] = at[ck + i] / s[k];
+        at[ck + k] = at[ck + k] + 1;
+      }
+      s[k] = -s[k];
+    }
+    for (let j = k + 1; j < n; j++) {
+      const cj = j * m;
+      if (k < nct && s[k] !== 0) {
+        let t = 0;
+        for (let i = k; i < m; i++) t += at[ck + i] * at[cj + i];
+        t = -t / at[ck + k];
+        for (let i = k; i < m; i++) at[cj + i] = at[cj + i] + t * at[ck + i];
+      }
+      e[j] = at[cj + k];
+    }
+    if (wantu && k < nct) for (let i = k; i < m; i++) U[ck + i] = at[ck + i];
+    if (k < nrt) {
+      e[k] = 0;
+      for (let i = k + 1; i < n; i++) e[k] = hypotenuse(e[k], e[i]);
+      if (e[k] !== 0) {
+        if (e[k + 1] < 0) e[k] = 0 - e[k];
+        for (let i = k + 1; i < n; i++) e[i] /= e[k];
+        e[k + 1] += 1;
+      }
+      e[k] = -e[k];
+      if (k + 1 < m && e[k] !== 0) {
+        for (let i = k + 1; i < m; i++) work[i] = 0;
+        for (let i = k + 1; i < m; i++) for (let j = k + 1; j < n; j++) work[i] += e[j] * at[j * m + i];
+        for (let j = k + 1; j < n; j++) {
+          const t = -e[j] / e[k + 1];
+          const cj = j * m;
+          for (let i = k + 1; i < m; i++) at[cj + i] = at[cj + i] + t * work[i];
+        }
+      }
+      if (wantv) for (let i = k + 1; i < n; i++) V[k * n + i] = e[i];
+    }
+  }
+
+  let p = Math.min(n, m + 1);
+  if (nct < n) s[nct] = at[nct * m + nct];
+  if (m < p) s[p - 1] = 0;
+  if (nrt + 1 < p) e[nrt] = at[(p - 1) * m + nrt];
+  e[p - 1] = 0;
+
+  // The accumulated transformations.
+  if (wantu) {
+    for (let j = nct; j < nu; j++) {
+      for (let i = 0; i < m; i++) U[j * m + i] = 0;
+      U[j * m + j] = 1;
+    }
+    for (let k = nct - 1; k >= 0; k--) {
+      const ck = k * m;
+      if (s[k] !== 0) {
+        for (let j = k + 1; j < nu; j++) {
+          const cj = j * m;
+          let t = 0;
+          for (let i = k; i < m; i++) t += U[ck + i] * U[cj + i];
+          t = -t / U[ck + k];
+          for (let i = k; i < m; i++) U[cj + i] = U[cj + i] + t * U[ck + i];
+        }
+        for (let i = k; i < m; i++) U[ck + i] = -U[ck + i];
+        U[ck + k] = 1 + U[ck + k];
+        for (let i = 0; i < k - 1; i++) U[ck + i] = 0;
+      } else {
+        for (let i = 0; i < m; i++) U[ck + i] = 0;
+        U[ck + k] = 1;
+      }
+    }
+  }
+  if (wantv) {
+    for (let k = n - 1; k >= 0; k--) {
+      const ck = k * n;
+      if (k < nrt && e[k] !== 0) {
+        for (let j = k + 1; j < n; j++) {
+          const cj = j * n;
+          let t = 0;
+          for (let i = k + 1; i < n; i++) t += V[ck + i] * V[cj + i];
+          t = -t / V[ck + k + 1];
+          for (let i = k + 1; i < n; i++) V[cj + i] = V[cj + i] + t * V[ck + i];
+        }
+      }
+      for (let i = 0; i < n; i++) V[ck + i] = 0;
+      V[ck + k] = 1;
+    }
+  }
+
+  // Rotation of rows j and j2 of a transposed factor X (stride w, first `count` entries):
+  // (X_j, X_j2) ← (cs·X_j + sn·X_j2, −sn·X_j + cs·X_j2), in ml-matrix's order of operations.
+  const rotate = (X: Float64Array, w: number, j: number, j2: number, count: number, cs: number, sn: number) => {
+    const a0 = j * w;
+    const b0 = j2 * w;
+    for (let i = 0; i < count; i++) {
+      const t = cs * X[a0 + i] + sn * X[b0 + i];
+      X[b0 + i] = -sn * X[a0 + i] + cs * X[b0 + i];
+      X[a0 + i] = t;
+    }
+  };
+
+  // Implicit-shift QR on the bidiagonal until every superdiagonal entry is negligible.
+  const pp = p - 1;
+  const eps = Number.EPSILON;
+  while (p > 0) {
+    let k: number;
+    let kase: number;
+    for (k = p - 2; k >= -1; k--) {
+      if (k === -1) break;
+      const alpha = Number.MIN_VALUE + eps * Math.abs(s[k] + Math.abs(s[k + 1]));
+      if (Math.abs(e[k]) <= alpha || Number.isNaN(e[k])) {
+        e[k] = 0;
+        break;
+      }
+    }
+    if (k === p - 2) {
+      kase = 4;
+    } else {
+      let ks: number;
+      for (ks = p - 1; ks >= k; ks--) {
+        if (ks === k) break;
+        const t = (ks !== p ? Math.abs(e[ks]) : 0) + (ks !== k + 1 ? Math.abs(e[ks - 1]) : 0);
+        if (Math.abs(s[ks]) <= eps * t) {
+          s[ks] = 0;
+          break;
+        }
+      }
+      if (ks === k) kase = 3;
+      else if (ks === p - 1) kase = 1;
+      else {
+        kase = 2;
+        k = ks;
+      }
+    }
+    k++;
+    if (kase === 1) {
+      // Deflate negligible s(p).
+      let f = e[p - 2];
+      e[p - 2] = 0;
+      for (let j = p - 2; j >= k; j--) {
+        const t = hypotenuse(s[j], f);
+        const cs = s[j] / t;
+        const sn = f / t;
+        s[j] = t;
+        if (j !== k) {
+          f = -sn * e[j - 1];
+          e[j - 1] = cs * e[j - 1];
+        }
+        if (wantv) rotate(V, n, j, p - 1, n, cs, sn);
+      }
+    } else if (kase === 2) {
+      // Split at negligible s(k).
+      let f = e[k - 1];
+      e[k - 1] = 0;
+      for (let j = k; j < p; j++) {
+        const t = hypotenuse(s[j], f);
+        const cs = s[j] / t;
+        const sn = f / t;
+        s[j] = t;
+        f = -sn * e[j];
+        e[j] = cs * e[j];
+        if (wantu) rotate(U, m, j, k - 1, m, cs, sn);
+      }
+    } else if (kase === 3) {
+      // One QR step with the Wilkinson-type shift of the trailing 2 × 2 block.
+      const scale = Math.max(Math.abs(s[p - 1]), Math.abs(s[p - 2]), Math.abs(e[p - 2]), Math.abs(s[k]), Math.abs(e[k]));
+      const sp = s[p - 1] / scale;
+      const spm1 = s[p - 2] / scale;
+      const epm1 = e[p - 2] / scale;
+      const sk = s[k] / scale;
+      const ek = e[k] / scale;
+      const b = ((spm1 + sp) * (spm1 - sp) + epm1 * epm1) / 2;
+      const c = sp * epm1 * (sp * epm1);
+      let shift = 0;
+      if (b !== 0 || c !== 0) {
+        if (b < 0) shift = 0 - Math.sqrt(b * b + c);
+        else shift = Math.sqrt(b * b + c);
+        shift = c / (b + shift);
+      }
+      let f = (sk + sp) * (sk - sp) + shift;
+      let g = sk * ek;
+      for (let j = k; j < p - 1; j++) {
+        let t = hypotenuse(f, g);
+        if (t === 0) t = Number.MIN_VALUE;
+        let cs = f / t;
+        let sn = g / t;
+        if (j !== k) e[j - 1] = t;
+        f = cs * s[j] + sn * e[j];
+        e[j] = cs * e[j] - sn * s[j];
+        g = sn * s[j + 1];
+        s[j + 1] = cs * s[j + 1];
+        if (wantv) rotate(V, n, j, j + 1, n, cs, sn);
+        t = hypotenuse(f, g);
+        if (t === 0) t = Number.MIN_VALUE;
+        cs = f / t;
+        sn = g / t;
+        s[j] = t;
+        f = cs * e[j] + sn * s[j + 1];
+        s[j + 1] = -sn * e[j] + cs * s[j + 1];
+        g = sn * e[j + 1];
+        e[j + 1] = cs * e[j + 1];
+        if (wantu && j < m - 1) rotate(U, m, j, j + 1, m, cs, sn);
+      }
+      e[p - 2] = f;
+    } else {
+      // Convergence: make s(k) non-negative, then move it into place (decreasing order).
+      if (s[k] <= 0) {
+        s[k] = s[k] < 0 ? -s[k] : 0;
+        if (wantv) for (let i = 0; i <= pp; i++) V[k * n + i] = -V[k * n + i];
+      }
+      while (k < pp) {
+        if (s[k] >= s[k + 1]) break;
+        let t = s[k];
+        s[k] = s[k + 1];
+        s[k + 1] = t;
+        if (wantv && k < n - 1) {
+          for (let i = 0; i < n; i++) {
+            t = V[(k + 1) * n + i];
+            V[(k + 1) * n + i] = V[k * n + i];
+            V[k * n + i] = t;
+          }
+        }
+        if (wantu && k < m - 1) {
+          for (let i = 0; i < m; i++) {
+            t = U[(k + 1) * m + i];
+            U[(k + 1) * m + i] = U[k * m + i];
+            U[k * m + i] = t;
+          }
+        }
+        k++;
+      }
+      p--;
+    }
+  }
+  if (!vectors) return { s };
+  // Back to row-major factors with nu = n columns: the working matrix's U (m × n) and V (n × n);
+  // a wide input's factors are the other way round.
+  const left = new Float64Array(m * n);
+  const right = new Float64Array(n * n);
+  for (let j = 0; j < n; j++) {
+    for (let i = 0; i < m; i++) left[i * n + j] = U[j * m + i];
+    for (let i = 0; i < n; i++) right[i * n + j] = V[j * n + i];
+  }
+  return swapped ? { s, u: right, v: left } : { s, u: left, v: right };
+}
