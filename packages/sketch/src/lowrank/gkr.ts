@@ -46,6 +46,8 @@ function hypotenuse(a: number, b: number): number {
  * `new SVD(a, { autoTranspose: true, computeLeftSingularVectors: vectors, computeRightSingularVectors: vectors })`
  * — `s` its `diagonal`, `u` and `v` its left and right singular vectors restricted to the
  * min(rows, cols) columns they have. Raw: the caller checks sizes (≥ 1 each) and finiteness.
+ * The phases are separate functions (not one, as in ml-matrix) so that V8 optimizes each when it
+ * is hot instead of the whole at once, and a branch not run yet deoptimizes only its own phase.
  */
 export function golubKahanSvd(a: Float64Array, rows: number, cols: number, vectors: boolean): GkrSvd {
   // The working matrix is m × n with m ≥ n: the input, or its transpose when it is wide.
@@ -56,20 +58,55 @@ export function golubKahanSvd(a: Float64Array, rows: number, cols: number, vecto
   const at = new Float64Array(n * m);
   if (swapped) at.set(a.subarray(0, rows * cols));
   else for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) at[j * m + i] = a[i * n + j];
-  const wantu = vectors;
-  const wantv = vectors;
-  const nu = Math.min(m, n);
-  const ni = Math.min(m + 1, n);
-  const s = new Float64Array(ni);
-  const U = new Float64Array(wantu ? nu * m : 0); // U[j·m + i] = U(i, j)
-  const V = new Float64Array(wantv ? n * n : 0); // V[j·n + i] = V(i, j)
-  const e = new Float64Array(n);
-  const work = new Float64Array(m);
+  const w: Work = {
+    m,
+    n,
+    s: new Float64Array(Math.min(m + 1, n)),
+    e: new Float64Array(n),
+    U: vectors ? new Float64Array(Math.min(m, n) * m) : null, // U[j·m + i] = U(i, j)
+    V: vectors ? new Float64Array(n * n) : null, // V[j·n + i] = V(i, j)
+  };
   const nct = Math.min(m - 1, n);
   const nrt = Math.max(0, Math.min(n - 2, m));
-  const mrc = Math.max(nct, nrt);
+  bidiagonalize(at, w, nct, nrt);
+  const p = Math.min(n, m + 1);
+  const { s, e } = w;
+  if (nct < n) s[nct] = at[nct * m + nct];
+  if (m < p) s[p - 1] = 0;
+  if (nrt + 1 < p) e[nrt] = at[(p - 1) * m + nrt];
+  e[p - 1] = 0;
+  if (w.U) accumulateLeft(w.U, m, Math.min(m, n), nct, s);
+  if (w.V) accumulateRight(w.V, n, nrt, e);
+  diagonalize(w, p);
+  if (!vectors) return { s };
+  // Back to row-major factors with nu = n columns: the working matrix's U (m × n) and V (n × n);
+  // a wide input's factors are the other way round.
+  const U = w.U as Float64Array;
+  const V = w.V as Float64Array;
+  const left = new Float64Array(m * n);
+  const right = new Float64Array(n * n);
+  for (let j = 0; j < n; j++) {
+    for (let i = 0; i < m; i++) left[i * n + j] = U[j * m + i];
+    for (let i = 0; i < n; i++) right[i * n + j] = V[j * n + i];
+  }
+  return swapped ? { s, u: right, v: left } : { s, u: left, v: right };
+}
 
-  // Householder bidiagonalization: s (diagonal), e (superdiagonal).
+/** The state the phases share: sizes, diagonal s, superdiagonal e, the transposed factors (null without vectors). */
+interface Work {
+  m: number;
+  n: number;
+  s: Float64Array;
+  e: Float64Array;
+  U: Float64Array | null;
+  V: Float64Array | null;
+}
+
+/** Householder bidiagonalization of the working matrix (transposed in `at`): s (diagonal), e (superdiagonal). */
+function bidiagonalize(at: Float64Array, w: Work, nct: number, nrt: number): void {
+  const { m, n, s, e, U, V } = w;
+  const work = new Float64Array(m);
+  const mrc = Math.max(nct, nrt);
   for (let k = 0; k < mrc; k++) {
     const ck = k * m;
     if (k < nct) {
@@ -92,7 +129,7 @@ export function golubKahanSvd(a: Float64Array, rows: number, cols: number, vecto
       }
       e[j] = at[cj + k];
     }
-    if (wantu && k < nct) for (let i = k; i < m; i++) U[ck + i] = at[ck + i];
+    if (U && k < nct) for (let i = k; i < m; i++) U[ck + i] = at[ck + i];
     if (k < nrt) {
       e[k] = 0;
       for (let i = k + 1; i < n; i++) e[k] = hypotenuse(e[k], e[i]);
@@ -111,71 +148,72 @@ export function golubKahanSvd(a: Float64Array, rows: number, cols: number, vecto
           for (let i = k + 1; i < m; i++) at[cj + i] = at[cj + i] + t * work[i];
         }
       }
-      if (wantv) for (let i = k + 1; i < n; i++) V[k * n + i] = e[i];
+      if (V) for (let i = k + 1; i < n; i++) V[k * n + i] = e[i];
     }
   }
+}
 
-  let p = Math.min(n, m + 1);
-  if (nct < n) s[nct] = at[nct * m + nct];
-  if (m < p) s[p - 1] = 0;
-  if (nrt + 1 < p) e[nrt] = at[(p - 1) * m + nrt];
-  e[p - 1] = 0;
-
-  // The accumulated transformations.
-  if (wantu) {
-    for (let j = nct; j < nu; j++) {
-      for (let i = 0; i < m; i++) U[j * m + i] = 0;
-      U[j * m + j] = 1;
+/** U from the left Householder vectors (transposed, nu rows of length m). */
+function accumulateLeft(U: Float64Array, m: number, nu: number, nct: number, s: Float64Array): void {
+  for (let j = nct; j < nu; j++) {
+    for (let i = 0; i < m; i++) U[j * m + i] = 0;
+    U[j * m + j] = 1;
+  }
+  for (let k = nct - 1; k >= 0; k--) {
+    const ck = k * m;
+    if (s[k] !== 0) {
+      for (let j = k + 1; j < nu; j++) {
+        const cj = j * m;
+        let t = 0;
+        for (let i = k; i < m; i++) t += U[ck + i] * U[cj + i];
+        t = -t / U[ck + k];
+        for (let i = k; i < m; i++) U[cj + i] = U[cj + i] + t * U[ck + i];
+      }
+      for (let i = k; i < m; i++) U[ck + i] = -U[ck + i];
+      U[ck + k] = 1 + U[ck + k];
+      for (let i = 0; i < k - 1; i++) U[ck + i] = 0;
+    } else {
+      for (let i = 0; i < m; i++) U[ck + i] = 0;
+      U[ck + k] = 1;
     }
-    for (let k = nct - 1; k >= 0; k--) {
-      const ck = k * m;
-      if (s[k] !== 0) {
-        for (let j = k + 1; j < nu; j++) {
-          const cj = j * m;
-          let t = 0;
-          for (let i = k; i < m; i++) t += U[ck + i] * U[cj + i];
-          t = -t / U[ck + k];
-          for (let i = k; i < m; i++) U[cj + i] = U[cj + i] + t * U[ck + i];
-        }
-        for (let i = k; i < m; i++) U[ck + i] = -U[ck + i];
-        U[ck + k] = 1 + U[ck + k];
-        for (let i = 0; i < k - 1; i++) U[ck + i] = 0;
-      } else {
-        for (let i = 0; i < m; i++) U[ck + i] = 0;
-        U[ck + k] = 1;
+  }
+}
+
+/** V from the right Householder vectors (transposed, n × n). */
+function accumulateRight(V: Float64Array, n: number, nrt: number, e: Float64Array): void {
+  for (let k = n - 1; k >= 0; k--) {
+    const ck = k * n;
+    if (k < nrt && e[k] !== 0) {
+      for (let j = k + 1; j < n; j++) {
+        const cj = j * n;
+        let t = 0;
+        for (let i = k + 1; i < n; i++) t += V[ck + i] * V[cj + i];
+        t = -t / V[ck + k + 1];
+        for (let i = k + 1; i < n; i++) V[cj + i] = V[cj + i] + t * V[ck + i];
       }
     }
+    for (let i = 0; i < n; i++) V[ck + i] = 0;
+    V[ck + k] = 1;
   }
-  if (wantv) {
-    for (let k = n - 1; k >= 0; k--) {
-      const ck = k * n;
-      if (k < nrt && e[k] !== 0) {
-        for (let j = k + 1; j < n; j++) {
-          const cj = j * n;
-          let t = 0;
-          for (let i = k + 1; i < n; i++) t += V[ck + i] * V[cj + i];
-          t = -t / V[ck + k + 1];
-          for (let i = k + 1; i < n; i++) V[cj + i] = V[cj + i] + t * V[ck + i];
-        }
-      }
-      for (let i = 0; i < n; i++) V[ck + i] = 0;
-      V[ck + k] = 1;
-    }
+}
+
+/**
+ * Rotation of rows j and j2 of a transposed factor X (stride w, first `count` entries):
+ * (X_j, X_j2) ← (cs·X_j + sn·X_j2, −sn·X_j + cs·X_j2), in ml-matrix's order of operations.
+ */
+function rotate(X: Float64Array, w: number, j: number, j2: number, count: number, cs: number, sn: number): void {
+  const a0 = j * w;
+  const b0 = j2 * w;
+  for (let i = 0; i < count; i++) {
+    const t = cs * X[a0 + i] + sn * X[b0 + i];
+    X[b0 + i] = -sn * X[a0 + i] + cs * X[b0 + i];
+    X[a0 + i] = t;
   }
+}
 
-  // Rotation of rows j and j2 of a transposed factor X (stride w, first `count` entries):
-  // (X_j, X_j2) ← (cs·X_j + sn·X_j2, −sn·X_j + cs·X_j2), in ml-matrix's order of operations.
-  const rotate = (X: Float64Array, w: number, j: number, j2: number, count: number, cs: number, sn: number) => {
-    const a0 = j * w;
-    const b0 = j2 * w;
-    for (let i = 0; i < count; i++) {
-      const t = cs * X[a0 + i] + sn * X[b0 + i];
-      X[b0 + i] = -sn * X[a0 + i] + cs * X[b0 + i];
-      X[a0 + i] = t;
-    }
-  };
-
-  // Implicit-shift QR on the bidiagonal until every superdiagonal entry is negligible.
+/** Implicit-shift QR on the bidiagonal (s, e) of order p until every superdiagonal entry is negligible. */
+function diagonalize(w: Work, p: number): void {
+  const { s, e } = w;
   const pp = p - 1;
   const eps = Number.EPSILON;
   while (p > 0) {
@@ -209,113 +247,120 @@ export function golubKahanSvd(a: Float64Array, rows: number, cols: number, vecto
       }
     }
     k++;
-    if (kase === 1) {
-      // Deflate negligible s(p).
-      let f = e[p - 2];
-      e[p - 2] = 0;
-      for (let j = p - 2; j >= k; j--) {
-        const t = hypotenuse(s[j], f);
-        const cs = s[j] / t;
-        const sn = f / t;
-        s[j] = t;
-        if (j !== k) {
-          f = -sn * e[j - 1];
-          e[j - 1] = cs * e[j - 1];
-        }
-        if (wantv) rotate(V, n, j, p - 1, n, cs, sn);
-      }
-    } else if (kase === 2) {
-      // Split at negligible s(k).
-      let f = e[k - 1];
-      e[k - 1] = 0;
-      for (let j = k; j < p; j++) {
-        const t = hypotenuse(s[j], f);
-        const cs = s[j] / t;
-        const sn = f / t;
-        s[j] = t;
-        f = -sn * e[j];
-        e[j] = cs * e[j];
-        if (wantu) rotate(U, m, j, k - 1, m, cs, sn);
-      }
-    } else if (kase === 3) {
-      // One QR step with the Wilkinson-type shift of the trailing 2 × 2 block.
-      const scale = Math.max(Math.abs(s[p - 1]), Math.abs(s[p - 2]), Math.abs(e[p - 2]), Math.abs(s[k]), Math.abs(e[k]));
-      const sp = s[p - 1] / scale;
-      const spm1 = s[p - 2] / scale;
-      const epm1 = e[p - 2] / scale;
-      const sk = s[k] / scale;
-      const ek = e[k] / scale;
-      const b = ((spm1 + sp) * (spm1 - sp) + epm1 * epm1) / 2;
-      const c = sp * epm1 * (sp * epm1);
-      let shift = 0;
-      if (b !== 0 || c !== 0) {
-        if (b < 0) shift = 0 - Math.sqrt(b * b + c);
-        else shift = Math.sqrt(b * b + c);
-        shift = c / (b + shift);
-      }
-      let f = (sk + sp) * (sk - sp) + shift;
-      let g = sk * ek;
-      for (let j = k; j < p - 1; j++) {
-        let t = hypotenuse(f, g);
-        if (t === 0) t = Number.MIN_VALUE;
-        let cs = f / t;
-        let sn = g / t;
-        if (j !== k) e[j - 1] = t;
-        f = cs * s[j] + sn * e[j];
-        e[j] = cs * e[j] - sn * s[j];
-        g = sn * s[j + 1];
-        s[j + 1] = cs * s[j + 1];
-        if (wantv) rotate(V, n, j, j + 1, n, cs, sn);
-        t = hypotenuse(f, g);
-        if (t === 0) t = Number.MIN_VALUE;
-        cs = f / t;
-        sn = g / t;
-        s[j] = t;
-        f = cs * e[j] + sn * s[j + 1];
-        s[j + 1] = -sn * e[j] + cs * s[j + 1];
-        g = sn * e[j + 1];
-        e[j + 1] = cs * e[j + 1];
-        if (wantu && j < m - 1) rotate(U, m, j, j + 1, m, cs, sn);
-      }
-      e[p - 2] = f;
-    } else {
-      // Convergence: make s(k) non-negative, then move it into place (decreasing order).
-      if (s[k] <= 0) {
-        s[k] = s[k] < 0 ? -s[k] : 0;
-        if (wantv) for (let i = 0; i <= pp; i++) V[k * n + i] = -V[k * n + i];
-      }
-      while (k < pp) {
-        if (s[k] >= s[k + 1]) break;
-        let t = s[k];
-        s[k] = s[k + 1];
-        s[k + 1] = t;
-        if (wantv && k < n - 1) {
-          for (let i = 0; i < n; i++) {
-            t = V[(k + 1) * n + i];
-            V[(k + 1) * n + i] = V[k * n + i];
-            V[k * n + i] = t;
-          }
-        }
-        if (wantu && k < m - 1) {
-          for (let i = 0; i < m; i++) {
-            t = U[(k + 1) * m + i];
-            U[(k + 1) * m + i] = U[k * m + i];
-            U[k * m + i] = t;
-          }
-        }
-        k++;
-      }
+    if (kase === 1) deflateLast(w, k, p);
+    else if (kase === 2) splitAt(w, k, p);
+    else if (kase === 3) qrStep(w, k, p);
+    else {
+      converge(w, k, pp);
       p--;
     }
   }
-  if (!vectors) return { s };
-  // Back to row-major factors with nu = n columns: the working matrix's U (m × n) and V (n × n);
-  // a wide input's factors are the other way round.
-  const left = new Float64Array(m * n);
-  const right = new Float64Array(n * n);
-  for (let j = 0; j < n; j++) {
-    for (let i = 0; i < m; i++) left[i * n + j] = U[j * m + i];
-    for (let i = 0; i < n; i++) right[i * n + j] = V[j * n + i];
+}
+
+/** Case 1: s(p) is negligible — chase e(p−2) out by rotations on the right. */
+function deflateLast(w: Work, k: number, p: number): void {
+  const { s, e, V, n } = w;
+  let f = e[p - 2];
+  e[p - 2] = 0;
+  for (let j = p - 2; j >= k; j--) {
+    const t = hypotenuse(s[j], f);
+    const cs = s[j] / t;
+    const sn = f / t;
+    s[j] = t;
+    if (j !== k) {
+      f = -sn * e[j - 1];
+      e[j - 1] = cs * e[j - 1];
+    }
+    if (V) rotate(V, n, j, p - 1, n, cs, sn);
   }
-  return swapped ? { s, u: right, v: left } : { s, u: left, v: right };
+}
+
+/** Case 2: s(k) is negligible — split there by rotations on the left. */
+function splitAt(w: Work, k: number, p: number): void {
+  const { s, e, U, m } = w;
+  let f = e[k - 1];
+  e[k - 1] = 0;
+  for (let j = k; j < p; j++) {
+    const t = hypotenuse(s[j], f);
+    const cs = s[j] / t;
+    const sn = f / t;
+    s[j] = t;
+    f = -sn * e[j];
+    e[j] = cs * e[j];
+    if (U) rotate(U, m, j, k - 1, m, cs, sn);
+  }
+}
+
+/** Case 3: one QR step on rows k…p−1 with the shift from the trailing 2 × 2 block. */
+function qrStep(w: Work, k: number, p: number): void {
+  const { s, e, U, V, m, n } = w;
+  const scale = Math.max(Math.abs(s[p - 1]), Math.abs(s[p - 2]), Math.abs(e[p - 2]), Math.abs(s[k]), Math.abs(e[k]));
+  const sp = s[p - 1] / scale;
+  const spm1 = s[p - 2] / scale;
+  const epm1 = e[p - 2] / scale;
+  const sk = s[k] / scale;
+  const ek = e[k] / scale;
+  const b = ((spm1 + sp) * (spm1 - sp) + epm1 * epm1) / 2;
+  const c = sp * epm1 * (sp * epm1);
+  let shift = 0;
+  if (b !== 0 || c !== 0) {
+    if (b < 0) shift = 0 - Math.sqrt(b * b + c);
+    else shift = Math.sqrt(b * b + c);
+    shift = c / (b + shift);
+  }
+  let f = (sk + sp) * (sk - sp) + shift;
+  let g = sk * ek;
+  for (let j = k; j < p - 1; j++) {
+    let t = hypotenuse(f, g);
+    if (t === 0) t = Number.MIN_VALUE;
+    let cs = f / t;
+    let sn = g / t;
+    if (j !== k) e[j - 1] = t;
+    f = cs * s[j] + sn * e[j];
+    e[j] = cs * e[j] - sn * s[j];
+    g = sn * s[j + 1];
+    s[j + 1] = cs * s[j + 1];
+    if (V) rotate(V, n, j, j + 1, n, cs, sn);
+    t = hypotenuse(f, g);
+    if (t === 0) t = Number.MIN_VALUE;
+    cs = f / t;
+    sn = g / t;
+    s[j] = t;
+    f = cs * e[j] + sn * s[j + 1];
+    s[j + 1] = -sn * e[j] + cs * s[j + 1];
+    g = sn * e[j + 1];
+    e[j + 1] = cs * e[j + 1];
+    if (U && j < m - 1) rotate(U, m, j, j + 1, m, cs, sn);
+  }
+  e[p - 2] = f;
+}
+
+/** Case 4: s(k) has converged — make it non-negative and move it into place (decreasing order). */
+function converge(w: Work, k: number, pp: number): void {
+  const { s, U, V, m, n } = w;
+  if (s[k] <= 0) {
+    s[k] = s[k] < 0 ? -s[k] : 0;
+    if (V) for (let i = 0; i <= pp; i++) V[k * n + i] = -V[k * n + i];
+  }
+  while (k < pp) {
+    if (s[k] >= s[k + 1]) break;
+    let t = s[k];
+    s[k] = s[k + 1];
+    s[k + 1] = t;
+    if (V && k < n - 1) {
+      for (let i = 0; i < n; i++) {
+        t = V[(k + 1) * n + i];
+        V[(k + 1) * n + i] = V[k * n + i];
+        V[k * n + i] = t;
+      }
+    }
+    if (U && k < m - 1) {
+      for (let i = 0; i < m; i++) {
+        t = U[(k + 1) * m + i];
+        U[(k + 1) * m + i] = U[k * m + i];
+        U[k * m + i] = t;
+      }
+    }
+    k++;
+  }
 }
