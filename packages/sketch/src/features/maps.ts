@@ -457,7 +457,7 @@ export function streamFeaturesResident(
     }
   };
   const logScale = whole ? new Float64Array(1) : (into ?? new Float64Array(n));
-  if (logScale.length < (whole ? 1 : n)) throw new Error(`streamFeaturesResident: into holds ${logScale.length} < ${n} rows`);
+  if (logScale.length < (whole ? 1 : n)) throw new ShapeError("into", `at least ${n} entries (one per row)`, `${logScale.length}`);
   // Row statistics (see streamFeatures) of row i at slot t of rowMax/rowTerm; false when the row
   // holds NaN or ±∞. (mxRaw: max_l u_l, or max |u_l|, from rows_max_f64; s·max = max of s·u as s > 0
   // and rounding is monotone.)
