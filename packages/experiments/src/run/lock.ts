@@ -26,6 +26,8 @@ export const STALE_MS = 60_000;
  * killed between the O_EXCL create and the write) is stale this long after it was created.
  */
 export const EMPTY_LOCK_STALE_MS = 2_000;
+/** A breaker (`.lock.break`, held while a stale lock is removed) whose owner cannot be checked is stale after this long. */
+const BREAKER_STALE_MS = 10_000;
 
 /** Blocks this thread for `ms` milliseconds (acquire is synchronous). */
 function sleepMs(ms: number): void {
@@ -67,8 +69,9 @@ function readLock(path: string): { content: LockContent | null; mtimeMs: number 
   }
 }
 
-function isStale(lock: { content: LockContent | null; mtimeMs: number }): boolean {
-  if (Date.now() - lock.mtimeMs > STALE_MS) return true;
+/** Whether a lock (or a breaker, with `maxAgeMs` its own limit) is abandoned: too old, or its owner on this host is gone. */
+function isStale(lock: { content: LockContent | null; mtimeMs: number }, maxAgeMs = STALE_MS): boolean {
+  if (Date.now() - lock.mtimeMs > maxAgeMs) return true;
   const c = lock.content;
   if (!c) return Date.now() - lock.mtimeMs > EMPTY_LOCK_STALE_MS;
   return c.host === hostname() && c.pid !== process.pid && !pidAlive(c.pid);
@@ -165,8 +168,12 @@ export class FolderLock {
 function breakStale(path: string, seen: { content: LockContent | null; mtimeMs: number }): void {
   const breaker = `${path}.break`;
   const b = readLock(breaker);
-  // A breaker left by a process killed while breaking is itself stale after a few seconds.
-  if (b && Date.now() - b.mtimeMs > 10_000) rmSync(breaker, { force: true });
+  // A breaker left by a process killed while breaking is itself stale: at once when it names a dead
+  // process on this host, else after a few seconds. (Before, only the age counted: a resume right
+  // after a kill -9 that landed while breaking a stale lock was refused for 10 s — exit 3, seen in
+  // resume-after-kill.test.ts under CI load.) Removing a dead owner's breaker is safe even if another
+  // process breaks the same lock at once: the lock is only removed if it is still the one judged stale.
+  if (b && isStale(b, BREAKER_STALE_MS)) rmSync(breaker, { force: true });
   if (!tryCreate(breaker, { pid: process.pid, host: hostname(), token: "break", since: new Date().toISOString(), command: "break" }))
     return;
   try {

@@ -6,6 +6,11 @@ import { describe, expect, it } from "vitest";
 import { EMPTY_LOCK_STALE_MS, FolderLock, LockError } from "@randattn/experiments/internal";
 import { catchError, cli, requireBuild, tempDir, tinyConfig, writeConfig } from "../helpers.js";
 
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  return Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout);
+}
+
 describe("two processes on one results folder: the second is refused", () => {
   it("a CLI run is refused (exit 3) while another process holds the folder", () => {
     requireBuild();
@@ -54,5 +59,32 @@ describe("two processes on one results folder: the second is refused", () => {
     writeFileSync(join(dir, ".lock"), JSON.stringify({ pid, host: hostname(), token: "old", since: "then", command: "killed" }));
     const lock = FolderLock.acquire(dir, "after the crash");
     lock.release();
+  });
+
+  // A kill -9 while breaking a stale lock leaves the breaker (.lock.break) behind: the next acquire
+  // must not wait for its age limit (10 s; before, it was refused with "contention on the lock").
+  it("a breaker left by a dead process is taken over at once, with its stale lock", () => {
+    const dir = tempDir();
+    const [p1, p2] = [deadPid(), deadPid()];
+    writeFileSync(join(dir, ".lock"), JSON.stringify({ pid: p1, host: hostname(), token: "old", since: "then", command: "killed" }));
+    writeFileSync(join(dir, ".lock.break"), JSON.stringify({ pid: p2, host: hostname(), token: "break", since: "then", command: "break" }));
+    const t0 = Date.now();
+    const lock = FolderLock.acquire(dir, "after the crash");
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(existsSync(join(dir, ".lock.break"))).toBe(false);
+    lock.release();
+  });
+
+  it("a breaker held by a live process still blocks (the lock is being broken right now)", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, ".lock"), JSON.stringify({ pid: deadPid(), host: hostname(), token: "old", since: "then", command: "killed" }));
+    // A live process (this one's parent) as the breaker's owner: another process breaking the lock now.
+    writeFileSync(
+      join(dir, ".lock.break"),
+      JSON.stringify({ pid: process.ppid, host: hostname(), token: "break", since: "now", command: "break" }),
+    );
+    const e = catchError(() => FolderLock.acquire(dir, "second"));
+    expect(e).toBeInstanceOf(LockError);
+    expect(e.message).toContain("contention on the lock");
   });
 });
