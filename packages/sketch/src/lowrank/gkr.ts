@@ -21,9 +21,9 @@
 export interface GkrSvd {
   /** The singular values in the order the iteration leaves them (sorted decreasingly, ≥ 0). */
   s: Float64Array;
-  /** Left singular vectors, rows × min(rows, cols), row-major; absent without vectors. */
+  /** Left singular vectors, rows × min(rows, cols), row-major; present only when asked for. */
   u?: Float64Array;
-  /** Right singular vectors, cols × min(rows, cols), row-major; absent without vectors. */
+  /** Right singular vectors, cols × min(rows, cols), row-major; present only when asked for. */
   v?: Float64Array;
 }
 
@@ -43,13 +43,13 @@ function hypotenuse(a: number, b: number): number {
 
 /**
  * The thin SVD of the rows × cols row-major matrix `a` (not modified): ml-matrix's
- * `new SVD(a, { autoTranspose: true, computeLeftSingularVectors: vectors, computeRightSingularVectors: vectors })`
+ * `new SVD(a, { autoTranspose: true, computeLeftSingularVectors: left, computeRightSingularVectors: right })`
  * — `s` its `diagonal`, `u` and `v` its left and right singular vectors restricted to the
- * min(rows, cols) columns they have. Raw: the caller checks sizes (≥ 1 each) and finiteness.
+ * min(rows, cols) columns they have (each only when asked for). Raw: the caller checks sizes (≥ 1 each) and finiteness.
  * The phases are separate functions (not one, as in ml-matrix) so that V8 optimizes each when it
  * is hot instead of the whole at once, and a branch not run yet deoptimizes only its own phase.
  */
-export function golubKahanSvd(a: Float64Array, rows: number, cols: number, vectors: boolean): GkrSvd {
+export function golubKahanSvd(a: Float64Array, rows: number, cols: number, left: boolean, right: boolean = left): GkrSvd {
   // The working matrix is m × n with m ≥ n: the input, or its transpose when it is wide.
   const swapped = rows < cols;
   const m = swapped ? cols : rows;
@@ -58,13 +58,16 @@ export function golubKahanSvd(a: Float64Array, rows: number, cols: number, vecto
   const at = new Float64Array(n * m);
   if (swapped) at.set(a.subarray(0, rows * cols));
   else for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) at[j * m + i] = a[i * n + j];
+  // The working matrix's U and V: a wide input's left vectors are its V (ml-matrix swaps the wishes).
+  const wantu = swapped ? right : left;
+  const wantv = swapped ? left : right;
   const w: Work = {
     m,
     n,
     s: new Float64Array(Math.min(m + 1, n)),
     e: new Float64Array(n),
-    U: vectors ? new Float64Array(Math.min(m, n) * m) : null, // U[j·m + i] = U(i, j)
-    V: vectors ? new Float64Array(n * n) : null, // V[j·n + i] = V(i, j)
+    U: wantu ? new Float64Array(Math.min(m, n) * m) : null, // U[j·m + i] = U(i, j)
+    V: wantv ? new Float64Array(n * n) : null, // V[j·n + i] = V(i, j)
   };
   const nct = Math.min(m - 1, n);
   const nrt = Math.max(0, Math.min(n - 2, m));
@@ -78,18 +81,21 @@ export function golubKahanSvd(a: Float64Array, rows: number, cols: number, vecto
   if (w.U) accumulateLeft(w.U, m, Math.min(m, n), nct, s);
   if (w.V) accumulateRight(w.V, n, nrt, e);
   diagonalize(w, p);
-  if (!vectors) return { s };
   // Back to row-major factors with nu = n columns: the working matrix's U (m × n) and V (n × n);
   // a wide input's factors are the other way round.
-  const U = w.U as Float64Array;
-  const V = w.V as Float64Array;
-  const left = new Float64Array(m * n);
-  const right = new Float64Array(n * n);
-  for (let j = 0; j < n; j++) {
-    for (let i = 0; i < m; i++) left[i * n + j] = U[j * m + i];
-    for (let i = 0; i < n; i++) right[i * n + j] = V[j * n + i];
-  }
-  return swapped ? { s, u: right, v: left } : { s, u: left, v: right };
+  const uRows = w.U ? rowMajor(w.U, m, n) : undefined;
+  const vRows = w.V ? rowMajor(w.V, n, n) : undefined;
+  const out: GkrSvd = { s };
+  if (left) out.u = swapped ? vRows : uRows;
+  if (right) out.v = swapped ? uRows : vRows;
+  return out;
+}
+
+/** X (count × stride, vector j in row j) → the rows × count row-major matrix of those vectors as columns. */
+function rowMajor(x: Float64Array, stride: number, count: number): Float64Array {
+  const out = new Float64Array(stride * count);
+  for (let j = 0; j < count; j++) for (let i = 0; i < stride; i++) out[i * count + j] = x[j * stride + i];
+  return out;
 }
 
 /** The state the phases share: sizes, diagonal s, superdiagonal e, the transposed factors (null without vectors). */

@@ -5,7 +5,7 @@
  */
 import { Matrix, NumericalError, ValueError } from "@randattn/core";
 import { assertInteger, assertNumber, describe } from "@randattn/core/internal";
-import { SVD, Matrix as MlMatrix } from "ml-matrix";
+import { golubKahanSvd } from "../lowrank/gkr.js";
 
 export { checkAttentionInputs } from "../inputs.js";
 
@@ -85,25 +85,24 @@ export function exactPinvFlops(m: number): number {
 }
 
 /**
- * Moore–Penrose pseudo-inverse of a square matrix by ml-matrix's SVD, singular values below
- * max(m)·eps·σ₁ treated as 0 (numpy's `pinv` rule).
+ * Moore–Penrose pseudo-inverse of a square matrix by ml-matrix's SVD (run bit for bit on flat arrays
+ * by lowrank/gkr.ts: issue 14), singular values below max(m)·eps·σ₁ treated as 0 (numpy's `pinv` rule).
  */
 export function exactPinv(a: Matrix): Matrix {
-  const ml = new MlMatrix(a.rows, a.cols);
-  for (let i = 0; i < a.rows; i++) for (let j = 0; j < a.cols; j++) ml.set(i, j, a.data[i * a.cols + j]);
-  const svd = new SVD(ml, { autoTranspose: true });
-  const s = svd.diagonal;
-  const u = svd.leftSingularVectors;
-  const v = svd.rightSingularVectors;
+  const svd = golubKahanSvd(a.data, a.rows, a.cols, true);
+  const s = svd.s;
+  const u = svd.u as Float64Array; // rows × r, r = min(rows, cols) = s.length
+  const v = svd.v as Float64Array; // cols × r
+  const r = s.length;
   const cut = Math.max(a.rows, a.cols) * Number.EPSILON * (s[0] ?? 0);
   const out = new Matrix(a.cols, a.rows);
   for (let t = 0; t < s.length; t++) {
     if (!(s[t] > cut)) continue;
     const inv = 1 / s[t];
     for (let i = 0; i < a.cols; i++) {
-      const vi = v.get(i, t) * inv;
+      const vi = v[i * r + t] * inv;
       if (vi === 0) continue;
-      for (let j = 0; j < a.rows; j++) out.data[i * a.rows + j] += vi * u.get(j, t);
+      for (let j = 0; j < a.rows; j++) out.data[i * a.rows + j] += vi * u[j * r + t];
     }
   }
   return out;
