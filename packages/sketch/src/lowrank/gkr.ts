@@ -7,15 +7,18 @@
  *
  * Why not ml-matrix itself (issue 14, measured on the quickstart sweep): its constructor is one
  * ≈ 500-line function that V8 optimizes in the middle of its first loops and then deoptimizes as
- * each not-yet-run branch is reached ("insufficient type feedback"): 5 TurboFan compilations of
- * 23–131 ms, ≈ 430 ms of compiler time per thread (isolate) before it settles — a cost every
- * sweep worker pays again, the largest single item of the compiler's ≈ 1 s per quickstart.
+ * each not-yet-run branch is reached ("insufficient type feedback"): 5–7 TurboFan compilations of
+ * up to 131 ms, 200–430 ms of compiler time per thread (isolate) before it settles — a cost every
+ * sweep worker pays again, the largest single item of the compiler's 1.2–1.5 s per quickstart
+ * (this port in small functions: 52–95 ms).
  * ml-matrix stays the oracle: the tests check this port against it bit for bit.
  *
  * Layout as in ml-matrix: with m ≥ n the working matrix (the input, or its transpose when it is
  * wide), its transpose `at` (n × m, row j = column j), U and V accumulated transposed (row j =
  * singular vector j) so the inner loops run along contiguous memory.
  */
+
+import { transposeInto } from "@randattn/core/internal";
 
 /** The result of {@link golubKahanSvd}. */
 export interface GkrSvd {
@@ -57,7 +60,7 @@ export function golubKahanSvd(a: Float64Array, rows: number, cols: number, left:
   // at (n × m): at[j·m + i] = working(i, j). For a wide input that is the input itself.
   const at = new Float64Array(n * m);
   if (swapped) at.set(a.subarray(0, rows * cols));
-  else for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) at[j * m + i] = a[i * n + j];
+  else transposeInto(a, at, m, n);
   // The working matrix's U and V: a wide input's left vectors are its V (ml-matrix swaps the wishes).
   const wantu = swapped ? right : left;
   const wantv = swapped ? left : right;
@@ -91,10 +94,10 @@ export function golubKahanSvd(a: Float64Array, rows: number, cols: number, left:
   return out;
 }
 
-/** X (count × stride, vector j in row j) → the rows × count row-major matrix of those vectors as columns. */
+/** A factor accumulated transposed (`count` vectors of length `stride`, one per row) as the stride × count row-major matrix. */
 function rowMajor(x: Float64Array, stride: number, count: number): Float64Array {
   const out = new Float64Array(stride * count);
-  for (let j = 0; j < count; j++) for (let i = 0; i < stride; i++) out[i * count + j] = x[j * stride + i];
+  transposeInto(x, out, count, stride);
   return out;
 }
 

@@ -39,8 +39,8 @@ export interface ExactSvdResult extends SvdFactors {
 }
 
 /**
- * Thin SVD of a (small) matrix by ml-matrix's algorithm (./gkr.ts: the same bits on flat arrays), truncated to `rank` (default min(m, n)): A ≈ U diag(S) Vᵀ,
- * singular values in decreasing order. The reference (deterministic) SVD used on B and by the
+ * Thin SVD of a (small) matrix by ml-matrix's algorithm (./gkr.ts: the same bits on flat arrays),
+ * truncated to `rank` (default min(m, n)): A ≈ U diag(S) Vᵀ, singular values in decreasing order. The reference (deterministic) SVD used on B and by the
  * "exact" paths of the MLA tools; O(mn·min(m, n)), so only for small or moderate sizes.
  * @throws ShapeError / NonFiniteError for a bad `a`; ValueError for a rank outside [1, min(m, n)].
  */
@@ -50,7 +50,7 @@ export function exactSvd(a: Matrix, options: ExactSvdOptions = {}): ExactSvdResu
   const full = Math.min(a.rows, a.cols);
   const k = options.rank ?? full;
   assertInteger(k, "options.rank", 1, full);
-  const { svd, factor, order } = mlSvd(a, true);
+  const { svd, factor, order } = referenceSvd(a, true);
   const u = svd.u as Float64Array; // a.rows × full
   const v = svd.v as Float64Array; // a.cols × full
   const U = new Matrix(a.rows, k);
@@ -76,7 +76,7 @@ export function exactSvd(a: Matrix, options: ExactSvdOptions = {}): ExactSvdResu
  */
 export function exactSingularValues(a: Matrix): Float64Array {
   checkInputMatrix(a, "a");
-  const { svd, factor, order } = mlSvd(a, false);
+  const { svd, factor, order } = referenceSvd(a, false);
   return Float64Array.from(order, (c) => svd.s[c] * factor);
 }
 
@@ -84,7 +84,7 @@ export function exactSingularValues(a: Matrix): Float64Array {
  * ml-matrix's SVD of `a` (`autoTranspose`, with or without the singular vectors) as {@link golubKahanSvd}
  * runs it, bit for bit, on flat arrays — the scale factor and σ's decreasing order with it.
  */
-function mlSvd(a: Matrix, vectors: boolean): { svd: GkrSvd; factor: number; order: number[] } {
+function referenceSvd(a: Matrix, vectors: boolean): { svd: GkrSvd; factor: number; order: number[] } {
   // ml-matrix's SVD iteration never terminates on entries of ≈ 1e-300 (its convergence test
   // underflows) — issue #6: run it on an exact power-of-two rescaling and scale S back.
   const { scaled, factor } = safeScaled(a);
