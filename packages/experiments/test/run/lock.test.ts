@@ -68,9 +68,7 @@ describe("two processes on one results folder: the second is refused", () => {
     const [p1, p2] = [deadPid(), deadPid()];
     writeFileSync(join(dir, ".lock"), JSON.stringify({ pid: p1, host: hostname(), token: "old", since: "then", command: "killed" }));
     writeFileSync(join(dir, ".lock.break"), JSON.stringify({ pid: p2, host: hostname(), token: "break", since: "then", command: "break" }));
-    const t0 = Date.now();
-    const lock = FolderLock.acquire(dir, "after the crash");
-    expect(Date.now() - t0).toBeLessThan(1_000);
+    const lock = FolderLock.acquire(dir, "after the crash"); // the old rule threw "contention on the lock" here
     expect(existsSync(join(dir, ".lock.break"))).toBe(false);
     lock.release();
   });
