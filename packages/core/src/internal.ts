@@ -79,3 +79,4 @@ export { assertNormParams, rmsNormRowsInto } from "./norm.js";
 export { assertFfnWeights } from "./layers/ffn.js";
 export { scatterAddWeighted } from "./pretrained/moe.js";
 export { assertSublayerNorms } from "./layers/residual.js";
+export { Scratch } from "./scratch.js";

@@ -19,6 +19,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["errors"],
   ["matrix"],
   ["validate"],
+  ["scratch"], // work buffers reused between calls (issue 14: fresh arrays cost their page faults)
   ["kernels"], // WebAssembly kernels (GEMM, SIMD exp, fused softmax), below linalg
   ["linalg"], // products (dispatching to kernels/), float32 products, row/column ops
   ["norm"], // LayerNorm / RMSNorm (below latent/, whose MLA latent norm is an RMSNorm)

@@ -41,3 +41,4 @@ export * from "./run/progress.js";
 export * from "./run/regenerate.js";
 export * from "./run/reproduce.js";
 export * from "./run/runner.js";
+export * from "./run/weight-pool.js";

@@ -100,22 +100,41 @@ export function computeScores(queries: Matrix, keys: Matrix, r: ResolvedAttentio
  * true A[i,j] = scores[i,j]·exp(rowShift[i]), Z[i,i] = normalizer[i]·exp(rowShift[i]).
  * @param queries Q, N_Q×d_QK, finite, non-empty.
  * @param keys K, N_KV×d_QK, finite, non-empty.
- * @throws ShapeError / NonFiniteError on bad inputs; ValueError on bad options; NumericalError on a
- *   row with Z = 0 (onEmptyRow "error"), a kernel value that is not finite and ≥ 0, or an overflow.
+ * @param into Optional buffer of at least N_Q·N_KV float64s to write the scores into (the returned
+ *   `scores` is a view of its first N_Q·N_KV entries, overwritten) instead of a fresh array: for a
+ *   loop that forms many score matrices of one size. It must not overlap `queries` or `keys`.
+ * @throws ShapeError / NonFiniteError on bad inputs (`into` not a Float64Array or too short
+ *   included); ValueError on bad options; NumericalError on a row with Z = 0 (onEmptyRow "error"), a
+ *   kernel value that is not finite and ≥ 0, or an overflow.
  */
-export function attentionScores(queries: Matrix, keys: Matrix, options?: AttentionOptions): AttentionScores {
+export function attentionScores(queries: Matrix, keys: Matrix, options?: AttentionOptions, into?: Float64Array): AttentionScores {
   checkQueriesKeys(queries, keys);
-  return computeScores(queries, keys, resolveAttention(options, queries.rows, keys.rows, queries.cols));
+  checkInto(into, queries.rows * keys.rows);
+  return computeScores(queries, keys, resolveAttention(options, queries.rows, keys.rows, queries.cols), into);
+}
+
+/**
+ * `into`, when given: a Float64Array of at least n = N_Q·N_KV entries (any longer is fine: its first
+ * n are used). Issue 14: a caller that forms many score or weight matrices of one size lends one
+ * buffer instead of a fresh N_Q×N_KV array per call, whose first-touch page faults cost more than
+ * computing the entries on the benchmark VM (see core's scratch.ts).
+ */
+function checkInto(into: Float64Array | undefined, n: number): void {
+  if (into === undefined) return;
+  if (!(into instanceof Float64Array)) throw new ShapeError("into", "a Float64Array (or undefined)", into === null ? "null" : typeof into);
+  if (into.length < n) throw new ShapeError("into", `at least ${n} entries (N_Q·N_KV)`, `length ${into.length}`);
 }
 
 /**
  * The attention weights P = Z⁻¹A (row-stochastic: each row sums to 1; a zero row for an empty row
  * under onEmptyRow "zero"). For softmax, P[i,:] = σ(scale·Q[i,:]Kᵀ) (§2.1).
  * @param queries Q, N_Q×d_QK. @param keys K, N_KV×d_QK.
+ * @param into Optional buffer of at least N_Q·N_KV float64s that P is written into (the returned
+ *   matrix is a view of it) instead of a fresh array — as for `attentionScores`; the same bits.
  * @throws as `attentionScores`.
  */
-export function attentionWeights(queries: Matrix, keys: Matrix, options?: AttentionOptions): Matrix {
-  const { scores, normalizer } = attentionScores(queries, keys, options);
+export function attentionWeights(queries: Matrix, keys: Matrix, options?: AttentionOptions, into?: Float64Array): Matrix {
+  const { scores, normalizer } = attentionScores(queries, keys, options, into);
   const nKV = scores.cols;
   const s = scores.data;
   for (let i = 0; i < scores.rows; i++) {

@@ -55,7 +55,7 @@ export function debugMethods(): MethodDefinition[] {
       estimateCost: (problem) => exactCost(problem, true),
       run(problem, params, context, _seed) {
         sleep(params.ms as number);
-        return exactAttention(problem, context.wantWeights);
+        return exactAttention(problem, context.wantWeights, context.weightsBuffer);
       },
     },
     onTrialMethod("debug-fail", "Throws a NumericalError on trial `onTrial` (every trial when -1).", () => {

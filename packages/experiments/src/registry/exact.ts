@@ -57,17 +57,22 @@ export function exactCost(problem: { readonly heads: readonly HeadShape[] }, mat
 
 /**
  * Exact materialized attention per head with core's `attention` (Y = Z⁻¹(AV), §2.1); when
- * weights are wanted, P = Z⁻¹A is formed as well by `attentionWeights`. The output always comes
+ * weights are wanted, P = Z⁻¹A is formed as well by `attentionWeights` (into `weightsBuffer(h, n)`
+ * when given: see RunContext). The output always comes
  * from the same code path, so the reference (and the exact method's zero error) never depends on
  * whether weights were asked for — or on which task a worker ran before.
  */
-export function exactAttention(problem: ProblemInstance, wantWeights: boolean): MethodResult {
+export function exactAttention(
+  problem: ProblemInstance,
+  wantWeights: boolean,
+  weightsBuffer?: (head: number, n: number) => Float64Array,
+): MethodResult {
   const opts = attentionOptions(problem.kernel, problem.mask);
   const outputs: Matrix[] = [];
   const weights: Matrix[] = [];
-  for (const h of problem.heads) {
+  for (const [i, h] of problem.heads.entries()) {
     outputs.push(attention(h.queries, h.keys, h.values, opts));
-    if (wantWeights) weights.push(attentionWeights(h.queries, h.keys, opts));
+    if (wantWeights) weights.push(attentionWeights(h.queries, h.keys, opts, weightsBuffer?.(i, h.queries.rows * h.keys.rows)));
   }
   return { output: concatCols(outputs), cost: exactCost(problem, true), ...(wantWeights ? { weights } : {}) };
 }
@@ -81,7 +86,7 @@ export const exact: MethodDefinition = {
   estimateCost: (problem) => exactCost(problem, true),
   run(problem, _params, context, _seed) {
     requireHeads(problem, "exact");
-    return exactAttention(problem, context.wantWeights);
+    return exactAttention(problem, context.wantWeights, context.weightsBuffer);
   },
 };
 

@@ -183,6 +183,13 @@ export interface RunContext {
   readonly baseDir: string;
   /** Whether the runner will compute the KL metric (so methods that can should return weights). */
   readonly wantWeights: boolean;
+  /**
+   * Where a method that returns weights writes head h's N_Q × N_KV matrix (n = N_Q·N_KV floats):
+   * a buffer the runner owns and reuses once it has read the task's metrics (issue 14: a fresh
+   * N × N array costs its page faults, more than forming it on the benchmark VM). A method that
+   * uses it must not keep the weights past its result. Absent outside the runner: allocate.
+   */
+  readonly weightsBuffer?: (head: number, n: number) => Float64Array;
 }
 
 /** What a generator receives besides its params: the run context plus the config's kernel and mask. */

@@ -15,6 +15,7 @@ import type { KernelSpec, MaskSpec, Params, ProblemInstance } from "../registry/
 import { inputSeed, methodSeed } from "../plan/seeds.js";
 import { maxAbsError, meanKlDivergence, relativeFrobenius, relativeSpectral, spectralNorm } from "../base/metrics.js";
 import { attentionOptions } from "../registry/kernel.js";
+import { WeightPool } from "./weight-pool.js";
 
 /** Everything a worker needs to run one task (plain data: structured-cloneable). */
 export interface TaskSpec {
@@ -64,6 +65,8 @@ interface Reference {
 // A tiny cache: consecutive tasks of one problem point and trial (every method of a cell row)
 // reuse the inputs and the reference instead of recomputing them.
 const cache = new Map<string, Reference>();
+/** The weight buffers this thread's runner lends and reuses (weight-pool.ts). */
+const pool = new WeightPool();
 const CACHE_SIZE = 4;
 /** Wall time of the exact reference in the last `reference` call, ms (0 on a cache hit). */
 let lastReferenceMs = 0;
@@ -83,6 +86,16 @@ function reference(spec: TaskSpec, wantWeights: boolean): Reference {
   if (hit && (!wantWeights || hit.weights !== null || hit.output === null)) return hit;
   // A miss, or a hit without the weights now wanted: recompute (the output is the same bits either
   // way, see exactAttention).
+  // Only the newest reference keeps weights: the others' go back to the pool, for this one (a later
+  // task of an older point still gets its reference, and a row-sampling reference value forms P
+  // itself, into a reused buffer — the same bits; only the exact method wants weights, once per
+  // point and trial). Without this the quickstart's three trials kept 3 × 16 MiB of fresh weights.
+  if (wantWeights) {
+    for (const other of cache.values()) {
+      pool.give(other.weights);
+      other.weights = null;
+    }
+  }
   const gen = getProblem(spec.problem.generator);
   const seed = inputSeed(spec.rootSeed, gen.name, spec.problem.params, gen.structuralParams, spec.trial);
   const instance =
@@ -93,7 +106,7 @@ function reference(spec: TaskSpec, wantWeights: boolean): Reference {
   else {
     const small = instance.heads.every((h) => h.queries.rows * h.keys.rows <= MAX_MATERIALIZED_SCORES);
     if (small) {
-      const r = exactAttention(instance, wantWeights);
+      const r = exactAttention(instance, wantWeights, (_h, n) => pool.take(n));
       ref = { instance, output: r.output, weights: r.weights ? [...r.weights] : null };
     } else {
       const opts = attentionOptions(instance.kernel, instance.mask);
@@ -107,7 +120,11 @@ function reference(spec: TaskSpec, wantWeights: boolean): Reference {
   lastReferenceMs = performance.now() - tRef;
   cache.delete(key);
   cache.set(key, ref);
-  while (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  while (cache.size > CACHE_SIZE) {
+    const oldest = cache.keys().next().value as string;
+    pool.give(cache.get(oldest)?.weights);
+    cache.delete(oldest);
+  }
   return ref;
 }
 
@@ -131,7 +148,8 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
     const t1 = performance.now();
     setupMs = t1 - t0;
     const seed = methodSeed(spec.rootSeed, spec.method.name, spec.method.params, spec.trial);
-    const result = method.run(ref.instance, spec.method.params, { baseDir: spec.baseDir, wantWeights }, seed);
+    const weightsBuffer = wantWeights ? (_h: number, n: number) => pool.take(n) : undefined;
+    const result = method.run(ref.instance, spec.method.params, { baseDir: spec.baseDir, wantWeights, weightsBuffer }, seed);
     const t2 = performance.now();
     const wallMs = t2 - t1;
     const referenceMs = lastReferenceMs;
@@ -147,6 +165,8 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
       if (want("max_abs_error")) metrics.max_abs_error = maxAbsError(result.output, ref.output);
       if (wantWeights && result.weights && ref.weights) metrics.mean_kl_divergence = meanKlDivergence(result.weights, ref.weights);
     }
+    // The method's weights are read: its buffers that the pool lent go back (the others stay its own).
+    pool.give(result.weights);
     const extras: Record<string, number | null> = {};
     const literature = result.output && ref.output ? literatureMetrics(spec.metrics, result.output, ref.output, ref.instance) : {};
     for (const name of [...(method.extraMetrics ?? []).map((e) => e.name), ...Object.keys(literature)]) {

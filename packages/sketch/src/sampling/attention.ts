@@ -16,7 +16,7 @@
  */
 import { checkAttentionInputs } from "../inputs.js";
 import { type Kernel, Matrix, NumericalError, type SeedKey, attentionScores, attentionWeights, selectRows } from "@randattn/core";
-import { assertInteger, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
+import { Scratch, assertInteger, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
 import { sampledProduct } from "./accumulate.js";
 import type { Cost } from "../operators/types.js";
 import { defensiveMixture, resolveDefensiveWeight } from "./defensive.js";
@@ -73,6 +73,11 @@ function logNormalizer(queries: Matrix, keys: Matrix, kernel: Kernel | undefined
   return logZ;
 }
 
+/** The scores and coefficients of the shared-scheme path (≤ 2²⁰ floats = 8 MiB kept per thread). */
+const scoresScratch = new Scratch(1 << 20);
+/** P of the "attention" and "optimal" schemes (≤ 2²² floats = 32 MiB kept per thread). */
+const weightsScratch = new Scratch(1 << 22);
+
 /**
  * Approximate attention Y ≈ Z⁻¹ A V from s sampled keys (module comment).
  * @param queries Q, N_Q × d_QK. @param keys K, N_KV × d_QK. @param values V, N_KV × d_V.
@@ -121,36 +126,44 @@ export function sampledAttention(
   const dV = values.cols;
   if (scheme === "optimal" || scheme === "attention") {
     // These schemes are defined through P, so P is formed: 2·N_Q·N_KV·d + 3·N_Q·N_KV flops.
-    const p = attentionWeights(queries, keys, { kernel: options.kernel });
-    const r = sampledValueProduct(
-      p,
-      values,
-      { samples: s, scheme, design, normalize: normalizer === "exact" ? "none" : "ratio", defensiveWeight: eps },
-      seed,
+    // P in a buffer this thread keeps (it does not escape: the result holds the probabilities, a copy).
+    const r = weightsScratch.lend(nQ * n, (buf) =>
+      sampledValueProduct(
+        attentionWeights(queries, keys, { kernel: options.kernel }, buf),
+        values,
+        { samples: s, scheme, design, normalize: normalizer === "exact" ? "none" : "ratio", defensiveWeight: eps },
+        seed,
+      ),
     );
     const pCost: Cost = { flops: 2 * nQ * n * d + 3 * nQ * n, floatsStored: nQ * n };
     return { ...r, cost: { flops: r.cost.flops + pCost.flops, floatsStored: r.cost.floatsStored + pCost.floatsStored } };
   }
   const probabilities = defensiveMixture(valueSamplingProbabilities(scheme, values), eps);
   const { indices, weights } = drawWeightedSample(probabilities, { samples: s, design }, seed);
-  // Only the sampled columns of A: scores[i,t]·exp(rowShift[i]) = κ(Q_i, K_{j_t}).
-  const { scores, rowShift } = attentionScores(queries, selectRows(keys, indices), { kernel: options.kernel, onEmptyRow: "zero" });
   const sv = selectRows(values, indices);
   const output = new Matrix(nQ, dV);
   const out = output.data;
   const logZ = normalizer === "exact" ? logNormalizer(queries, keys, options.kernel, blockSize) : null;
-  // coef[i, t] = c_t·κ(Q_i, K_{j_t})·e^{−rowShift[i]}; the estimate's numerator as one product
-  // (accumulate.ts: the sequential loop's bits; V is finite, checked above) and its Z row by row.
-  const coef = new Float64Array(nQ * s);
   const zhats = new Float64Array(nQ);
-  for (let i = 0; i < nQ; i++) {
-    for (let t = 0; t < s; t++) {
-      const x = weights[t] * scores.data[i * s + t];
-      coef[i * s + t] = x;
-      zhats[i] += x;
+  // The N_Q × s scores, then coef in their place, in a buffer this thread keeps (core's scratch.ts:
+  // a fresh array per call cost its page faults — a fifth of a quickstart's fault time); neither escapes.
+  const rowShift = scoresScratch.lend(nQ * s, (buf) => {
+    // Only the sampled columns of A: scores[i,t]·exp(rowShift[i]) = κ(Q_i, K_{j_t}).
+    const r = attentionScores(queries, selectRows(keys, indices), { kernel: options.kernel, onEmptyRow: "zero" }, buf);
+    // coef[i, t] = c_t·κ(Q_i, K_{j_t})·e^{−rowShift[i]}, overwriting the score it is formed from;
+    // the estimate's numerator as one product (accumulate.ts: the sequential loop's bits; V is
+    // finite, checked above) and its Z row by row.
+    const coef = r.scores.data;
+    for (let i = 0; i < nQ; i++) {
+      for (let t = 0; t < s; t++) {
+        const x = weights[t] * coef[i * s + t];
+        coef[i * s + t] = x;
+        zhats[i] += x;
+      }
     }
-  }
-  sampledProduct(coef, sv.data, out, nQ, s, dV);
+    sampledProduct(coef, sv.data, out, nQ, s, dV);
+    return r.rowShift;
+  });
   for (let i = 0; i < nQ; i++) {
     const zhat = zhats[i];
     let factor: number;

@@ -17,7 +17,7 @@
  * timed run and cost, and left empty when N_Q·N_KV > 2²⁴.
  */
 import { Matrix, attentionWeights, concatCols, matmul } from "@randattn/core";
-import { squaredDistances } from "@randattn/core/internal";
+import { Scratch, squaredDistances } from "@randattn/core/internal";
 import {
   SAMPLING_DESIGNS,
   VALUE_SAMPLING_SCHEMES,
@@ -88,15 +88,25 @@ export function dkmExpectedRelativeError(problem: ProblemInstance, params: RowSa
     let expected = 0;
     let norm2 = 0;
     for (const [i, h] of problem.heads.entries()) {
-      const p = given?.[i] ?? attentionWeights(h.queries, h.keys, { kernel });
-      const y = matmul(p, h.values);
-      norm2 += frobenius2(y);
-      // The distribution sampledAttention draws from: with the defensive uniform share where the
-      // ratio estimator needs it (sketch sampling/defensive.ts; ε = 0, i.e. unchanged, elsewhere).
-      const eps = resolveDefensiveWeight(undefined, scheme, normalizer === "estimated");
-      const probs = scheme === "attention" ? p : defensiveMixture(valueSamplingProbabilities(scheme, h.values, p), eps);
-      if (normalizer === "exact") expected += dkmExpectedSquaredError(p, h.values, 1, probs);
-      else expected += ratioFirstOrderSquaredError(p, h.values, y, 1, probs);
+      const head = (p: Matrix) => {
+        const y = matmul(p, h.values);
+        norm2 += frobenius2(y);
+        // The distribution sampledAttention draws from: with the defensive uniform share where the
+        // ratio estimator needs it (sketch sampling/defensive.ts; ε = 0, i.e. unchanged, elsewhere).
+        const eps = resolveDefensiveWeight(undefined, scheme, normalizer === "estimated");
+        const probs = scheme === "attention" ? p : defensiveMixture(valueSamplingProbabilities(scheme, h.values, p), eps);
+        if (normalizer === "exact") expected += dkmExpectedSquaredError(p, h.values, 1, probs);
+        else expected += ratioFirstOrderSquaredError(p, h.values, y, 1, probs);
+      };
+      // P formed here goes into one buffer kept by this thread rather than a fresh N_Q × N_KV array
+      // per head and trial: on the benchmark VM the fresh array's page faults cost more than forming
+      // P (core's scratch.ts; the quickstart formed 16 MiB of them per trial). P is dropped after use.
+      const formed = given?.[i];
+      if (formed) head(formed);
+      else {
+        const n = h.queries.rows * h.keys.rows;
+        weightsScratch.lend(n, (buf) => head(attentionWeights(h.queries, h.keys, { kernel }, buf)));
+      }
     }
     unit = { expected, norm2 };
     perInstance.set(key, unit);
@@ -104,6 +114,9 @@ export function dkmExpectedRelativeError(problem: ProblemInstance, params: RowSa
   if (unit.norm2 === 0) return null;
   return Math.sqrt(Math.max(0, unit.expected / params.samples) / unit.norm2);
 }
+
+/** P of one head while its reference value is computed (≤ 2²² floats = 32 MiB kept per thread). */
+const weightsScratch = new Scratch(1 << 22);
 
 const dkmCache = new WeakMap<ProblemInstance, Map<string, { expected: number; norm2: number }>>();
 
