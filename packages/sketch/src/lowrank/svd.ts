@@ -45,12 +45,17 @@ export interface ExactSvdResult extends SvdFactors {
  * @throws ShapeError / NonFiniteError for a bad `a`; ValueError for a rank outside [1, min(m, n)].
  */
 export function exactSvd(a: Matrix, options: ExactSvdOptions = {}): ExactSvdResult {
+  return truncatedSvd(a, options, true);
+}
+
+/** {@link exactSvd}; `remember`: through {@link rememberedSvd} (the public calls) or not (a randomized SVD's factors). */
+function truncatedSvd(a: Matrix, options: ExactSvdOptions, remember: boolean): ExactSvdResult {
   assertOptions(options, "options");
   checkInputMatrix(a, "a");
   const full = Math.min(a.rows, a.cols);
   const k = options.rank ?? full;
   assertInteger(k, "options.rank", 1, full);
-  const { svd, factor, order } = referenceSvd(a, true);
+  const { svd, factor, order } = remember ? rememberedSvd(a, true) : referenceSvd(a, true);
   const u = svd.u as Float64Array; // a.rows × full
   const v = svd.v as Float64Array; // a.cols × full
   const U = new Matrix(a.rows, k);
@@ -76,8 +81,49 @@ export function exactSvd(a: Matrix, options: ExactSvdOptions = {}): ExactSvdResu
  */
 export function exactSingularValues(a: Matrix): Float64Array {
   checkInputMatrix(a, "a");
-  const { svd, factor, order } = referenceSvd(a, false);
+  const { svd, factor, order } = rememberedSvd(a, false);
   return Float64Array.from(order, (c) => svd.s[c] * factor);
+}
+
+type ReferenceSvd = ReturnType<typeof referenceSvd>;
+
+/** Largest input (entries) whose SVD is remembered, and how many are (see {@link rememberedSvd}). */
+const REMEMBERED_MAX_ENTRIES = 1 << 18;
+const REMEMBERED_COUNT = 2;
+const remembered: { rows: number; cols: number; bits: Uint32Array; result: ReferenceSvd }[] = [];
+
+/**
+ * {@link referenceSvd}, remembering the last few results by the input's bits (issue 14): a sweep over
+ * the rank — the error against d_L or k, an Eckart–Young optimum beside each point — asks for the
+ * SVD of one matrix once per rank, and only the truncation differs (mha-to-mla: 8 latent widths per
+ * trial, 38 % of the sweep's CPU in these SVDs). A hit needs the same shape and the same 64-bit
+ * pattern in every entry (compared as 32-bit words, so −0 and +0 differ), and the iteration is
+ * deterministic, so it returns what recomputing would; a result with vectors serves a call without
+ * (σ is the same bits either way, see {@link exactSingularValues}). Each entry keeps a private copy
+ * of the input: the caller's matrix may change afterwards. Callers only read the result. The
+ * randomized SVD's small factors go to {@link referenceSvd} directly: they differ every call.
+ */
+function rememberedSvd(a: Matrix, vectors: boolean): ReferenceSvd {
+  const n = a.data.length;
+  if (n > REMEMBERED_MAX_ENTRIES) return referenceSvd(a, vectors);
+  const bits = new Uint32Array(a.data.buffer, a.data.byteOffset, 2 * n);
+  for (let e = 0; e < remembered.length; e++) {
+    const r = remembered[e];
+    if (r.rows !== a.rows || r.cols !== a.cols || (vectors && r.result.svd.u === undefined) || !sameBits(r.bits, bits)) continue;
+    remembered.splice(e, 1);
+    remembered.unshift(r); // most recent first
+    return r.result;
+  }
+  const result = referenceSvd(a, vectors);
+  remembered.unshift({ rows: a.rows, cols: a.cols, bits: bits.slice(), result });
+  if (remembered.length > REMEMBERED_COUNT) remembered.pop();
+  return result;
+}
+
+function sameBits(x: Uint32Array, y: Uint32Array): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }
 
 /**
@@ -104,10 +150,10 @@ function referenceSvd(a: Matrix, vectors: boolean): { svd: GkrSvd; factor: numbe
 function wideSvd(b: Matrix, k: number): SvdFactors {
   const l = b.rows;
   const n = b.cols;
-  if (n < 2 * l) return exactSvd(b, { rank: k });
+  if (n < 2 * l) return truncatedSvd(b, { rank: k }, false);
   const { q: q2, r: r2 } = householderQr(transpose(b));
   // R₂ᵀ = U Σ Wᵀ by one-sided Jacobi (below); ml-matrix when R₂ has a zero (or underflowing) direction in the top k.
-  const inner = jacobiSvd(r2, k) ?? exactSvd(transpose(r2), { rank: k });
+  const inner = jacobiSvd(r2, k) ?? truncatedSvd(transpose(r2), { rank: k }, false);
   // Ũ = U and Vᵀ = Wᵀ Q₂ᵀ (k × ℓ · ℓ × n).
   const Vt = new Matrix(k, n);
   matmulTransBInto(inner.Vt.data, q2.data, Vt.data, k, l, n);
