@@ -23,7 +23,7 @@ export { CompiledMask, type CompiledMaskParts, TILE_ALL, TILE_NONE, TILE_PARTIAL
 export { SMALL_M, matmulInto, matmulTransAInto, matmulTransBInto, tallNarrowMatmulInto } from "./linalg/matmul.js";
 export { transposeInto } from "./linalg/transpose.js";
 export { symmetricMaxEigenvalue, symmetricMaxEigenvalueJs } from "./linalg/eigen.js";
-export { squaredDistances, squaredDistancesJs } from "./linalg/distances.js";
+export { squaredDistanceBlocks, squaredDistances, squaredDistancesJs } from "./linalg/distances.js";
 export {
   AUTO_MIN_WORK,
   type DenseArray,

@@ -9,6 +9,7 @@
  * WebAssembly SIMD.
  */
 import { ShapeError } from "../errors.js";
+import { KernelArena } from "../kernels/arena.js";
 import { ensureKernelMemory, getKernelBackend, getKernels, wasmSimdAvailable } from "../kernels/gemm.js";
 import { KERNEL_RESERVED_BYTES } from "../kernels/wat.js";
 import { Matrix } from "../matrix.js";
@@ -59,6 +60,98 @@ export function squaredDistances(a: Matrix, b: Matrix, into?: Float64Array): Mat
     for (let i = 0; i < rows; i++) out.data.set(mem.subarray(op / 8 + i * n8, op / 8 + i * n8 + n), (i0 + i) * n);
   }
   return out;
+}
+
+/** The kernel instance of {@link squaredDistanceBlocks} (its own memory: a visitor may use the shared one). */
+let blockArena: KernelArena | undefined;
+let blockArenaBusy = false;
+
+/**
+ * D = {@link squaredDistances}(a, b) a block of rows at a time, for a caller that reduces each block
+ * and never needs all of D (a.rows × b.rows may be far larger than memory wants): `visit(i0, block)`
+ * receives rows i0 … i0 + rows − 1 of D as a rows × b.rows matrix in storage reused for every block
+ * (read it before returning, never keep it: when b.rows is a multiple of 8 it is a view of the
+ * kernel memory itself; otherwise of `into`, ≥ blockRows·b.rows floats when lent). The same bits as
+ * squaredDistances. Bᵀ is packed into the kernel memory once for all blocks — per block it was
+ * packed again, which for the experiments' first-order ratio error at N = 4096 (64 blocks per head)
+ * cost as much CPU as the distances themselves (issue 14, stop 34). The packed Bᵀ lives in a kernel
+ * instance of its own, so `visit` may call anything, the WebAssembly kernels included.
+ * @throws ShapeError when a and b differ in their number of columns, blockRows is not a positive
+ *   integer, or `into` is too short.
+ */
+export function squaredDistanceBlocks(
+  a: Matrix,
+  b: Matrix,
+  blockRows: number,
+  visit: (i0: number, block: Matrix) => void,
+  into?: Float64Array,
+): void {
+  if (a.cols !== b.cols) throw new ShapeError("b", `${a.cols} columns (as a)`, `${b.rows}×${b.cols}`);
+  if (!Number.isInteger(blockRows) || blockRows < 1) throw new ShapeError("blockRows", "a positive integer", String(blockRows));
+  const m = a.rows;
+  const n = b.rows;
+  const d = a.cols;
+  const need = Math.min(blockRows, m) * n;
+  if (into !== undefined && !(into instanceof Float64Array && into.length >= need)) {
+    throw new ShapeError(
+      "into",
+      `a Float64Array of at least ${need} floats`,
+      into instanceof Float64Array ? `length ${into.length}` : typeof into,
+    );
+  }
+  const storage = into ?? new Float64Array(need);
+  const rowsOf = (i0: number) => new Matrix(Math.min(blockRows, m - i0), d, a.data.subarray(i0 * d, Math.min(m, i0 + blockRows) * d));
+  if (n === 0 || d === 0 || getKernelBackend() === "scalar" || !wasmSimdAvailable()) {
+    for (let i0 = 0; i0 < m; i0 += blockRows) {
+      const rows = rowsOf(i0);
+      visit(i0, squaredDistancesJs(rows, b, new Matrix(rows.rows, n, storage.subarray(0, rows.rows * n))));
+    }
+    return;
+  }
+  // A nested call (from a visitor) gets an arena of its own: the outer call's Bᵀ must survive it.
+  const nested = blockArenaBusy;
+  const arena = nested ? new KernelArena() : (blockArena ??= new KernelArena());
+  blockArenaBusy = true;
+  try {
+    blocksOnArena(arena, a, b, blockRows, visit, storage);
+  } finally {
+    if (!nested) blockArenaBusy = false;
+  }
+}
+
+function blocksOnArena(
+  arena: KernelArena,
+  a: Matrix,
+  b: Matrix,
+  blockRows: number,
+  visit: (i0: number, block: Matrix) => void,
+  storage: Float64Array,
+): void {
+  const m = a.rows;
+  const n = b.rows;
+  const d = a.cols;
+  const n8 = Math.ceil(n / 8) * 8;
+  const rowsPerBlock = Math.min(blockRows, m);
+  // A whole block of D in the arena: when b.rows is a multiple of 8 the kernel's rows are D's rows
+  // and the visitor reads them in place (no copy); else they are compacted into `storage`.
+  const [bt, ap, op] = arena.frame([d * n8 * 8, rowsPerBlock * d * 8, rowsPerBlock * n8 * 8]);
+  const k = arena.k;
+  const mem = k.f64;
+  const btf = bt / 8;
+  const opf = op / 8;
+  mem.fill(0, btf, btf + d * n8);
+  for (let j = 0; j < n; j++) for (let c = 0; c < d; c++) mem[btf + c * n8 + j] = b.data[j * d + c];
+  for (let i0 = 0; i0 < m; i0 += blockRows) {
+    const rows = Math.min(blockRows, m - i0);
+    mem.set(a.data.subarray(i0 * d, (i0 + rows) * d), ap / 8);
+    k.sq_dist_rows_f64(ap, d, rows, bt, n8, op);
+    if (n8 === n) visit(i0, new Matrix(rows, n, mem.subarray(opf, opf + rows * n)));
+    else {
+      const block = new Matrix(rows, n, storage.subarray(0, rows * n));
+      for (let i = 0; i < rows; i++) block.data.set(mem.subarray(opf + i * n8, opf + i * n8 + n), i * n);
+      visit(i0, block);
+    }
+  }
 }
 
 /** The JavaScript form of {@link squaredDistances} (the reference the kernel is tested against); `out`: D's a.rows × b.rows storage. */

@@ -17,7 +17,7 @@
  * timed run and cost, and left empty when N_Q·N_KV > 2²⁴.
  */
 import { Matrix, attentionWeights, concatCols, matmul } from "@randattn/core";
-import { Scratch, squaredDistances } from "@randattn/core/internal";
+import { Scratch, squaredDistanceBlocks } from "@randattn/core/internal";
 import {
   SAMPLING_DESIGNS,
   VALUE_SAMPLING_SCHEMES,
@@ -115,8 +115,12 @@ export function dkmExpectedRelativeError(problem: ProblemInstance, params: RowSa
   return Math.sqrt(Math.max(0, unit.expected / params.samples) / unit.norm2);
 }
 
-/** P of one head while its reference value is computed (≤ 2²² floats = 32 MiB kept per thread). */
-const weightsScratch = new Scratch(1 << 22);
+/**
+ * P of one head while its reference value is computed: up to MAX_REFERENCE_SCORES floats (128 MiB
+ * at N = 4096) kept per thread once a task needed them. With a cap of 2²² the scaling sweep formed
+ * its N = 4096 P's (128 MiB each) in fresh arrays, whose first touch cost ≈ 0.5 s a trial (stop 34).
+ */
+const weightsScratch = new Scratch(MAX_REFERENCE_SCORES);
 
 const dkmCache = new WeakMap<ProblemInstance, Map<string, { expected: number; norm2: number }>>();
 
@@ -140,24 +144,29 @@ function distanceScratch(length: number): Float64Array {
 function ratioFirstOrderSquaredError(p: Matrix, v: Matrix, y: Matrix, s: number, probs: Float64Array | Matrix): number {
   const nQ = p.rows;
   const n = p.cols;
-  const dv = v.cols;
   const perRow = probs instanceof Matrix;
   const pr = perRow ? probs.data : probs;
   const block = Math.max(1, Math.floor((1 << 18) / Math.max(1, n)));
   let total = 0;
-  for (let i0 = 0; i0 < nQ; i0 += block) {
-    const rows = Math.min(block, nQ - i0);
-    const dist = squaredDistances(new Matrix(rows, dv, y.data.subarray(i0 * dv, (i0 + rows) * dv)), v, distanceScratch(rows * n)).data;
-    for (let i = 0; i < rows; i++) {
-      const row = (i0 + i) * n;
-      const q = perRow ? row : 0;
-      for (let k = 0; k < n; k++) {
-        const w = p.data[row + k];
-        if (w === 0) continue;
-        total += (w * w * dist[i * n + k]) / pr[q + k];
+  // V is packed for the distance kernel once, not once per block (core's squaredDistanceBlocks).
+  squaredDistanceBlocks(
+    y,
+    v,
+    block,
+    (i0, d) => {
+      const dist = d.data;
+      for (let i = 0; i < d.rows; i++) {
+        const row = (i0 + i) * n;
+        const q = perRow ? row : 0;
+        for (let k = 0; k < n; k++) {
+          const w = p.data[row + k];
+          if (w === 0) continue;
+          total += (w * w * dist[i * n + k]) / pr[q + k];
+        }
       }
-    }
-  }
+    },
+    distanceScratch(Math.min(block, nQ) * n),
+  );
   return total / s;
 }
 
