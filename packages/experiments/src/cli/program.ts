@@ -20,7 +20,7 @@ import { listMethods } from "../registry/methods.js";
 import { listProblems } from "../registry/problems.js";
 import { LockError } from "../run/lock.js";
 import { mergeShards } from "../run/merge.js";
-import { defaultWorkerCount } from "../run/pool.js";
+import { WorkerPool, defaultWorkerCount } from "../run/pool.js";
 import { estimatePlan } from "../run/plan-report.js";
 import { regenerateOutputs } from "../run/regenerate.js";
 import { reproduceAll } from "../run/reproduce.js";
@@ -127,13 +127,18 @@ function printPlan(plan: ReturnType<typeof loadPlan>, out: string, workers: numb
 
 async function runCommand(config: string, overrides: string[], flags: RunFlags, mode: "run" | "resume"): Promise<void> {
   try {
-    const plan = loadPlan(config, overrides, flags.maxCells);
     const workers = flags.workers ?? defaultWorkerCount();
+    // The workers start loading now, while this thread reads and validates the config and the
+    // journal (issue 14: on the quickstart their ≈ 150 ms start-up used to follow ≈ 200 ms of it).
+    // runPlan destroys the pool; a dry run or an invalid config exits first.
+    const pool = workers > 0 && !flags.dryRun ? new WorkerPool(workers).start() : undefined;
+    const plan = loadPlan(config, overrides, flags.maxCells);
     if (flags.dryRun) {
       printPlan(plan, flags.out, workers, flags.shard ?? null);
       process.exit(EXIT.ok);
     }
     const result = await runPlan(plan, {
+      pool,
       outRoot: flags.out,
       workers,
       shard: flags.shard ?? null,

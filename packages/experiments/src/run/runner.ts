@@ -59,6 +59,13 @@ export interface RunOptions {
   progressInterval?: number;
   /** Worker entry (tests). @default dist/run/worker.bundle.js when current, else dist/run/worker.js (`sweepWorkerUrl`) */
   workerUrl?: URL;
+  /**
+   * A pool the caller started before the plan was ready (`new WorkerPool(n).start()`: the CLI, so
+   * that the workers load while it reads the config), used instead of a new one when tasks run on
+   * workers. runPlan destroys it in every case, also when it runs nothing or throws. Its size
+   * should be `workers`; `workerUrl` is then ignored. @default none: runPlan starts its own
+   */
+  pool?: WorkerPool;
 }
 
 /** What a run did. */
@@ -223,6 +230,14 @@ function checkReuse(
  * ```
  */
 export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<RunResult> {
+  try {
+    return await runPlanWith(plan, options);
+  } finally {
+    await options.pool?.destroy(); // a caller's pre-started pool, whatever happened (destroying twice is harmless)
+  }
+}
+
+async function runPlanWith(plan: Plan, options: RunOptions): Promise<RunResult> {
   const outRoot = options.outRoot ?? "results";
   const shard = options.shard ?? null;
   const mode = options.mode ?? "run";
@@ -296,7 +311,7 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
     const label = `${plan.loaded.config.experiment}${shard ? ` [shard ${shardName(shard)}]` : ""}`;
     const progress = new Progress(label, tasks.length, skipped, options.progress ?? "auto", log, options.progressInterval ?? 30);
     const session = sessionId();
-    const pool = workers > 0 ? new WorkerPool(workers, options.workerUrl) : null;
+    const pool = workers > 0 ? (options.pool ?? new WorkerPool(workers, options.workerUrl)) : null;
     let stopping = false;
     let interrupted = false;
     let ioError: string | null = null;
