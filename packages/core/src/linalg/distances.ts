@@ -10,7 +10,7 @@
  */
 import { ShapeError } from "../errors.js";
 import { KernelArena } from "../kernels/arena.js";
-import { ensureKernelMemory, getKernelBackend, getKernels, wasmSimdAvailable } from "../kernels/gemm.js";
+import { type Kernels, ensureKernelMemory, getKernelBackend, getKernels, wasmSimdAvailable } from "../kernels/gemm.js";
 import { KERNEL_RESERVED_BYTES } from "../kernels/wat.js";
 import { Matrix } from "../matrix.js";
 
@@ -49,14 +49,10 @@ export function squaredDistances(a: Matrix, b: Matrix, into?: Float64Array): Mat
   const op = ap + rowsPerCall * d * 8;
   ensureKernelMemory(k, op + rowsPerCall * n8 * 8);
   const mem = k.f64;
-  // Bᵀ, its padding columns zero (their distances are computed and never read).
-  const btf = bt / 8;
-  mem.fill(0, btf, btf + d * n8);
-  for (let j = 0; j < n; j++) for (let c = 0; c < d; c++) mem[btf + c * n8 + j] = b.data[j * d + c];
+  packTransposed(mem, bt, b, n8);
   for (let i0 = 0; i0 < m; i0 += rowsPerCall) {
     const rows = Math.min(rowsPerCall, m - i0);
-    mem.set(a.data.subarray(i0 * d, (i0 + rows) * d), ap / 8);
-    k.sq_dist_rows_f64(ap, d, rows, bt, n8, op);
+    distanceRows(k, a, i0, rows, ap, bt, n8, op);
     for (let i = 0; i < rows; i++) out.data.set(mem.subarray(op / 8 + i * n8, op / 8 + i * n8 + n), (i0 + i) * n);
   }
   return out;
@@ -137,14 +133,11 @@ function blocksOnArena(
   const [bt, ap, op] = arena.frame([d * n8 * 8, rowsPerBlock * d * 8, rowsPerBlock * n8 * 8]);
   const k = arena.k;
   const mem = k.f64;
-  const btf = bt / 8;
   const opf = op / 8;
-  mem.fill(0, btf, btf + d * n8);
-  for (let j = 0; j < n; j++) for (let c = 0; c < d; c++) mem[btf + c * n8 + j] = b.data[j * d + c];
+  packTransposed(mem, bt, b, n8);
   for (let i0 = 0; i0 < m; i0 += blockRows) {
     const rows = Math.min(blockRows, m - i0);
-    mem.set(a.data.subarray(i0 * d, (i0 + rows) * d), ap / 8);
-    k.sq_dist_rows_f64(ap, d, rows, bt, n8, op);
+    distanceRows(k, a, i0, rows, ap, bt, n8, op);
     if (n8 === n) visit(i0, new Matrix(rows, n, mem.subarray(opf, opf + rows * n)));
     else {
       const block = new Matrix(rows, n, storage.subarray(0, rows * n));
@@ -152,6 +145,22 @@ function blocksOnArena(
       visit(i0, block);
     }
   }
+}
+
+/** Bᵀ (d × n8, n8 = b.rows rounded up to 8) at byte address `bt` of the kernel memory, its padding columns zero (their distances are computed and never read). */
+function packTransposed(mem: Float64Array, bt: number, b: Matrix, n8: number): void {
+  const n = b.rows;
+  const d = b.cols;
+  const btf = bt / 8;
+  mem.fill(0, btf, btf + d * n8);
+  for (let j = 0; j < n; j++) for (let c = 0; c < d; c++) mem[btf + c * n8 + j] = b.data[j * d + c];
+}
+
+/** Rows i0 … i0 + rows − 1 of a copied to byte address `ap`, their distances to Bᵀ (at `bt`) written at `op`, n8 per row. */
+function distanceRows(k: Kernels, a: Matrix, i0: number, rows: number, ap: number, bt: number, n8: number, op: number): void {
+  const d = a.cols;
+  k.f64.set(a.data.subarray(i0 * d, (i0 + rows) * d), ap / 8);
+  k.sq_dist_rows_f64(ap, d, rows, bt, n8, op);
 }
 
 /** The JavaScript form of {@link squaredDistances} (the reference the kernel is tested against); `out`: D's a.rows × b.rows storage. */
