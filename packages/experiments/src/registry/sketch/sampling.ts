@@ -100,7 +100,7 @@ export function dkmExpectedRelativeError(problem: ProblemInstance, params: RowSa
       };
       // P formed here goes into one buffer kept by this thread rather than a fresh N_Q × N_KV array
       // per head and trial: on the benchmark VM the fresh array's page faults cost more than forming
-      // P (core's scratch.ts; the quickstart formed 16 MiB of them per trial). P is dropped after use.
+      // P (core's scratch.ts; the scaling sweep formed 128 MiB of them per trial). P is dropped after use.
       const formed = given?.[i];
       if (formed) head(formed);
       else {
