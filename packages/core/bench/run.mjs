@@ -478,15 +478,22 @@ console.log(
   if (want("sketch")) {
     const script = fileURLToPath(new URL("../../sketch/bench/hotpaths.mjs", import.meta.url));
     const flags = [...(quick ? ["--quick"] : []), ...(args.has("--skip-svd") ? ["--skip-svd"] : []), ...(cpuClock ? ["--cpu"] : [])];
-    // One thread: on the faster core of this minute (the child inherits the pin).
-    chooser?.choose();
-    const r = spawnSync(process.execPath, [script, ...flags], { encoding: "utf8" });
-    chooser?.release();
-    let h = null;
-    try {
-      h = JSON.parse(r.stdout.trim().split("\n").pop());
-    } catch {}
-    if (!h) t14.push(["sketch hot paths", `failed: ${(r.stderr || "").trim().split("\n").pop()}`, "", "—"]);
+    // One thread: on the faster core of this minute (the child inherits the pin). Its one JSON line,
+    // or null (with the child's last stderr line in `failure`).
+    let failure = "";
+    const hotPaths = (args, env = process.env) => {
+      chooser?.choose();
+      const r = spawnSync(process.execPath, [script, ...args], { encoding: "utf8", env });
+      chooser?.release();
+      try {
+        return JSON.parse(r.stdout.trim().split("\n").pop());
+      } catch {
+        failure = (r.stderr || "").trim().split("\n").pop();
+        return null;
+      }
+    };
+    const h = hotPaths(flags);
+    if (!h) t14.push(["sketch hot paths", `failed: ${failure}`, "", "—"]);
     else {
       const rs = h.rowSampling.former / h.rowSampling.now;
       t14.push([
@@ -514,16 +521,10 @@ console.log(
       // and both rows return a fresh 8 MiB array (2048 pages; 5 huge-page faults here). Informative:
       // the targets are judged on the default rows above.
       if (process.platform === "linux" && !quick) {
-        chooser?.choose();
-        const t = spawnSync(process.execPath, [script, "--only", "rows,rf", ...(cpuClock ? ["--cpu"] : [])], {
-          encoding: "utf8",
-          env: { ...process.env, GLIBC_TUNABLES: "glibc.malloc.hugetlb=1" },
+        const g = hotPaths(["--only", "rows,rf", ...(cpuClock ? ["--cpu"] : [])], {
+          ...process.env,
+          GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
         });
-        chooser?.release();
-        let g = null;
-        try {
-          g = JSON.parse(t.stdout.trim().split("\n").pop());
-        } catch {}
         if (g?.rowSampling && g.randomFeatures) {
           const note = "(informative) with GLIBC_TUNABLES=glibc.malloc.hugetlb=1, both sides:";
           t14.push([`${note} per-query row sampling, former ÷ now`, `${fmt(g.rowSampling.former / g.rowSampling.now, 1)}×`, "≥ 10×", "—"]);

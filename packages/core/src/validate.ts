@@ -77,6 +77,18 @@ export function assertVector(v: unknown, argument: string, length?: number, why?
   }
 }
 
+/**
+ * Throws `ShapeError` unless `into` — a caller's buffer for a result (`into` arguments) — is
+ * undefined or a Float64Array of at least `n` entries (longer is fine: its first n are used).
+ * `what` says where n comes from (e.g. "N_Q·N_KV").
+ */
+export function assertOutputBuffer(into: unknown, n: number, argument = "into", what?: string): asserts into is Float64Array | undefined {
+  if (into === undefined) return;
+  const expected = `a Float64Array of at least ${n} floats${what ? ` (${what})` : ""}`;
+  if (!(into instanceof Float64Array)) throw new ShapeError(argument, expected, into?.constructor?.name ?? describe(into));
+  if (into.length < n) throw new ShapeError(argument, expected, `length ${into.length}`);
+}
+
 /** Throws `ShapeError` unless `parts` is a non-empty array of Matrix. */
 export function assertMatrixList(parts: unknown, argument: string, minLength = 1): asserts parts is readonly Matrix[] {
   if (!Array.isArray(parts)) throw new ShapeError(argument, "an array of Matrix", describe(parts));

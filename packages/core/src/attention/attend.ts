@@ -10,7 +10,8 @@
 import { ShapeError } from "../errors.js";
 import { Matrix } from "../matrix.js";
 import { matmulInto, matmulTransBInto } from "../linalg/matmul.js";
-import { assertFinite, assertMatrix, assertNonEmpty } from "../validate.js";
+import { Scratch } from "../scratch.js";
+import { assertFinite, assertMatrix, assertNonEmpty, assertOutputBuffer } from "../validate.js";
 import { kernelValueError } from "./kernel.js";
 import { TILE_NONE, TILE_PARTIAL } from "./mask.js";
 import {
@@ -109,20 +110,8 @@ export function computeScores(queries: Matrix, keys: Matrix, r: ResolvedAttentio
  */
 export function attentionScores(queries: Matrix, keys: Matrix, options?: AttentionOptions, into?: Float64Array): AttentionScores {
   checkQueriesKeys(queries, keys);
-  checkInto(into, queries.rows * keys.rows);
+  assertOutputBuffer(into, queries.rows * keys.rows, "into", "N_Q·N_KV");
   return computeScores(queries, keys, resolveAttention(options, queries.rows, keys.rows, queries.cols), into);
-}
-
-/**
- * `into`, when given: a Float64Array of at least n = N_Q·N_KV entries (any longer is fine: its first
- * n are used). Issue 14: a caller that forms many score or weight matrices of one size lends one
- * buffer instead of a fresh N_Q×N_KV array per call, whose first-touch page faults cost more than
- * computing the entries on the benchmark VM (see core's scratch.ts).
- */
-function checkInto(into: Float64Array | undefined, n: number): void {
-  if (into === undefined) return;
-  if (!(into instanceof Float64Array)) throw new ShapeError("into", "a Float64Array (or undefined)", into === null ? "null" : typeof into);
-  if (into.length < n) throw new ShapeError("into", `at least ${n} entries (N_Q·N_KV)`, `length ${into.length}`);
 }
 
 /**
@@ -186,21 +175,14 @@ function attendChecked(queries: Matrix, keys: Matrix, values: Matrix, options: A
   // A small score matrix (a decoded token's row) in a buffer reused from call to call: a fresh
   // off-heap Float64Array costs ≈ 0.7 µs, ≈ 9 % of a decoding step's time (issue 14). Not while
   // another call holds it (a kernel callback may itself call attention).
-  const n = queries.rows * keys.rows;
-  const lend = n <= SCORES_SCRATCH_FLOATS && !scoresScratchBusy;
-  if (lend) scoresScratchBusy = true;
-  try {
-    const { scores, normalizer } = computeScores(queries, keys, r, lend ? scoresScratch : undefined);
+  return scoresScratch.lend(queries.rows * keys.rows, (buffer) => {
+    const { scores, normalizer } = computeScores(queries, keys, r, buffer);
     return normalizedProduct(scores, normalizer, values, out);
-  } finally {
-    if (lend) scoresScratchBusy = false;
-  }
+  });
 }
 
-/** Largest score matrix (N_Q·N_KV) `attendChecked` computes in its reused buffer (32 KiB). */
-const SCORES_SCRATCH_FLOATS = 4096;
-const scoresScratch = new Float64Array(SCORES_SCRATCH_FLOATS);
-let scoresScratchBusy = false;
+/** The score matrices (N_Q·N_KV ≤ 4096: 32 KiB) `attendChecked` computes in a reused buffer. */
+const scoresScratch = new Scratch(4096);
 
 /**
  * `attention` for keys and values already known to be finite (the rows of an exact KV or latent

@@ -13,6 +13,7 @@ import { KernelArena } from "../kernels/arena.js";
 import { type Kernels, ensureKernelMemory, getKernelBackend, getKernels, wasmSimdAvailable } from "../kernels/gemm.js";
 import { KERNEL_RESERVED_BYTES } from "../kernels/wat.js";
 import { Matrix } from "../matrix.js";
+import { assertOutputBuffer } from "../validate.js";
 
 /** Output entries per kernel call (rows of D at a time): 2¹⁶ floats = 512 KiB of kernel memory. */
 const BLOCK_ENTRIES = 1 << 16;
@@ -32,13 +33,7 @@ export function squaredDistances(a: Matrix, b: Matrix, into?: Float64Array): Mat
   const m = a.rows;
   const n = b.rows;
   const d = a.cols;
-  if (into !== undefined && !(into instanceof Float64Array && into.length >= m * n)) {
-    throw new ShapeError(
-      "into",
-      `a Float64Array of at least ${m * n} floats (${m}×${n})`,
-      into instanceof Float64Array ? `length ${into.length}` : typeof into,
-    );
-  }
+  assertOutputBuffer(into, m * n, "into", `${m}×${n}`);
   const out = new Matrix(m, n, into?.subarray(0, m * n));
   if (m === 0 || n === 0 || d === 0 || getKernelBackend() === "scalar" || !wasmSimdAvailable()) return squaredDistancesJs(a, b, out);
   const n8 = Math.ceil(n / 8) * 8;
@@ -88,13 +83,7 @@ export function squaredDistanceBlocks(
   const n = b.rows;
   const d = a.cols;
   const need = Math.min(blockRows, m) * n;
-  if (into !== undefined && !(into instanceof Float64Array && into.length >= need)) {
-    throw new ShapeError(
-      "into",
-      `a Float64Array of at least ${need} floats`,
-      into instanceof Float64Array ? `length ${into.length}` : typeof into,
-    );
-  }
+  assertOutputBuffer(into, need);
   const storage = into ?? new Float64Array(need);
   const rowsOf = (i0: number) => new Matrix(Math.min(blockRows, m - i0), d, a.data.subarray(i0 * d, Math.min(m, i0 + blockRows) * d));
   if (n === 0 || d === 0 || getKernelBackend() === "scalar" || !wasmSimdAvailable()) {

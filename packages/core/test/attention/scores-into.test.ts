@@ -44,7 +44,7 @@ describe("attentionWeights / attentionScores into a lent buffer", () => {
       expect(() => attentionScores(q, k, undefined, into)).toThrow(/^into: expected /);
     }
     expect(() => attentionWeights(q, k, undefined, new Float64Array(n - 1))).toThrow(
-      `into: expected at least ${n} entries (N_Q·N_KV), got length ${n - 1}`,
+      `into: expected a Float64Array of at least ${n} floats (N_Q·N_KV), got length ${n - 1}`,
     );
   });
 });

@@ -365,6 +365,17 @@ function qrStep(w: Work, k: number, p: number): void {
   e[p - 2] = f;
 }
 
+/** Swaps rows k and k + 1 (`w` entries each) of a transposed factor. */
+function swapRows(X: Float64Array, w: number, k: number): void {
+  const a0 = k * w;
+  const b0 = a0 + w;
+  for (let i = 0; i < w; i++) {
+    const t = X[b0 + i];
+    X[b0 + i] = X[a0 + i];
+    X[a0 + i] = t;
+  }
+}
+
 /** Case 4: s(k) has converged — make it non-negative and move it into place (decreasing order). */
 function converge(w: Work, k: number, pp: number): void {
   const { s, U, V, m, n } = w;
@@ -374,23 +385,11 @@ function converge(w: Work, k: number, pp: number): void {
   }
   while (k < pp) {
     if (s[k] >= s[k + 1]) break;
-    let t = s[k];
+    const t = s[k];
     s[k] = s[k + 1];
     s[k + 1] = t;
-    if (V && k < n - 1) {
-      for (let i = 0; i < n; i++) {
-        t = V[(k + 1) * n + i];
-        V[(k + 1) * n + i] = V[k * n + i];
-        V[k * n + i] = t;
-      }
-    }
-    if (U && k < m - 1) {
-      for (let i = 0; i < m; i++) {
-        t = U[(k + 1) * m + i];
-        U[(k + 1) * m + i] = U[k * m + i];
-        U[k * m + i] = t;
-      }
-    }
+    if (V && k < n - 1) swapRows(V, n, k);
+    if (U && k < m - 1) swapRows(U, m, k);
     k++;
   }
 }

@@ -107,21 +107,18 @@ function rememberedSvd(a: Matrix, vectors: boolean): ReferenceSvd {
   const n = a.data.length;
   if (n > REMEMBERED_MAX_ENTRIES) return referenceSvd(a, vectors);
   const bits = new Uint32Array(a.data.buffer, a.data.byteOffset, 2 * n);
-  for (let e = 0; e < remembered.length; e++) {
-    const r = remembered[e];
-    if (r.rows !== a.rows || r.cols !== a.cols || (vectors && r.result.svd.u === undefined) || !sameBits(r.bits, bits)) continue;
-    remembered.splice(e, 1);
-    remembered.unshift(r); // most recent first
-    return r.result;
-  }
-  const result = referenceSvd(a, vectors);
-  remembered.unshift({ rows: a.rows, cols: a.cols, bits: bits.slice(), result });
+  const at = remembered.findIndex((r) => r.rows === a.rows && r.cols === a.cols && sameBits(r.bits, bits));
+  // Most recent first; a hit without the vectors now wanted is replaced by the result with them.
+  const entry =
+    at >= 0 ? remembered.splice(at, 1)[0] : { rows: a.rows, cols: a.cols, bits: bits.slice(), result: referenceSvd(a, vectors) };
+  if (vectors && entry.result.svd.u === undefined) entry.result = referenceSvd(a, true);
+  remembered.unshift(entry);
   if (remembered.length > REMEMBERED_COUNT) remembered.pop();
-  return result;
+  return entry.result;
 }
 
+/** Whether two inputs of the same shape hold the same bits. */
 function sameBits(x: Uint32Array, y: Uint32Array): boolean {
-  if (x.length !== y.length) return false;
   for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
   return true;
 }
@@ -152,7 +149,7 @@ function wideSvd(b: Matrix, k: number): SvdFactors {
   const n = b.cols;
   if (n < 2 * l) return truncatedSvd(b, { rank: k }, false);
   const { q: q2, r: r2 } = householderQr(transpose(b));
-  // R₂ᵀ = U Σ Wᵀ by one-sided Jacobi (below); ml-matrix when R₂ has a zero (or underflowing) direction in the top k.
+  // R₂ᵀ = U Σ Wᵀ by one-sided Jacobi (below); the GKR SVD when R₂ has a zero (or underflowing) direction in the top k.
   const inner = jacobiSvd(r2, k) ?? truncatedSvd(transpose(r2), { rank: k }, false);
   // Ũ = U and Vᵀ = Wᵀ Q₂ᵀ (k × ℓ · ℓ × n).
   const Vt = new Matrix(k, n);
@@ -168,7 +165,7 @@ function wideSvd(b: Matrix, k: number): SvdFactors {
  * for graded R). Why not ml-matrix here (issue 14, CPU time under load): its SVD of the 74 × 512 B
  * of the 16384 × 512 RSVD took 100–690 ms over its first six calls (seldom-run code the JIT
  * compiles late) and 50–560 ms on the 74 × 74 R₂ᵀ; a whole randomized SVD of that B through
- * QR + this loop took 30–290 ms. Returns null (the caller takes ml-matrix) when one of the top k
+ * QR + this loop took 30–290 ms. Returns null (the caller takes the GKR SVD) when one of the top k
  * columns vanishes — its u_j would need completing.
  */
 function jacobiSvd(r: Matrix, k: number): SvdFactors | null {

@@ -125,15 +125,11 @@ const weightsScratch = new Scratch(MAX_REFERENCE_SCORES);
 const dkmCache = new WeakMap<ProblemInstance, Map<string, { expected: number; norm2: number }>>();
 
 /**
- * One array for the distance blocks of every head, trial and task of this thread (≤ 2¹⁸ floats, 2
- * MiB): a fresh block each time cost its first touch — 12k page faults, ≈ 45 ms, of a quickstart run
- * (stop 30: `perf record -e page-faults`).
+ * The distance blocks of every head, trial and task of this thread (≤ 2¹⁸ floats, 2 MiB; used when
+ * N_KV is not a multiple of 8, else the kernel's own rows are read): a fresh block each time cost its
+ * first touch — 12k page faults, ≈ 45 ms, of a quickstart run (stop 30: `perf record -e page-faults`).
  */
-let distances = new Float64Array(0);
-function distanceScratch(length: number): Float64Array {
-  if (distances.length < length) distances = new Float64Array(length);
-  return distances;
-}
+const distanceScratch = new Scratch(1 << 18);
 
 /**
  * (1/s) Σ_i Σ_k P_ik² ‖V_k − Y_i‖² / p_ik (p shared over rows, or per row when a Matrix), summed in
@@ -148,25 +144,20 @@ function ratioFirstOrderSquaredError(p: Matrix, v: Matrix, y: Matrix, s: number,
   const pr = perRow ? probs.data : probs;
   const block = Math.max(1, Math.floor((1 << 18) / Math.max(1, n)));
   let total = 0;
-  // V is packed for the distance kernel once, not once per block (core's squaredDistanceBlocks).
-  squaredDistanceBlocks(
-    y,
-    v,
-    block,
-    (i0, d) => {
-      const dist = d.data;
-      for (let i = 0; i < d.rows; i++) {
-        const row = (i0 + i) * n;
-        const q = perRow ? row : 0;
-        for (let k = 0; k < n; k++) {
-          const w = p.data[row + k];
-          if (w === 0) continue;
-          total += (w * w * dist[i * n + k]) / pr[q + k];
-        }
+  const visit = (i0: number, d: Matrix) => {
+    const dist = d.data;
+    for (let i = 0; i < d.rows; i++) {
+      const row = (i0 + i) * n;
+      const q = perRow ? row : 0;
+      for (let k = 0; k < n; k++) {
+        const w = p.data[row + k];
+        if (w === 0) continue;
+        total += (w * w * dist[i * n + k]) / pr[q + k];
       }
-    },
-    distanceScratch(Math.min(block, nQ) * n),
-  );
+    }
+  };
+  // V is packed for the distance kernel once, not once per block (core's squaredDistanceBlocks).
+  distanceScratch.lend(Math.min(block, nQ) * n, (buffer) => squaredDistanceBlocks(y, v, block, visit, buffer));
   return total / s;
 }
 
