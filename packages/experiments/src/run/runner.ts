@@ -60,7 +60,8 @@ export interface RunOptions {
   /** Worker entry (tests). @default dist/run/worker.bundle.js when current, else dist/run/worker.js (`sweepWorkerUrl`) */
   workerUrl?: URL;
   /**
-   * A pool the caller started before the plan was ready (`new WorkerPool(n).start()`: the CLI, so
+   * A pool the caller started before the plan was ready (`new WorkerPool(n).start()`, WorkerPool from
+   * `@randattn/experiments/internal`: what the CLI does, so
    * that the workers load while it reads the config), used instead of a new one when tasks run on
    * workers. runPlan destroys it in every case, also when it runs nothing or throws. Its size
    * should be `workers`; `workerUrl` is then ignored. @default none: runPlan starts its own
