@@ -9,12 +9,13 @@ import { describe } from "@randattn/core/internal";
 import { type ErrorObject, Ajv, type ValidateFunction } from "ajv";
 import { getMethod, listMethods } from "../registry/methods.js";
 import { fileSha256, getProblem, listProblems, resolveDataPath } from "../registry/problems.js";
-import type { KernelSpec, MaskSpec } from "../registry/types.js";
+import type { KernelSpec, MaskSpec, ParamsSchema } from "../registry/types.js";
 import { canonicalJson, sha256 } from "../base/canonical.js";
 import { ConfigError, type ConfigIssue, formatPath } from "./errors.js";
 import { compileKernelFormula } from "./expressions.js";
 import { applyOverrides } from "./overrides.js";
 import { MAX_CONFIG_BYTES, parseConfigText } from "./parse.js";
+import { PRECOMPILED_VALIDATORS } from "./validators.generated.js";
 import { nodeFs, nodePath } from "../platform/node.js";
 
 export { MAX_CONFIG_BYTES, MAX_YAML_ALIASES, parseConfigText } from "./parse.js";
@@ -95,21 +96,51 @@ function posixJoin(a: string, b: string): string {
 let ajvInstance: Ajv | undefined;
 const validators = new Map<string, ValidateFunction>();
 
-/** The shared ajv instance (strict; all errors; defaults filled in for params). */
+/**
+ * The options of every validator, compiled here at run time or ahead of time into
+ * validators.generated.ts (standalone.ts): strict; all errors; errors carry the schema and data
+ * (ajvIssues reads `parentSchema`); defaults filled in for params.
+ */
+export const AJV_OPTIONS = {
+  allErrors: true,
+  strict: true,
+  verbose: true,
+  discriminator: true,
+  allowUnionTypes: true,
+  useDefaults: true,
+} as const;
+
+/** The shared ajv instance (see {@link AJV_OPTIONS}). */
 export function ajv(): Ajv {
-  ajvInstance ??= new Ajv({ allErrors: true, strict: true, verbose: true, discriminator: true, allowUnionTypes: true, useDefaults: true });
+  ajvInstance ??= new Ajv({ ...AJV_OPTIONS });
   return ajvInstance;
 }
 
-/** A compiled validator for a schema, cached by its canonical text. */
+let precompiled: Map<string, ValidateFunction> | undefined;
+
+/**
+ * A validator for a schema, cached by its canonical text: the ahead-of-time one from
+ * validators.generated.ts when the schema is one of those (the config schema and every registered
+ * method's and generator's params — the same code ajv generates here, so the same results, defaults
+ * and errors), else compiled now. Why: compiling the config schema took ≈ 115 ms of every CLI
+ * command's main thread (issue 14), most of a short sweep's set-up; a schema registered at run
+ * time (a plugin method) or edited without regenerating still works, compiled as before.
+ */
 export function validatorFor(schema: object): ValidateFunction {
   const key = canonicalJson(schema);
   let v = validators.get(key);
   if (!v) {
-    v = ajv().compile(schema);
+    precompiled ??= new Map(PRECOMPILED_VALIDATORS as unknown as ReadonlyArray<readonly [string, ValidateFunction]>);
+    v = precompiled.get(key) ?? ajv().compile(schema);
     validators.set(key, v);
   }
   return v;
+}
+
+/** The schema a sweep axis' values are checked against: the param's own schema without its default (a default is not a constraint). */
+export function axisValueSchema(schema: ParamsSchema, param: string): object {
+  const { default: _default, ...prop } = schema.properties[param];
+  return prop;
 }
 
 const NAME_PATTERN = "^[a-z0-9][a-z0-9-]{0,63}$";
@@ -184,7 +215,12 @@ export function ajvIssues(errors: readonly ErrorObject[], prefix: readonly (stri
         break;
       case "minLength":
       case "maxLength":
-        add(seg, `${e.keyword === "minLength" ? "at least" : "at most"} ${p.limit} character(s)`, `${String(e.data).length} characters`);
+        // Counted as ajv counts (code points: an astral character is one, not two UTF-16 units).
+        add(
+          seg,
+          `${e.keyword === "minLength" ? "at least" : "at most"} ${p.limit} character(s)`,
+          `${[...String(e.data)].length} characters`,
+        );
         break;
       case "maxProperties":
         add(seg, `at most ${p.limit} keys`, `${Object.keys(e.data as object).length} keys`);

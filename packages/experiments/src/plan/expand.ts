@@ -10,7 +10,15 @@
 import { LITERATURE_METRIC_NAMES } from "../metrics/literature.js";
 import { type ConfigIssue, ConfigError, formatPath } from "../config/errors.js";
 import { expandSweepExpression, MAX_RANGE_VALUES } from "../config/expressions.js";
-import { axisProblems, CHECKPOINT_GENERATORS, checkpointDataPaths, type LoadedConfig, ajvIssues, validatorFor } from "../config/load.js";
+import {
+  axisProblems,
+  axisValueSchema,
+  CHECKPOINT_GENERATORS,
+  checkpointDataPaths,
+  type LoadedConfig,
+  ajvIssues,
+  validatorFor,
+} from "../config/load.js";
 import type { ConfigValue, SweepAxisConfig } from "../config/schema.js";
 import { getMethod } from "../registry/methods.js";
 import { getProblem } from "../registry/problems.js";
@@ -128,9 +136,7 @@ function product(axes: readonly Axis[]): Params[] {
 }
 
 function checkAxisValues(axis: Axis, schema: ParamsSchema, issues: ConfigIssue[]): void {
-  // The property's own schema without its default (a default is not a constraint).
-  const { default: _default, ...prop } = schema.properties[axis.param];
-  const validate = validatorFor(prop);
+  const validate = validatorFor(axisValueSchema(schema, axis.param));
   axis.values.forEach((v, i) => {
     if (!validate(v)) issues.push(...ajvIssues(validate.errors ?? [], ["sweep", axis.name, i]));
   });
