@@ -168,12 +168,19 @@ export function decodeTensor(bytes: Uint8Array, entry: TensorEntry, label: strin
   }
   const count = size / DTYPE_SIZE[entry.dtype];
   const data = decodeElements(bytes, entry.dtype, count);
-  for (let i = 0; i < count; i++) {
-    if (!Number.isFinite(data[i])) {
-      throw new FormatError(`${label}: tensor "${entry.name}"`, "finite values", `${data[i]} at flat index ${i}`);
-    }
-  }
+  const i = firstNonFinite(data, count);
+  if (i >= 0) throw new FormatError(`${label}: tensor "${entry.name}"`, "finite values", `${data[i]} at flat index ${i}`);
   return { dtype: entry.dtype, shape: entry.shape, data };
+}
+
+/**
+ * Index of the first non-finite value among data[0…count−1], or −1. Its own function: inside
+ * decodeTensor, V8 compiled the loop on-stack and re-entered that code for every later tensor,
+ * bailing out at the property reads after it (95 bailouts loading one sweep's checkpoints, issue 14).
+ */
+function firstNonFinite(data: Float64Array, count: number): number {
+  for (let i = 0; i < count; i++) if (!Number.isFinite(data[i])) return i;
+  return -1;
 }
 
 /**

@@ -278,19 +278,9 @@ export abstract class CompressedKvCache implements DecodeCache {
     const part = emptyPart(t, dV);
     for (let i = 0; i < t; i++) {
       const logits = new Float64Array(i + 1);
-      let m = Number.NEGATIVE_INFINITY;
-      for (let j = 0; j <= i; j++) {
-        let s = 0;
-        for (let c = 0; c < d; c++) s += queries.data[i * d + c] * keys.data[j * d + c];
-        logits[j] = scale * s;
-        if (logits[j] > m) m = logits[j];
-      }
+      const m = causalLogits(queries.data, keys.data, logits, i, d, scale);
       part.shift[i] = m;
-      for (let j = 0; j <= i; j++) {
-        const a = Math.exp(logits[j] - m);
-        part.den[i] += a;
-        for (let c = 0; c < dV; c++) part.num[i * dV + c] += a * values.data[j * dV + c];
-      }
+      foldCausalRow(logits, m, values.data, part.num, part.den, i, dV);
     }
     part.flops = ((t * (t + 1)) / 2) * (2 * d + 2 + 2 * dV);
     return part;
@@ -399,5 +389,41 @@ export class TokenStore {
     const out: ArrayBufferView[] = [...this.keys, ...this.values];
     if (weighted && this.size > 0) out.push(Float64Array.from(this.logWeights));
     return out;
+  }
+}
+
+/*
+ * The two passes of newTokensPart's row i, each a function of its own: with both loops in one
+ * method, V8 compiled it while the second pass had never run and re-entered that code — bailing
+ * out in the second pass — on every later call (664 bailouts in one kv-compression sweep, issue 14,
+ * `--trace-deopt`). The operations and their order are those of the single loop.
+ */
+
+/** logits[j] = scale·⟨q_i, k_j⟩ for keys 0 … i; returns their maximum. */
+function causalLogits(q: Float64Array, k: Float64Array, logits: Float64Array, i: number, d: number, scale: number): number {
+  let m = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j <= i; j++) {
+    let s = 0;
+    for (let c = 0; c < d; c++) s += q[i * d + c] * k[j * d + c];
+    logits[j] = scale * s;
+    if (logits[j] > m) m = logits[j];
+  }
+  return m;
+}
+
+/** num[i] += Σ_j e^{logits[j] − m}·v_j and den[i] += Σ_j e^{logits[j] − m}, j = 0 … i in order. */
+function foldCausalRow(
+  logits: Float64Array,
+  m: number,
+  v: Float64Array,
+  num: Float64Array,
+  den: Float64Array,
+  i: number,
+  dV: number,
+): void {
+  for (let j = 0; j <= i; j++) {
+    const a = Math.exp(logits[j] - m);
+    den[i] += a;
+    for (let c = 0; c < dV; c++) num[i * dV + c] += a * v[j * dV + c];
   }
 }

@@ -172,10 +172,25 @@ function rowReflector(e: Float64Array, n: number, k: number): number {
   return -ek;
 }
 
-/** Row k's reflector applied to the trailing block (columns k+1…, rows k+1…). */
+/**
+ * Row k's reflector applied to the trailing block (columns k+1…, rows k+1…): w = A e, then
+ * A −= (w eᵀ)/e[k+1]. Two functions, not two loops in one: V8 compiled the first loop on-stack
+ * before the second's division had ever run, and re-entered that code — bailing out at the division
+ * — on every later call (29 bailouts per quickstart, issue 14, `--trace-deopt`). Same operations.
+ */
 function applyRowReflector(at: Float64Array, e: Float64Array, work: Float64Array, m: number, n: number, k: number): void {
+  rowReflectorProducts(at, e, work, m, n, k);
+  rowReflectorUpdate(at, e, work, m, n, k);
+}
+
+/** work[i] = Σ_j e[j]·A[i, j] over rows and columns k+1… (A stored transposed in `at`). */
+function rowReflectorProducts(at: Float64Array, e: Float64Array, work: Float64Array, m: number, n: number, k: number): void {
   for (let i = k + 1; i < m; i++) work[i] = 0;
   for (let i = k + 1; i < m; i++) for (let j = k + 1; j < n; j++) work[i] += e[j] * at[j * m + i];
+}
+
+/** A[i, j] += (−e[j]/e[k+1])·work[i] over rows and columns k+1…. */
+function rowReflectorUpdate(at: Float64Array, e: Float64Array, work: Float64Array, m: number, n: number, k: number): void {
   for (let j = k + 1; j < n; j++) {
     const t = -e[j] / e[k + 1];
     const cj = j * m;

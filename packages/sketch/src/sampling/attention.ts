@@ -154,13 +154,7 @@ export function sampledAttention(
     // the estimate's numerator as one product (accumulate.ts: the sequential loop's bits; V is
     // finite, checked above) and its Z row by row.
     const coef = r.scores.data;
-    for (let i = 0; i < nQ; i++) {
-      for (let t = 0; t < s; t++) {
-        const x = weights[t] * coef[i * s + t];
-        coef[i * s + t] = x;
-        zhats[i] += x;
-      }
-    }
+    weightScores(coef, weights, zhats, nQ, s);
     sampledProduct(coef, sv.data, out, nQ, s, dV);
     return r.rowShift;
   });
@@ -184,4 +178,21 @@ export function sampledAttention(
     floatsStored += nQ * Math.min(blockSize, n) + nQ;
   }
   return { output, cost: { flops, floatsStored }, indices, weights, probabilities, perQuery: false };
+}
+
+/**
+ * coef[i, t] ← weights[t]·coef[i, t] in place, adding each row's into zhats[i] (t in order). A
+ * function of its own rather than a loop inside the lending callback: V8 compiled that callback
+ * on-stack for the loop and then threw the code away at its first property read after it (a new
+ * callback per call, no feedback yet): 32 deoptimizations and recompiles per quickstart (issue 14,
+ * `--trace-deopt`).
+ */
+function weightScores(coef: Float64Array, weights: Float64Array, zhats: Float64Array, nQ: number, s: number): void {
+  for (let i = 0; i < nQ; i++) {
+    for (let t = 0; t < s; t++) {
+      const x = weights[t] * coef[i * s + t];
+      coef[i * s + t] = x;
+      zhats[i] += x;
+    }
+  }
 }
