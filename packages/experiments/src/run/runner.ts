@@ -155,6 +155,42 @@ export function workerLanes(plan: Plan, ordered: readonly Task[], workers: numbe
   return lanes;
 }
 
+/**
+ * The untaken tasks of each lane (workerLanes), handed out one at a time: a lane takes its own from
+ * the front and, once they are all taken, steals the last untaken task of the lane with the most
+ * left. Stealing from the tail: the victim goes on with its current group from the front while the
+ * thief starts at the other end, so the two share at most one group's inputs and reference. Taking
+ * the victim's next task instead put both workers on every group it had left (the quickstart on two
+ * workers generated and referenced 4–5 groups for 3; now 4).
+ */
+export class LaneQueue<T> {
+  private readonly cursor: number[];
+  private readonly end: number[];
+
+  constructor(private readonly lanes: readonly (readonly T[])[]) {
+    this.cursor = lanes.map(() => 0);
+    this.end = lanes.map((l) => l.length);
+  }
+
+  /** Tasks not yet taken, over all lanes. */
+  get left(): number {
+    let n = 0;
+    for (let l = 0; l < this.lanes.length; l++) n += this.end[l] - this.cursor[l];
+    return n;
+  }
+
+  /** Lane `lane`'s next task, else the last untaken one of the lane with the most left (the lowest such lane); undefined when none is left. */
+  take(lane: number): T | undefined {
+    if (this.cursor[lane] < this.end[lane]) return this.lanes[lane][this.cursor[lane]++];
+    let victim = -1;
+    for (let l = 0; l < this.lanes.length; l++) {
+      const left = this.end[l] - this.cursor[l];
+      if (left > 0 && (victim < 0 || left > this.end[victim] - this.cursor[victim])) victim = l;
+    }
+    return victim < 0 ? undefined : this.lanes[victim][--this.end[victim]];
+  }
+}
+
 function sessionId(): string {
   return `${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}-${process.pid}`;
 }
@@ -335,16 +371,14 @@ async function runPlanWith(plan: Plan, options: RunOptions): Promise<RunResult> 
         let inFlight = 0;
         // Two tasks per worker keep every worker busy; in-thread (workers 0) one at a time.
         const window = workers > 0 ? workers * 2 : 1;
-        // Per lane: the next task and the tasks in flight. The next task comes from the lane with
-        // the fewest in flight (so each worker has its own lane's next task queued when it frees up).
-        const cursor = lanes.map(() => 0);
+        // The next task goes to the lane with the fewest in flight (so each worker has a task of
+        // its own queued when it frees up): its own next one, or, its own all taken, a stolen one.
+        const queue = new LaneQueue(lanes);
         const laneInFlight = lanes.map(() => 0);
-        const nextLane = (): number => {
-          let best = -1;
-          for (let l = 0; l < lanes.length; l++) {
-            if (cursor[l] < lanes[l].length && (best < 0 || laneInFlight[l] < laneInFlight[best])) best = l;
-          }
-          return best;
+        const nextTask = (): { lane: number; task: Task } => {
+          let lane = 0;
+          for (let l = 1; l < lanes.length; l++) if (laneInFlight[l] < laneInFlight[lane]) lane = l;
+          return { lane, task: queue.take(lane)! };
         };
         const finish = () => {
           if (inFlight === 0 && (stopping || next >= pending.length)) resolveAll();
@@ -369,8 +403,7 @@ async function runPlanWith(plan: Plan, options: RunOptions): Promise<RunResult> 
         };
         const launch = () => {
           while (!stopping && inFlight < window && next < pending.length) {
-            const lane = nextLane();
-            const task = lanes[lane][cursor[lane]++];
+            const { lane, task } = nextTask();
             next++;
             inFlight++;
             laneInFlight[lane]++;
