@@ -3,7 +3,7 @@
  * (git commit + dirty flag, package versions, Node), the machine, the seed, the counts and the
  * sha256 of every output file. `randattn reproduce` checks results.csv against `results_sha256`.
  */
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { arch, cpus, platform, totalmem } from "node:os";
@@ -36,7 +36,7 @@ export interface Manifest {
   status: { ok: number; failed: number };
   results_sha256: string;
   files: Record<string, { sha256: string; bytes: number }>;
-  git: { commit: string; dirty: boolean } | null;
+  git: GitInfo | null;
   versions: Record<string, string | null>;
   machine: { platform: string; arch: string; cpus: number; cpu_model: string; total_memory_bytes: number };
   created_at: string;
@@ -45,26 +45,64 @@ export interface Manifest {
 /** The folder of this module: the code that runs (the package, wherever the config lives). */
 export const CODE_DIR = dirname(fileURLToPath(import.meta.url));
 
+/** The git facts a manifest records: the commit and whether a tracked file differs from it. */
+export interface GitInfo {
+  commit: string;
+  dirty: boolean;
+}
+
+/**
+ * One `git status` gives both facts: `--branch` heads porcelain v2 with `# branch.oid <commit>`
+ * ("(initial)" before the first commit), and every other line is a tracked file that differs from
+ * it (untracked files are not asked for), anywhere in the repository but `results/`. One process,
+ * not two: starting a child process costs Node's main thread 8–20 ms of its own (issue 14).
+ */
+const STATUS_ARGS = ["status", "--porcelain=v2", "--branch", "--untracked-files=no", "--", ":(top)", ":(top,exclude)results"];
+
+/** The git facts in {@link STATUS_ARGS}' output, or null where there is no commit. */
+function parseStatus(out: string): GitInfo | null {
+  let commit: string | null = null;
+  let dirty = false;
+  for (const line of out.split("\n")) {
+    if (line.startsWith("# branch.oid ")) commit = line.slice("# branch.oid ".length).trim();
+    else if (line !== "" && !line.startsWith("#")) dirty = true;
+  }
+  return commit === null || !/^[0-9a-f]{40,64}$/.test(commit) ? null : { commit, dirty };
+}
+
 /**
  * Git commit and dirty flag of the repository holding `dir` (default: the code that runs, not the
  * config's folder), or null outside git. Dirty means a tracked file differs from the commit outside
  * `results/` — the outputs being written are not code, so a run from a clean commit says
  * `dirty: false` even while it writes its results.
  */
-export function gitInfo(dir: string = CODE_DIR): { commit: string; dirty: boolean } | null {
+export function gitInfo(dir: string = CODE_DIR): GitInfo | null {
   try {
-    const opts = {
-      cwd: dir,
-      encoding: "utf8" as const,
-      timeout: 5000,
-      stdio: ["ignore", "pipe", "ignore"] as ["ignore", "pipe", "ignore"],
-    };
-    const commit = execFileSync("git", ["rev-parse", "HEAD"], opts).trim();
-    const status = execFileSync("git", ["status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)results"], opts);
-    return { commit, dirty: status.trim() !== "" };
+    return parseStatus(
+      execFileSync("git", STATUS_ARGS, { cwd: dir, encoding: "utf8", timeout: 5000, stdio: ["ignore", "pipe", "ignore"] }),
+    );
   } catch {
     return null;
   }
+}
+
+/**
+ * {@link gitInfo} without blocking: `git` runs as a child process while the caller goes on, and the
+ * promise never rejects (null outside git, as gitInfo). Why: run synchronously when the manifest is
+ * written, git was ≈ 50 ms of the main thread after the last task — serial time of every sweep (issue
+ * 14); the runner asks for it once its first task is back, while the workers compute.
+ */
+export function gitInfoAsync(dir: string = CODE_DIR): Promise<GitInfo | null> {
+  return new Promise((resolve) => {
+    try {
+      const child = execFile("git", STATUS_ARGS, { cwd: dir, encoding: "utf8", timeout: 5000 }, (error, stdout) =>
+        resolve(error ? null : parseStatus(stdout)),
+      );
+      child.stdin?.end();
+    } catch {
+      resolve(null);
+    }
+  });
 }
 
 function packageVersion(name: string): string | null {
@@ -105,6 +143,8 @@ export function buildManifest(
     ok: number;
     failed: number;
     files: Record<string, { sha256: string; bytes: number }>;
+    /** The git facts when the caller asked for them already ({@link gitInfoAsync}); else asked now. */
+    git?: GitInfo | null;
     extra?: Record<string, unknown>;
   },
 ): Manifest & Record<string, unknown> {
@@ -126,7 +166,7 @@ export function buildManifest(
     status: { ok: info.ok, failed: info.failed },
     results_sha256: info.files["results.csv"]?.sha256 ?? "",
     files: info.files,
-    git: gitInfo(),
+    git: info.git !== undefined ? info.git : gitInfo(),
     versions: versions(),
     machine: machine(),
     created_at: new Date().toISOString(),

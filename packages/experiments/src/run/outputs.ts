@@ -9,7 +9,7 @@ import type { Plan, Task } from "../plan/expand.js";
 import type { Shard } from "../plan/shard.js";
 import type { JournalRecord } from "../base/records.js";
 import { writeFileAtomic } from "../output/atomic.js";
-import { buildManifest, type Manifest } from "../output/manifest.js";
+import { buildManifest, type GitInfo, type Manifest } from "../output/manifest.js";
 import { resultsCsv, timingsCsv } from "../output/results.js";
 import { summaryCsv, summaryRows } from "../output/summary.js";
 
@@ -22,6 +22,8 @@ export interface WriteOptions {
   indexRoot?: string;
   /** Extra manifest fields (e.g. the shards a merge combined). */
   extra?: Record<string, unknown>;
+  /** The manifest's git facts, when the caller asked for them ahead (`gitInfoAsync`). @default asked now (`gitInfo`) */
+  git?: GitInfo | null;
 }
 
 /**
@@ -58,6 +60,7 @@ export function writeOutputs(
     ok,
     failed,
     files,
+    ...(options.git !== undefined ? { git: options.git } : {}),
     extra: options.extra,
   });
   if (options.report && !options.shard) {

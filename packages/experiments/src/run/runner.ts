@@ -11,7 +11,7 @@ import { cellDescription, type Plan, planTasks, type Task } from "../plan/expand
 import { summaryRows } from "../output/summary.js";
 import { summaryTable, textTable } from "../figures/tables.js";
 import { inShard, type Shard, shardName } from "../plan/shard.js";
-import type { Manifest } from "../output/manifest.js";
+import { gitInfoAsync, type Manifest } from "../output/manifest.js";
 import { writeOutputs } from "./outputs.js";
 import { executeTask, type TaskOutcome, type TaskSpec, taskSpec } from "./execute.js";
 import { jsonDiff } from "../base/diff.js";
@@ -348,6 +348,10 @@ async function runPlanWith(plan: Plan, options: RunOptions): Promise<RunResult> 
     const label = `${plan.loaded.config.experiment}${shard ? ` [shard ${shardName(shard)}]` : ""}`;
     const progress = new Progress(label, tasks.length, skipped, options.progress ?? "auto", log, options.progressInterval ?? 30);
     const session = sessionId();
+    // The manifest's git facts, asked for now (output/manifest.ts, gitInfoAsync): git runs beside the
+    // tasks, not after the last one. Now, before the workers start: forking a process whose workers
+    // are writing hundreds of MB costs them a copy-on-write fault per page they touch next.
+    const git = pending.length > 0 ? gitInfoAsync() : undefined;
     const pool = workers > 0 ? (options.pool ?? new WorkerPool(workers, options.workerUrl)) : null;
     let stopping = false;
     let interrupted = false;
@@ -428,7 +432,12 @@ async function runPlanWith(plan: Plan, options: RunOptions): Promise<RunResult> 
     let manifest: Manifest | null = null;
     if (complete && ioError === null && !interrupted) {
       try {
-        manifest = writeOutputs(plan, dir, tasks, journal.records, { shard, report: options.report ?? true, indexRoot: outRoot });
+        manifest = writeOutputs(plan, dir, tasks, journal.records, {
+          shard,
+          report: options.report ?? true,
+          indexRoot: outRoot,
+          git: await (git ?? gitInfoAsync()),
+        });
       } catch (e) {
         ioError = `could not write the outputs: ${(e as Error).message}`;
       }

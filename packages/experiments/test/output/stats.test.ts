@@ -29,4 +29,15 @@ describe("summary statistics", () => {
     expect(summarize([7]).ciLow).toBeNull();
     expect(summarize([]).mean).toBeNull();
   });
+
+  it("summarize's interval uses t_{0.975, n−1} of its own n, bit for bit, whatever sizes came before (its quantiles are kept by df)", () => {
+    const sizes = [3, 2, 6, 3, 11, 2, 6, 4, 3];
+    sizes.forEach((n, k) => {
+      const values = Array.from({ length: n }, (_, i) => Math.sin(7 * i + k) + 0.1 * i);
+      const s = summarize(values);
+      const half = studentTQuantile(0.975, n - 1) * (s.std! / Math.sqrt(n));
+      expect(Object.is(s.ciLow, s.mean! - half)).toBe(true);
+      expect(Object.is(s.ciHigh, s.mean! + half)).toBe(true);
+    });
+  });
 });
