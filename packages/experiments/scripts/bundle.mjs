@@ -29,6 +29,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { asciiSource } from "./ascii-source.mjs";
 
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const cwd = process.cwd();
@@ -50,6 +51,10 @@ async function bundle(what, outfile, options, banner = "") {
     logLevel: "warning",
     legalComments: "none",
   });
+  // ASCII only, so V8 keeps the source one byte per character (ascii-source.mjs).
+  const text = readFileSync(outfile, "utf8");
+  const ascii = asciiSource(text);
+  if (ascii !== text) writeFileSync(outfile, ascii);
   if (readFileSync(outfile, "utf8").slice(banner.length).includes("import.meta")) {
     throw new Error(
       `${outfile}: uses import.meta (a bundled module would resolve paths against the bundle's folder); do not bundle ${what}`,

@@ -13,6 +13,8 @@ import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadParserSync } from "../../src/config/expressions.js";
 import { currentBundle } from "../../src/platform/bundle.js";
+// @ts-expect-error: a build script in plain JavaScript, no declarations
+import { asciiSource } from "../../scripts/ascii-source.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "randattn-bundle-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -186,5 +188,37 @@ describe("the built expression-parser bundle", () => {
       expect(outcome(fromBundle, text), text).toBe(want);
     }
     expect(seen).toEqual(new Set(["error", "tree"]));
+  });
+});
+
+describe("ASCII bundles (scripts/ascii-source.mjs: V8 holds a source with one non-ASCII character as two bytes per character)", () => {
+  const isAscii = (t: string) => [...t].every((c) => c.charCodeAt(0) < 0x80);
+
+  it("escapes every non-ASCII character, and the code means what it meant: comments, regular expressions with and without the u flag, astral characters", () => {
+    // The regular expressions meet text from outside the escaped source (the argument), as the
+    // CLI's LaTeX and label rewriting meet a sweep's labels.
+    const code = [
+      "/** κ(q, k) = exp(⟨q, k⟩) — a comment */",
+      'const a = s.replace(/±/g, "pm").replace(/ ‖.*$/, "").replace(/[−–]/g, "-");',
+      "const b = [/😀+/u.test(s), /^😀$/u.test(s.slice(-2)), /^.$/.test(s.slice(-2)), /^.$/u.test(s.slice(-2))];",
+      'const c = s.replace(/Ŷ/g, "Y").replace(/₂/g, "2").replace(/∞/g, "inf");',
+      "return [a, b, c, /[à-ÿ]/.test(s), /é/.test(s)];",
+    ].join("\n");
+    const input = "x – 1 ± é Ŷ₂∞ ‖ tail 😀";
+    const escaped: string = asciiSource(code);
+    expect(isAscii(escaped)).toBe(true);
+    expect(escaped).not.toBe(code);
+    const run = (src: string) => new Function("s", src)(input) as unknown[];
+    const expected = ["x - 1 pm é Ŷ₂∞", [true, true, false, true], "x – 1 ± é Y2inf ‖ tail 😀", true, true];
+    expect(run(code)).toEqual(expected); // the code itself, as written
+    expect(run(escaped)).toEqual(expected);
+    const plain = "const x = 1; // ASCII\n";
+    expect(asciiSource(plain)).toBe(plain);
+  });
+
+  it("the built bundles are ASCII", () => {
+    for (const file of ["cli.bundle.js", "run/worker.bundle.js", "config/expression-parser.bundle.cjs"]) {
+      expect(isAscii(readFileSync(new URL(`../../dist/${file}`, import.meta.url), "utf8")), file).toBe(true);
+    }
   });
 });
