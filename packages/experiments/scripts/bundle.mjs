@@ -55,7 +55,7 @@ async function bundle(what, outfile, options, banner = "") {
   const text = readFileSync(outfile, "utf8");
   const ascii = asciiSource(text);
   if (ascii !== text) writeFileSync(outfile, ascii);
-  if (readFileSync(outfile, "utf8").slice(banner.length).includes("import.meta")) {
+  if (ascii.slice(banner.length).includes("import.meta")) {
     throw new Error(
       `${outfile}: uses import.meta (a bundled module would resolve paths against the bundle's folder); do not bundle ${what}`,
     );

@@ -90,7 +90,7 @@ export function gitInfo(dir: string = CODE_DIR): GitInfo | null {
  * {@link gitInfo} without blocking: `git` runs as a child process while the caller goes on, and the
  * promise never rejects (null outside git, as gitInfo). Why: run synchronously when the manifest is
  * written, git was ≈ 50 ms of the main thread after the last task — serial time of every sweep (issue
- * 14); the runner asks for it once its first task is back, while the workers compute.
+ * 14); the runner asks for it before its workers start and awaits it when it writes the manifest.
  */
 export function gitInfoAsync(dir: string = CODE_DIR): Promise<GitInfo | null> {
   return new Promise((resolve) => {

@@ -60,7 +60,7 @@ export function writeOutputs(
     ok,
     failed,
     files,
-    ...(options.git !== undefined ? { git: options.git } : {}),
+    git: options.git,
     extra: options.extra,
   });
   if (options.report && !options.shard) {

@@ -351,7 +351,7 @@ async function runPlanWith(plan: Plan, options: RunOptions): Promise<RunResult> 
     // The manifest's git facts, asked for now (output/manifest.ts, gitInfoAsync): git runs beside the
     // tasks, not after the last one. Now, before the workers start: forking a process whose workers
     // are writing hundreds of MB costs them a copy-on-write fault per page they touch next.
-    const git = pending.length > 0 ? gitInfoAsync() : undefined;
+    const git = gitInfoAsync();
     const pool = workers > 0 ? (options.pool ?? new WorkerPool(workers, options.workerUrl)) : null;
     let stopping = false;
     let interrupted = false;
@@ -436,7 +436,7 @@ async function runPlanWith(plan: Plan, options: RunOptions): Promise<RunResult> 
           shard,
           report: options.report ?? true,
           indexRoot: outRoot,
-          git: await (git ?? gitInfoAsync()),
+          git: await git,
         });
       } catch (e) {
         ioError = `could not write the outputs: ${(e as Error).message}`;

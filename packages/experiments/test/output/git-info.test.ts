@@ -3,7 +3,7 @@
 // known to hold: its commit from `git rev-parse HEAD`, dirty exactly when a tracked file outside
 // results/ differs (in the work tree or staged), null outside git and before the first commit.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -34,7 +34,7 @@ describe("gitInfoAsync", () => {
     const d = tempDir();
     git(d, "init", "-q");
     writeFileSync(join(d, "code.ts"), "1\n");
-    execFileSync("mkdir", ["-p", join(d, "results")]);
+    mkdirSync(join(d, "results"));
     writeFileSync(join(d, "results", "r.csv"), "a\n");
     git(d, "add", ".");
     git(d, "commit", "-q", "-m", "c");
@@ -79,7 +79,7 @@ describe("gitInfoAsync", () => {
     const r = await runPlan(plan, options);
     expect(r.manifest).not.toBeNull();
     expect(r.manifest!.git).toEqual(gitInfo());
-    // Again, every task finished: nothing runs, git is asked when the outputs are rewritten.
+    // Again, every task finished: nothing runs, and the rewritten manifest still carries the facts.
     const again = await runPlan(plan, options);
     expect(again.manifest).not.toBeNull();
     expect(again.manifest!.git).toEqual(gitInfo());
