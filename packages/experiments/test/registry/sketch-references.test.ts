@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Matrix, attentionWeights, matmul } from "@randattn/core";
-import { dkmExpectedSquaredError, valueSamplingProbabilities } from "@randattn/sketch";
+import { defensiveMixture, dkmExpectedSquaredError, resolveDefensiveWeight, valueSamplingProbabilities } from "@randattn/sketch";
 import { getMethod, getProblem, hmtSpectralBound, type Params, type ProblemInstance } from "@randattn/experiments/internal";
 
 const ctx = { baseDir: "/tmp", wantWeights: false };
@@ -39,6 +39,49 @@ describe("reference columns: DKM expectation and HMT bound", () => {
       expect(Math.abs(at32 - got / 2)).toBeLessThanOrEqual(1e-12 * got);
     }
     expect(method.references!(problem, rs("uniform", "exact", 8, "horvitz-thompson")).dkm_expected_rel_error).toBeNull();
+  });
+
+  it("normalizer estimated: the literal first-order sum (1/s) Σ_h Σ_i Σ_k P_ik² ‖V_k − Y_i‖² / π_k, bit for bit", () => {
+    // Written out per head in (i, k) order with ‖V_k − Y_i‖² summed over c in order — the order the
+    // runner's blocked distances and its running sum promise (sampling.ts, ratioFirstOrderSquaredError).
+    // Several heads (the MLA layer), and one head with N_KV = 521 (not a multiple of the kernel's 8
+    // rows: the scratch-block path) and 600 queries: two distance blocks of ⌊2¹⁸/521⌋ = 503 rows.
+    const problems = [
+      instance("deepseek-v2-mla", { n: 48, shrink: 32, decay: 1 }),
+      instance("heavy-tailed", { n: 521, nQueries: 600, d: 3, dv: 3, scale: 1.1, tailIndex: 3 }),
+    ];
+    expect(problems[0].heads.length).toBeGreaterThan(1);
+    for (const two of problems)
+      for (const scheme of ["uniform", "value-norm", "attention"] as const) {
+        let expected = 0;
+        let norm2 = 0;
+        for (const g of two.heads) {
+          const pg = attentionWeights(g.queries, g.keys);
+          const yg = matmul(pg, g.values);
+          // Per head, then across heads (the runner adds each head's ‖Y_h‖²_F and expectation).
+          let headNorm2 = 0;
+          for (const v of yg.data) headNorm2 += v * v;
+          norm2 += headNorm2;
+          let headExpected = 0;
+          const eps = resolveDefensiveWeight(undefined, scheme, true);
+          const probs = scheme === "attention" ? pg : defensiveMixture(valueSamplingProbabilities(scheme, g.values, pg), eps);
+          const perRow = probs instanceof Matrix;
+          for (let i = 0; i < pg.rows; i++) {
+            for (let k = 0; k < pg.cols; k++) {
+              const w = pg.get(i, k);
+              if (w === 0) continue;
+              let dist = 0;
+              for (let c = 0; c < g.values.cols; c++) dist += (g.values.get(k, c) - yg.get(i, c)) ** 2;
+              const pik = perRow ? probs.get(i, k) : (probs as Float64Array)[k];
+              headExpected += (w * w * dist) / pik;
+            }
+          }
+          expected += headExpected;
+        }
+        const want = Math.sqrt(Math.max(0, expected / 8) / norm2);
+        const got = method.references!(two, rs(scheme, "estimated", 8)).dkm_expected_rel_error;
+        expect(Object.is(got, want), `${scheme}: ${got} vs ${want}`).toBe(true);
+      }
   });
 
   it("reuses the reference's weights when given (ReferenceContext): the same bits; weights of another shape are ignored", () => {

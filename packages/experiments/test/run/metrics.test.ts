@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Matrix, randomMatrix, ShapeError } from "@randattn/core";
 import {
@@ -92,6 +93,67 @@ describe("error metrics", () => {
         [p],
       ),
     ).toBe(Infinity);
+  });
+
+  it("mean KL divergence: the same bits as the literal sum over every entry with P_exact > 0", () => {
+    // meanKlDivergence skips the logarithm where both weights are equal (a contribution of +0);
+    // this is the formula written out with every logarithm taken. The rows mix entries equal in
+    // both, one ulp apart (must not be skipped), zero in either, and unrelated; a whole-matrix copy
+    // (the exact method against its reference) must give exactly 0.
+    const literal = (approx: Matrix[], exact: Matrix[]) => {
+      let total = 0;
+      let rows = 0;
+      for (let h = 0; h < exact.length; h++) {
+        for (let i = 0; i < exact[h].rows; i++) {
+          let kl = 0;
+          for (let j = 0; j < exact[h].cols; j++) {
+            const pj = exact[h].get(i, j);
+            if (pj > 0) kl += pj * Math.log(pj / approx[h].get(i, j));
+          }
+          total += kl;
+          rows++;
+        }
+      }
+      return rows === 0 ? 0 : total / rows;
+    };
+    const entry = fc.tuple(
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      fc.integer({ min: 0, max: 4 }),
+      fc.double({ min: 1e-6, max: 1, noNaN: true }),
+    );
+    const heads = fc.array(fc.array(fc.array(entry, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 }), {
+      minLength: 1,
+      maxLength: 3,
+    });
+    fc.assert(
+      fc.property(heads, (hs) => {
+        const exact: Matrix[] = [];
+        const approx: Matrix[] = [];
+        for (const rows of hs) {
+          const cols = Math.min(...rows.map((r) => r.length));
+          const p = new Matrix(rows.length, cols);
+          const q = new Matrix(rows.length, cols);
+          rows.forEach((r, i) => {
+            for (let j = 0; j < cols; j++) {
+              const [x, how, other] = r[j];
+              p.data[i * cols + j] = x;
+              // 0: equal, 1: one ulp above, 2: zero, 3: unrelated, 4: P zero, Q not.
+              q.data[i * cols + j] = how === 0 ? x : how === 1 ? x * (1 + Number.EPSILON) : how === 2 ? 0 : other;
+              if (how === 4) p.data[i * cols + j] = 0;
+            }
+          });
+          exact.push(p);
+          approx.push(q);
+        }
+        expect(Object.is(meanKlDivergence(approx, exact), literal(approx, exact))).toBe(true);
+        expect(meanKlDivergence(exact, exact)).toBe(0);
+      }),
+      { seed: 38, numRuns: 300 },
+    );
+    // An infinite weight is not skipped as "equal": ∞·log(∞/∞) is NaN, as in the written-out sum.
+    const inf = Matrix.fromArray([[Number.POSITIVE_INFINITY, 0.5]]);
+    expect(meanKlDivergence([inf], [inf])).toBeNaN();
+    expect(Object.is(meanKlDivergence([inf], [inf]), literal([inf], [inf]))).toBe(true);
   });
 
   it("shape mismatches are ShapeErrors naming the argument", () => {
