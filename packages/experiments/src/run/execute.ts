@@ -8,7 +8,7 @@ import type { MetricName, MetricValues, TaskOutcome } from "../base/records.js";
 import type { ConfigMetricName } from "../config/schema.js";
 import { literatureMetrics } from "../metrics/literature.js";
 import type { Plan, Task } from "../plan/expand.js";
-import { exactAttention } from "../registry/exact.js";
+import { exact, exactAttention } from "../registry/exact.js";
 import { getMethod } from "../registry/methods.js";
 import { getProblem } from "../registry/problems.js";
 import type { KernelSpec, MaskSpec, Params, ProblemInstance } from "../registry/types.js";
@@ -71,8 +71,9 @@ const CACHE_SIZE = 4;
 /** Wall time of the exact reference in the last `reference` call, ms (0 on a cache hit). */
 let lastReferenceMs = 0;
 
-function reference(spec: TaskSpec, wantWeights: boolean): Reference {
-  const key = JSON.stringify([
+/** The cache key of a task's reference: everything its inputs and exact output depend on. */
+function referenceKey(spec: TaskSpec): string {
+  return JSON.stringify([
     spec.rootSeed,
     spec.problem,
     spec.kernel.kind === "dot" ? spec.kernel.formula : "",
@@ -81,43 +82,44 @@ function reference(spec: TaskSpec, wantWeights: boolean): Reference {
     spec.trial,
     spec.baseDir,
   ]);
+}
+
+/**
+ * The reference cached under `key` when it serves (it has the weights now wanted, or cannot have
+ * any); else undefined, and when weights are wanted the cached references' weights go back to the
+ * pool first (only the newest reference keeps weights: the others' buffers serve this one — a later
+ * task of an older point still gets its reference, and a row-sampling reference value forms P
+ * itself, into a reused buffer — the same bits; only the exact method wants weights, once per point
+ * and trial). Without this the quickstart's three trials kept 3 × 16 MiB of fresh weights.
+ */
+function cachedReference(key: string, wantWeights: boolean): Reference | undefined {
   const hit = cache.get(key);
-  lastReferenceMs = 0;
   if (hit && (!wantWeights || hit.weights !== null || hit.output === null)) return hit;
-  // A miss, or a hit without the weights now wanted: recompute (the output is the same bits either
-  // way, see exactAttention).
-  // Only the newest reference keeps weights: the others' go back to the pool, for this one (a later
-  // task of an older point still gets its reference, and a row-sampling reference value forms P
-  // itself, into a reused buffer — the same bits; only the exact method wants weights, once per
-  // point and trial). Without this the quickstart's three trials kept 3 × 16 MiB of fresh weights.
   if (wantWeights) {
     for (const other of cache.values()) {
       pool.give(other.weights);
       other.weights = null;
     }
   }
+  return undefined;
+}
+
+/** The task's inputs: those of the cached reference under `key` when there is one (same bits), else generated. */
+function instanceFor(spec: TaskSpec, key: string, wantWeights: boolean): ProblemInstance {
+  const hit = cache.get(key);
+  if (hit) return hit.instance;
   const gen = getProblem(spec.problem.generator);
   const seed = inputSeed(spec.rootSeed, gen.name, spec.problem.params, gen.structuralParams, spec.trial);
-  const instance =
-    hit?.instance ?? gen.generate(spec.problem.params, { baseDir: spec.baseDir, wantWeights, kernel: spec.kernel, mask: spec.mask }, seed);
-  let ref: Reference;
-  const tRef = performance.now();
-  if (instance.heads.length === 0) ref = { instance, output: null, weights: null };
-  else {
-    const small = instance.heads.every((h) => h.queries.rows * h.keys.rows <= MAX_MATERIALIZED_SCORES);
-    if (small) {
-      const r = exactAttention(instance, wantWeights, (_h, n) => pool.take(n));
-      ref = { instance, output: r.output, weights: r.weights ? [...r.weights] : null };
-    } else {
-      const opts = attentionOptions(instance.kernel, instance.mask);
-      ref = {
-        instance,
-        output: concatCols(instance.heads.map((h) => streamingAttention(h.queries, h.keys, h.values, opts))),
-        weights: null,
-      };
-    }
-  }
-  lastReferenceMs = performance.now() - tRef;
+  return gen.generate(spec.problem.params, { baseDir: spec.baseDir, wantWeights, kernel: spec.kernel, mask: spec.mask }, seed);
+}
+
+/** Whether the reference of `instance` is materialized attention (`exactAttention`), not streamed. */
+function materialized(instance: ProblemInstance): boolean {
+  return instance.heads.every((h) => h.queries.rows * h.keys.rows <= MAX_MATERIALIZED_SCORES);
+}
+
+/** Caches `ref` under `key` as the newest reference (the oldest beyond CACHE_SIZE goes, its weights to the pool). */
+function remember(key: string, ref: Reference): Reference {
   cache.delete(key);
   cache.set(key, ref);
   while (cache.size > CACHE_SIZE) {
@@ -126,6 +128,37 @@ function reference(spec: TaskSpec, wantWeights: boolean): Reference {
     cache.delete(oldest);
   }
   return ref;
+}
+
+/** The task's reference: the cached one when it serves (`lastReferenceMs` 0), else computed. */
+function reference(spec: TaskSpec, wantWeights: boolean): Reference {
+  const key = referenceKey(spec);
+  lastReferenceMs = 0;
+  return cachedReference(key, wantWeights) ?? computeReference(key, instanceFor(spec, key, wantWeights), wantWeights);
+}
+
+/**
+ * The exact output (and weights when wanted) of `instance`, cached under `key`; its time in
+ * `lastReferenceMs`. On a hit without the weights now wanted it is recomputed: the output is the
+ * same bits either way (see exactAttention).
+ */
+function computeReference(key: string, instance: ProblemInstance, wantWeights: boolean): Reference {
+  let ref: Reference;
+  const tRef = performance.now();
+  if (instance.heads.length === 0) ref = { instance, output: null, weights: null };
+  else if (materialized(instance)) {
+    const r = exactAttention(instance, wantWeights, (_h, n) => pool.take(n));
+    ref = { instance, output: r.output, weights: r.weights ? [...r.weights] : null };
+  } else {
+    const opts = attentionOptions(instance.kernel, instance.mask);
+    ref = {
+      instance,
+      output: concatCols(instance.heads.map((h) => streamingAttention(h.queries, h.keys, h.values, opts))),
+      weights: null,
+    };
+  }
+  lastReferenceMs = performance.now() - tRef;
+  return remember(key, ref);
 }
 
 /** One line, bounded: `Name: message`. Deterministic for deterministic failures. */
@@ -144,14 +177,35 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
   try {
     const method = getMethod(spec.method.name);
     const wantWeights = method.exposesWeights && spec.metrics.includes("mean_kl_divergence");
-    const ref = reference(spec, wantWeights);
+    // The exact method computes the reference itself: `exactAttention` with the same arguments (it
+    // takes no params; its weights come from the same pool). When its task is the first of a
+    // (problem point, trial) here, its result becomes the reference rather than the same attention
+    // being formed twice — a tenth of the quickstart's task time (issue 14, stop 38). Not for a
+    // streamed reference (N_Q·N_KV past MAX_MATERIALIZED_SCORES), whose bits differ from it.
+    const key = referenceKey(spec);
+    let adopt: ProblemInstance | null = null;
+    let ref: Reference | undefined;
+    if (method === exact) {
+      lastReferenceMs = 0;
+      ref = cachedReference(key, wantWeights);
+      if (!ref) {
+        const generated = instanceFor(spec, key, wantWeights);
+        if (generated.heads.length > 0 && materialized(generated)) adopt = generated;
+        else ref = computeReference(key, generated, wantWeights);
+      }
+    } else ref = reference(spec, wantWeights);
+    const instance = adopt ?? (ref as Reference).instance;
     const t1 = performance.now();
     setupMs = t1 - t0;
     const seed = methodSeed(spec.rootSeed, spec.method.name, spec.method.params, spec.trial);
     const weightsBuffer = wantWeights ? (_h: number, n: number) => pool.take(n) : undefined;
-    const result = method.run(ref.instance, spec.method.params, { baseDir: spec.baseDir, wantWeights, weightsBuffer }, seed);
+    const result = method.run(instance, spec.method.params, { baseDir: spec.baseDir, wantWeights, weightsBuffer }, seed);
     const t2 = performance.now();
     const wallMs = t2 - t1;
+    // Adopted: the reference keeps the method's output and weights (their buffers stay lent).
+    if (adopt)
+      ref = remember(key, { instance: adopt, output: result.output ?? null, weights: result.weights ? [...result.weights] : null });
+    if (ref === undefined) throw new Error("internal: a task without its reference");
     const referenceMs = lastReferenceMs;
     const references = method.references?.(ref.instance, spec.method.params, ref.weights ? { weights: ref.weights } : {}) ?? {};
     const metrics: MetricValues = { ...NO_METRICS };
@@ -165,8 +219,9 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
       if (want("max_abs_error")) metrics.max_abs_error = maxAbsError(result.output, ref.output);
       if (wantWeights && result.weights && ref.weights) metrics.mean_kl_divergence = meanKlDivergence(result.weights, ref.weights);
     }
-    // The method's weights are read: its buffers that the pool lent go back (the others stay its own).
-    pool.give(result.weights);
+    // The method's weights are read: its buffers that the pool lent go back (the others stay its
+    // own) — unless the reference adopted them.
+    if (!adopt) pool.give(result.weights);
     const extras: Record<string, number | null> = {};
     const literature = result.output && ref.output ? literatureMetrics(spec.metrics, result.output, ref.output, ref.instance) : {};
     for (const name of [...(method.extraMetrics ?? []).map((e) => e.name), ...Object.keys(literature)]) {

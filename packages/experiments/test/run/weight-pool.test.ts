@@ -3,7 +3,7 @@
 // (the order of the tasks decides that).
 import { describe, expect, it } from "vitest";
 import { Matrix } from "@randattn/core";
-import { type TaskSpec, WeightPool, executeTask } from "@randattn/experiments/internal";
+import { MAX_MATERIALIZED_SCORES, type TaskSpec, WeightPool, executeTask } from "@randattn/experiments/internal";
 
 describe("WeightPool", () => {
   it("lends a returned buffer again, by identity and exact length", () => {
@@ -81,5 +81,51 @@ describe("tasks sharing the runner's weight buffers", () => {
     for (const i of order) expect(numbers(tasks[i])).toEqual(inOrder[i]);
     for (const o of inOrder.filter((_, i) => i % 2 === 0)) expect(o.metrics.mean_kl_divergence).toBe(0);
     for (const o of inOrder.filter((_, i) => i % 2 === 1)) expect(o.extras.dkm_expected_rel_error).toBeGreaterThan(0);
+  });
+});
+
+describe("the exact method's result adopted as the reference (execute.ts)", () => {
+  // The cache key holds baseDir, which the gaussian generator never reads: each scenario gets keys
+  // of its own while its numbers stay comparable bit for bit.
+  const spec = (method: string, params: Record<string, unknown>, baseDir: string, n = 40): TaskSpec => ({
+    key: `${method}@${baseDir}`,
+    index: 0,
+    trial: 0,
+    rootSeed: 11,
+    problem: { generator: "gaussian", params: { n, nQueries: 0, d: 6, dv: 3, scale: 1 } },
+    kernel: { kind: "softmax" },
+    mask: null,
+    method: { name: method, params },
+    metrics: ["rel_frobenius_error", "rel_spectral_error", "max_abs_error", "mean_kl_divergence"],
+    baseDir,
+  });
+  const rowSampling = { samples: 8, scheme: "attention", design: "with-replacement", normalizer: "estimated", blockSize: 256 };
+  const ok = (t: TaskSpec) => {
+    const o = executeTask(t);
+    expect(o.status, o.error).toBe("ok");
+    return o;
+  };
+
+  it("exact first: no reference computed apart, and every later number as when the reference was computed by another task first", () => {
+    const exactFirst = ok(spec("exact", {}, "/tmp/adopt-a"));
+    const rsAfter = ok(spec("row-sampling", rowSampling, "/tmp/adopt-a"));
+    expect(exactFirst.referenceMs).toBe(0); // adopted: the method's run was the reference
+    expect(rsAfter.referenceMs).toBe(0); // and the next task of the point found it cached
+    const rsFirst = ok(spec("row-sampling", rowSampling, "/tmp/adopt-b"));
+    const exactAfter = ok(spec("exact", {}, "/tmp/adopt-b"));
+    expect(rsFirst.referenceMs).toBeGreaterThan(0); // computed by the reference path
+    expect(exactAfter.referenceMs).toBe(0);
+    expect(rsAfter.metrics).toEqual(rsFirst.metrics);
+    expect(rsAfter.extras).toEqual(rsFirst.extras);
+    expect(exactFirst.metrics).toEqual(exactAfter.metrics);
+    expect(exactFirst.metrics).toEqual({ rel_frobenius_error: 0, rel_spectral_error: 0, max_abs_error: 0, mean_kl_divergence: 0 });
+  });
+
+  it("not past MAX_MATERIALIZED_SCORES: the streamed reference is computed apart (its bits differ from materialized attention)", () => {
+    const n = Math.floor(Math.sqrt(MAX_MATERIALIZED_SCORES)) + 1; // N_Q·N_KV just past 2²⁴
+    const big = { ...spec("exact", {}, "/tmp/adopt-c", n), metrics: ["rel_frobenius_error" as const] };
+    const o = ok(big);
+    expect(o.referenceMs).toBeGreaterThan(0);
+    expect(o.metrics.rel_frobenius_error).toBeLessThan(1e-14);
   });
 });
