@@ -96,13 +96,17 @@ export function meanKlDivergence(approx: readonly Matrix[], exact: readonly Matr
     const p = exact[h];
     const q = approx[h];
     assertShape(q, `weights[${h}]`, p.rows, p.cols, "the exact weights' shape");
+    const pd = p.data;
+    const qd = q.data;
+    const n = p.cols;
     for (let i = 0; i < p.rows; i++) {
       let kl = 0;
-      for (let j = i * p.cols; j < (i + 1) * p.cols; j++) {
-        const pj = p.data[j];
-        if (!(pj > 0)) continue;
-        const qj = q.data[j];
-        if (qj !== pj || pj === Number.POSITIVE_INFINITY) kl += pj * Math.log(pj / qj);
+      const end = (i + 1) * n;
+      for (let j = i * n; j < end; j++) {
+        const pj = pd[j];
+        const qj = qd[j];
+        if (qj === pj && pj < Number.POSITIVE_INFINITY) continue; // p·log 1 = +0 (or P_exact = 0)
+        if (pj > 0) kl += pj * Math.log(pj / qj);
       }
       total += kl;
       rows++;
