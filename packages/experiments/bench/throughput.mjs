@@ -56,15 +56,20 @@ function threadStats(pid) {
 
 /**
  * CPU seconds per kind of thread, from the last sample of each: the main thread (tid = pid); the
- * worker threads — the `workers` busiest of the threads started over 0.2 s after the process (the
- * pool spawns them after the CLI has loaded and planned); and the rest, which Node starts with the
- * process (V8's platform pool: concurrent compilation and GC for every isolate; libuv's pool).
+ * worker threads — the `workers` busiest of the threads started over 30 ms after the first thread
+ * Node started beside the main one (Node starts V8's platform pool and libuv's within a few ms of
+ * each other while it boots; the pool spawns the workers once the CLI has loaded, ≈ 0.1–0.4 s
+ * later — a fixed 0.2 s after the process missed them on a fast start); and the rest: V8's platform
+ * pool, where every isolate's optimizing compiler (TurboFan: ≈ 80 % of it in a quickstart, `perf`,
+ * stop 38) and concurrent GC run, and libuv's pool.
  * A thread's CPU after its last sample (≤ one poll interval) is missed. Null without /proc.
  */
 function threadCpu(pid, seen, workers) {
   const main = seen.get(pid);
   if (!main) return null;
-  const late = [...seen].filter(([tid, t]) => tid !== pid && t.start - main.start > 0.2 * CLK_TCK).sort((a, b) => b[1].cpu - a[1].cpu);
+  const others = [...seen].filter(([tid]) => tid !== pid);
+  const boot = Math.min(...others.map(([, t]) => t.start));
+  const late = others.filter(([, t]) => t.start - boot > 0.03 * CLK_TCK).sort((a, b) => b[1].cpu - a[1].cpu);
   const workerTids = new Set(late.slice(0, workers).map(([tid]) => tid));
   let worker = 0;
   let helper = 0;
