@@ -121,39 +121,39 @@ export function meanPairSquaredNorm(x: Matrix, y: Matrix): number {
 /** mean x xᵀ divided by its mean diagonal t (returned), plus a ridge of 1e-9; null when t is 0 or not finite. */
 function normalizedSecondMoment(x: Matrix): { m: MlMatrix; t: number } | null {
   const d = x.cols;
-  const m = new MlMatrix(d, d);
+  const m = new Float64Array(d * d); // row-major, handed to ml-matrix once at the end
   let tr = 0;
   for (let a = 0; a < d; a++) {
     for (let b = a; b < d; b++) {
       let s = 0;
       for (let i = 0; i < x.rows; i++) s += x.data[i * d + a] * x.data[i * d + b];
       s /= x.rows;
-      m.set(a, b, s);
-      m.set(b, a, s);
+      m[a * d + b] = s;
+      m[b * d + a] = s;
     }
-    tr += m.get(a, a);
+    tr += m[a * d + a];
   }
   const t = tr / d;
   if (!(t > 0) || !Number.isFinite(t) || !(t > 1e-290)) return null;
-  for (let a = 0; a < d; a++) for (let b = 0; b < d; b++) m.set(a, b, m.get(a, b) / t + (a === b ? 1e-9 : 0));
-  return { m, t };
+  for (let a = 0; a < d; a++) for (let b = 0; b < d; b++) m[a * d + b] = m[a * d + b] / t + (a === b ? 1e-9 : 0);
+  return { m: MlMatrix.from1DArray(d, d, m), t };
 }
 
 /** f(M) for symmetric M through its eigendecomposition (eigenvalues clamped at 0 from rounding). */
 function symmetricFunction(m: MlMatrix, f: (lambda: number) => number): MlMatrix {
   const e = new EigenvalueDecomposition(m, { assumeSymmetric: true });
-  const vecs = e.eigenvectorMatrix;
-  const vals = e.realEigenvalues.map((l) => f(Math.max(l, 0)));
   const d = m.rows;
-  const out = new MlMatrix(d, d);
+  const vecs = e.eigenvectorMatrix.to1DArray(); // row-major: vecs[a·d + k] = eigenvector k's entry a
+  const vals = e.realEigenvalues.map((l) => f(Math.max(l, 0)));
+  const out = new Float64Array(d * d);
   for (let a = 0; a < d; a++)
     for (let b = a; b < d; b++) {
       let s = 0;
-      for (let k = 0; k < d; k++) s += vecs.get(a, k) * vals[k] * vecs.get(b, k);
-      out.set(a, b, s);
-      out.set(b, a, s);
+      for (let k = 0; k < d; k++) s += vecs[a * d + k] * vals[k] * vecs[b * d + k];
+      out[a * d + b] = s;
+      out[b * d + a] = s;
     }
-  return out;
+  return MlMatrix.from1DArray(d, d, out);
 }
 
 function fromMl(m: MlMatrix): Matrix {
@@ -297,7 +297,7 @@ function sderfParameters(x: Matrix, y: Matrix): ExponentialFeatureParameters {
     new MlMatrix(Array.from({ length: d }, (_, r) => Array.from(m3.data.subarray(r * d, (r + 1) * d), (v) => v * scale))),
     { assumeSymmetric: true },
   );
-  const vecs = e.eigenvectorMatrix;
+  const vecs = e.eigenvectorMatrix.to1DArray(); // row-major: vecs[t·d + l] = eigenvector l's entry t
   const aDiagonal = new Float64Array(d);
   let rho = 0;
   let mean = 0;
@@ -308,7 +308,7 @@ function sderfParameters(x: Matrix, y: Matrix): ExponentialFeatureParameters {
     rho += lambda;
     aDiagonal[l] = oprfParameter(lambda, 1);
     mean += aDiagonal[l] / d;
-    for (let t = 0; t < d; t++) q3t.data[l * d + t] = vecs.get(t, l); // row l = eigenvector l
+    for (let t = 0; t < d; t++) q3t.data[l * d + t] = vecs[t * d + l]; // row l = eigenvector l
   }
   return { kind: "sderf", a: mean, psi: q3t, psiInverseTranspose: q3t, rho, aDiagonal };
 }
@@ -574,7 +574,7 @@ export function denseExponentialLogMoments(
   const xv = MlMatrix.columnVector(Array.from(x));
   const yv = MlMatrix.columnVector(Array.from(y));
   const u = MlMatrix.add(toMl(form.b1).mmul(xv), toMl(form.b2).mmul(yv));
-  const quad = (m: MlMatrix, v: MlMatrix) => v.transpose().mmul(m).mmul(v).get(0, 0);
+  const quad = (m: MlMatrix, v: MlMatrix) => v.transpose().mmul(m).mmul(v).to1DArray()[0]; // the 1 × 1 vᵀMv
   const cx = quad(toMl(form.c1), xv);
   const cy = quad(toMl(form.c2), yv);
   const eye = MlMatrix.eye(d, d);
