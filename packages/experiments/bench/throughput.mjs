@@ -1,5 +1,5 @@
 // A sweep's end-to-end throughput on 1 vs 2 workers, and where the time goes (issue 14):
-//   node packages/experiments/bench/throughput.mjs [--configs quickstart,mha-to-mla] [--reps 3] [--json]
+//   node packages/experiments/bench/throughput.mjs [--configs quickstart,mha-to-mla] [--reps 3] [--json] [--allow-stale]
 // Each config runs from scratch into a temporary folder through the CLI (`randattn run`, report
 // included), per worker count the median of --reps runs, the two counts alternating. From the run's journal it sums, over the
 // tasks: input generation, the exact reference (0 when the previous task's cache served it), the
@@ -18,6 +18,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { currentBundle } from "../dist/platform/bundle.js";
 
 const argv = process.argv.slice(2);
 const at = argv.indexOf("--configs");
@@ -138,6 +139,21 @@ async function runPair(config) {
   const t0 = performance.now();
   const both = await Promise.all([runOnce(config, 1), runOnce(config, 1)]);
   return { config, workers: "pair", tasks: both[0].tasks + both[1].tasks, wall: (performance.now() - t0) / 1000 };
+}
+
+// Time the sweep users run: the CLI and the worker load esbuild bundles while those are current
+// (platform/bundle.ts) and fall back to the ≈ 600 modules otherwise — correct, but each worker then
+// starts ≈ 0.2 s later and runs colder code. A `tsc -b` without `scripts/bundle.mjs` leaves them
+// stale; timing that silently would compare the fallback with earlier figures (stop 38 did, once).
+const stale = [
+  ["the CLI bundle", "../dist/", "cli.bundle.json"],
+  ["the sweep worker's bundle", "../dist/run/", "worker.bundle.json"],
+].filter(([, dir, record]) => currentBundle(new URL(dir, import.meta.url), record) === null);
+if (stale.length > 0 && !argv.includes("--allow-stale")) {
+  console.error(
+    `throughput.mjs: ${stale.map(([what]) => what).join(" and ")} ${stale.length > 1 ? "are" : "is"} not current (sources changed since the last bundle): run \`npx -y pnpm@12.4.2 run build\`, or pass --allow-stale to time the module fallback`,
+  );
+  process.exit(2);
 }
 
 const rows = [];
