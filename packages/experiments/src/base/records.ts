@@ -34,7 +34,8 @@ export interface TaskOutcome {
   /** Wall time of input generation and the exact reference, ms (timings.csv only). */
   readonly setupMs: number;
   /**
-   * Of `setupMs`, the exact reference alone, ms (0 when the cache of the previous task served it).
+   * Of `setupMs`, the exact reference alone, ms (0 when the cache of the previous task served it,
+   * and for an `exact` task whose own run became the reference: its time is then in `wallMs`).
    * Journal only (the throughput bench reads it; timings.csv keeps its columns).
    */
   readonly referenceMs?: number;
