@@ -152,8 +152,8 @@ export interface Kernels {
    */
   softmax_prefix_f64: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
   softmax_prefix_f32: (sp: number, rows: number, cols: number, ld: number, mp: number, lp: number) => void;
-  /** Largest eigenvalue of the symmetric n × n matrix at m, overwritten (watJacobi.ts; linalg/eigen.ts). */
-  sym_max_eig_f64: (m: number, n: number) => number;
+  /** Largest eigenvalue of the symmetric n × n matrix at m (row stride ld), overwritten (watJacobi.ts; linalg/eigen.ts). */
+  sym_max_eig_f64: (m: number, n: number, ld: number) => number;
   /**
    * out[i·n8 + j] = Σ_c (bt[c·n8 + j] − a[i·d + c])², c in order, for i < rows, j < n8 (a multiple of 8;
    * watDistance.ts; linalg/distances.ts).

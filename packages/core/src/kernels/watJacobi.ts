@@ -1,6 +1,8 @@
 /**
- * WAT of `sym_max_eig_f64(m, n) → f64`: the largest eigenvalue of a symmetric n × n float64 matrix
- * (row-major at byte address m, overwritten) by cyclic Jacobi rotations — the computation of
+ * WAT of `sym_max_eig_f64(m, n, ld) → f64`: the largest eigenvalue of a symmetric n × n float64
+ * matrix (row-major at byte address m with a row stride of ld ≥ n elements, overwritten; the caller
+ * pads the stride where rows a multiple of 128 bytes long would alias in L1: linalg/eigen.ts'
+ * `jacobiRowStride`) by cyclic Jacobi rotations — the computation of
  * linalg/eigen.ts' `symmetricMaxEigenvalueJs`, which the experiments' spectral-norm metrics call for
  * every task (it was a fifth of the quickstart's task CPU after stop 21's cached reference norm).
  *
@@ -15,7 +17,7 @@
  */
 export function symMaxEigFunction(): string {
   const at = (row: string, col: string) =>
-    `(i32.add (local.get $m) (i32.shl (i32.add (i32.mul ${row} (local.get $n)) ${col}) (i32.const 3)))`;
+    `(i32.add (local.get $m) (i32.shl (i32.add (i32.mul ${row} (local.get $ld)) ${col}) (i32.const 3)))`;
   // The rotation of a pair (a, b) at addresses $a, $b into (c·a − s·b, s·a + c·b), in `ty`.
   const rotate = (ty: "f64" | "f64x2", c: string, s: string) => {
     const ld = ty === "f64" ? "f64.load" : "v128.load";
@@ -27,13 +29,13 @@ export function symMaxEigFunction(): string {
       `(${st} (local.get $b) (${ty}.add (${ty}.mul (local.get ${s}) (local.get ${x})) (${ty}.mul (local.get ${c}) (local.get ${y}))))`,
     ].join("\n");
   };
-  return `(func $sym_max_eig_f64 (export "sym_max_eig_f64") (param $m i32) (param $n i32) (result f64)
+  return `(func $sym_max_eig_f64 (export "sym_max_eig_f64") (param $m i32) (param $n i32) (param $ld i32) (result f64)
 (local $sweep i32) (local $i i32) (local $j i32) (local $p i32) (local $q i32)
 (local $off f64) (local $diag f64) (local $x f64) (local $apq f64) (local $app f64) (local $aqq f64)
 (local $theta f64) (local $t f64) (local $c f64) (local $s f64) (local $akp f64) (local $akq f64) (local $max f64)
 (local $rowp i32) (local $rowq i32) (local $a i32) (local $b i32) (local $end i32) (local $stride i32)
 (local $cv v128) (local $sv v128) (local $va v128) (local $vb v128)
-(local.set $stride (i32.shl (local.get $n) (i32.const 3)))
+(local.set $stride (i32.shl (local.get $ld) (i32.const 3)))
 (block $done (loop $sweeps
  (br_if $done (i32.ge_s (local.get $sweep) (i32.const 60)))
  (local.set $off (f64.const 0)) (local.set $diag (f64.const 0))
