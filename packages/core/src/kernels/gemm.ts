@@ -155,10 +155,10 @@ export interface Kernels {
   /** Largest eigenvalue of the symmetric n × n matrix at m (row stride ld), overwritten (watJacobi.ts; linalg/eigen.ts). */
   sym_max_eig_f64: (m: number, n: number, ld: number) => number;
   /**
-   * out[i·n8 + j] = Σ_c (bt[c·n8 + j] − a[i·d + c])², c in order, for i < rows, j < n8 (a multiple of 8;
+   * out[i·n8 + j] = Σ_c (bt[c·ldb + j] − a[i·d + c])², c in order, for i < rows, j < n8 (a multiple of 8, ≤ ldb;
    * watDistance.ts; linalg/distances.ts).
    */
-  sq_dist_rows_f64: (a: number, d: number, rows: number, bt: number, n8: number, out: number) => void;
+  sq_dist_rows_f64: (a: number, d: number, rows: number, bt: number, n8: number, out: number, ldb: number) => void;
   /** Model-step passes of `watModel.ts` (pretrained/resident.ts). */
   /** Returns 1 when every value written is finite (see watModel.ts). */
   rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => number;

@@ -37,17 +37,18 @@ export function squaredDistances(a: Matrix, b: Matrix, into?: Float64Array): Mat
   const out = new Matrix(m, n, into?.subarray(0, m * n));
   if (m === 0 || n === 0 || d === 0 || getKernelBackend() === "scalar" || !wasmSimdAvailable()) return squaredDistancesJs(a, b, out);
   const n8 = Math.ceil(n / 8) * 8;
+  const ldb = transposedStride(n8);
   const rowsPerCall = Math.max(1, Math.min(m, Math.floor(BLOCK_ENTRIES / n8)));
   const k = getKernels();
   const bt = KERNEL_RESERVED_BYTES;
-  const ap = bt + d * n8 * 8;
+  const ap = bt + d * ldb * 8;
   const op = ap + rowsPerCall * d * 8;
   ensureKernelMemory(k, op + rowsPerCall * n8 * 8);
   const mem = k.f64;
-  packTransposed(mem, bt, b, n8);
+  packTransposed(mem, bt, b, ldb);
   for (let i0 = 0; i0 < m; i0 += rowsPerCall) {
     const rows = Math.min(rowsPerCall, m - i0);
-    distanceRows(k, a, i0, rows, ap, bt, n8, op);
+    distanceRows(k, a, i0, rows, ap, bt, n8, ldb, op);
     for (let i = 0; i < rows; i++) out.data.set(mem.subarray(op / 8 + i * n8, op / 8 + i * n8 + n), (i0 + i) * n);
   }
   return out;
@@ -116,17 +117,18 @@ function blocksOnArena(
   const n = b.rows;
   const d = a.cols;
   const n8 = Math.ceil(n / 8) * 8;
+  const ldb = transposedStride(n8);
   const rowsPerBlock = Math.min(blockRows, m);
   // A whole block of D in the arena: when b.rows is a multiple of 8 the kernel's rows are D's rows
   // and the visitor reads them in place (no copy); else they are compacted into `storage`.
-  const [bt, ap, op] = arena.frame([d * n8 * 8, rowsPerBlock * d * 8, rowsPerBlock * n8 * 8]);
+  const [bt, ap, op] = arena.frame([d * ldb * 8, rowsPerBlock * d * 8, rowsPerBlock * n8 * 8]);
   const k = arena.k;
   const mem = k.f64;
   const opf = op / 8;
-  packTransposed(mem, bt, b, n8);
+  packTransposed(mem, bt, b, ldb);
   for (let i0 = 0; i0 < m; i0 += blockRows) {
     const rows = Math.min(blockRows, m - i0);
-    distanceRows(k, a, i0, rows, ap, bt, n8, op);
+    distanceRows(k, a, i0, rows, ap, bt, n8, ldb, op);
     if (n8 === n) visit(i0, new Matrix(rows, n, mem.subarray(opf, opf + rows * n)));
     else {
       const block = new Matrix(rows, n, storage.subarray(0, rows * n));
@@ -136,20 +138,30 @@ function blocksOnArena(
   }
 }
 
-/** Bᵀ (d × n8, n8 = b.rows rounded up to 8) at byte address `bt` of the kernel memory, its padding columns zero (their distances are computed and never read). */
-function packTransposed(mem: Float64Array, bt: number, b: Matrix, n8: number): void {
+/**
+ * Row stride (elements) of the packed Bᵀ for n8 columns: the kernel reads one 64-byte line from each
+ * of its d rows for every eight columns, and with rows an even number of lines long (N = 4096: 32 KiB)
+ * those d lines share a few L1 sets — all d of them one set at N = 4096 — and evict each other. One
+ * line more makes the stride odd in lines: every set in use (issue 14, stop 38).
+ */
+function transposedStride(n8: number): number {
+  return (n8 / 8) % 2 === 0 ? n8 + 8 : n8;
+}
+
+/** Bᵀ (d × n8, n8 = b.rows rounded up to 8; row stride ldb ≥ n8) at byte address `bt` of the kernel memory, its padding zero (the padding columns' distances are computed and never read). */
+function packTransposed(mem: Float64Array, bt: number, b: Matrix, ldb: number): void {
   const n = b.rows;
   const d = b.cols;
   const btf = bt / 8;
-  mem.fill(0, btf, btf + d * n8);
-  for (let j = 0; j < n; j++) for (let c = 0; c < d; c++) mem[btf + c * n8 + j] = b.data[j * d + c];
+  mem.fill(0, btf, btf + d * ldb);
+  for (let j = 0; j < n; j++) for (let c = 0; c < d; c++) mem[btf + c * ldb + j] = b.data[j * d + c];
 }
 
-/** Rows i0 … i0 + rows − 1 of a copied to byte address `ap`, their distances to Bᵀ (at `bt`) written at `op`, n8 per row. */
-function distanceRows(k: Kernels, a: Matrix, i0: number, rows: number, ap: number, bt: number, n8: number, op: number): void {
+/** Rows i0 … i0 + rows − 1 of a copied to byte address `ap`, their distances to Bᵀ (at `bt`, row stride ldb) written at `op`, n8 per row. */
+function distanceRows(k: Kernels, a: Matrix, i0: number, rows: number, ap: number, bt: number, n8: number, ldb: number, op: number): void {
   const d = a.cols;
   k.f64.set(a.data.subarray(i0 * d, (i0 + rows) * d), ap / 8);
-  k.sq_dist_rows_f64(ap, d, rows, bt, n8, op);
+  k.sq_dist_rows_f64(ap, d, rows, bt, n8, op, ldb);
 }
 
 /** The JavaScript form of {@link squaredDistances} (the reference the kernel is tested against); `out`: D's a.rows × b.rows storage. */
