@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { KVCache, LatentCache, Matrix, concatRows, randomMatrix } from "@randattn/core";
+import {
+  type DecodeAttentionOptions,
+  KVCache,
+  LatentCache,
+  Matrix,
+  NonFiniteError,
+  concatRows,
+  randomMatrix,
+  runAttention,
+} from "@randattn/core";
 
 describe("caches are append-only and grow by doubling", () => {
   it("KVCache keeps every appended row, per KV head, in order", () => {
@@ -74,5 +83,52 @@ describe("KVCache.maxAbs: the running max |K_g| and |V_g| (float32 decoding's ra
       expect(cache.maxAbs(g)).toEqual({ keys: scan(cache.keys(g)), values: scan(cache.values(g)) });
       expect(cache.maxAbs(g)).toEqual(before[g]);
     }
+  });
+});
+
+describe("KVCache.step: attention on the cached rows without rescanning them (attentionCachedKeys)", () => {
+  // step() no longer runs `attention`'s finiteness scans over all cached rows of K and V (each row
+  // was checked by its append); the result must still be `attention` on those rows bit for bit,
+  // for float64 and float32 (whose range decision now takes the cache's running max), a non-softmax
+  // kernel, and the streaming algorithm (which still goes through runAttention).
+  const cases: [string, DecodeAttentionOptions][] = [
+    ["softmax float64", {}],
+    ["softmax float32", { precision: "float32" }],
+    ["dot kernel κ = exp(−|s|)", { kernel: { kind: "dot", f: (s: number) => Math.exp(-Math.abs(s)) } }],
+    ["streaming", { algorithm: "streaming", blockSize: 2 }],
+  ];
+  for (const [name, attentionOptions] of cases) {
+    it(name, () => {
+      const cache = new KVCache({ numKvHeads: 2, keyDim: 3, valueDim: 2, initialCapacity: 1 });
+      for (const [s, t] of [3, 1, 2, 1].entries()) {
+        const keys = [0, 1].map((g) => randomMatrix(t, 3, { scale: 10 ** (s - 1) }, [38, "k", s, g]));
+        const values = [0, 1].map((g) => randomMatrix(t, 2, { scale: 10 ** s }, [38, "v", s, g]));
+        const queries = [0, 1, 2, 3].map((h) => randomMatrix(t, 3, {}, [38, "q", s, h]));
+        const prev = cache.length;
+        const { outputs } = cache.step({ queries, keys, values, attention: attentionOptions });
+        for (let h = 0; h < 4; h++) {
+          const g = Math.floor(h / 2);
+          const want = runAttention(queries[h], cache.keys(g), cache.values(g), {
+            ...attentionOptions,
+            mask: { kind: "causal", offset: prev },
+          });
+          expect(
+            Array.from(outputs[h].data).every((x, i) => Object.is(x, want.data[i])),
+            `${name} step ${s} head ${h}`,
+          ).toBe(true);
+        }
+      }
+    });
+  }
+
+  it("a NaN query is still refused before anything is appended", () => {
+    const cache = new KVCache({ numKvHeads: 1, keyDim: 2, valueDim: 2 });
+    cache.append([randomMatrix(2, 2, {}, [38, "k0"])], [randomMatrix(2, 2, {}, [38, "v0"])]);
+    const q = randomMatrix(1, 2, {}, [38, "q0"]);
+    q.data[1] = Number.NaN;
+    expect(() =>
+      cache.step({ queries: [q], keys: [randomMatrix(1, 2, {}, [38, "k1"])], values: [randomMatrix(1, 2, {}, [38, "v1"])] }),
+    ).toThrow(NonFiniteError);
+    expect(cache.length).toBe(2);
   });
 });
