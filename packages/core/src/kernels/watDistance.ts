@@ -5,8 +5,8 @@
  * out[i·n8 + j] = Σ_c (Bᵀ[c, j] − A[i, c])² — the kernel of linalg/distances.ts' `squaredDistances`.
  *
  * Eight columns j at a time, every row i for them before the next eight: the d lines of Bᵀ those
- * columns need (d·64 bytes) stay in L1 for all the rows, and ldb (linalg/distances.ts,
- * `transposedStride`) keeps them in distinct L1 sets. Row by row instead, each row re-read all of Bᵀ
+ * columns need (d·64 bytes) stay in L1 for all the rows, and ldb (kernels/stride.ts,
+ * `unaliasedStride`) keeps them in distinct L1 sets. Row by row instead, each row re-read all of Bᵀ
  * (2 MiB for N = 4096, d = 64) from L2 or beyond, d lines 32 KiB apart that all fell into one L1 set.
  *
  * Each entry is the sequential sum over c = 0 … d − 1 from 0, with the difference taken as

@@ -1,8 +1,8 @@
 /**
  * WAT of `sym_max_eig_f64(m, n, ld) → f64`: the largest eigenvalue of a symmetric n × n float64
  * matrix (row-major at byte address m with a row stride of ld ≥ n elements, overwritten; the caller
- * pads the stride where rows a multiple of 128 bytes long would alias in L1: linalg/eigen.ts'
- * `jacobiRowStride`) by cyclic Jacobi rotations — the computation of
+ * pads the stride where rows a multiple of 128 bytes long would alias in L1: kernels/stride.ts'
+ * `unaliasedStride`) by cyclic Jacobi rotations — the computation of
  * linalg/eigen.ts' `symmetricMaxEigenvalueJs`, which the experiments' spectral-norm metrics call for
  * every task (it was a fifth of the quickstart's task CPU after stop 21's cached reference norm).
  *

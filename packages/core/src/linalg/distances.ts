@@ -11,6 +11,7 @@
 import { ShapeError } from "../errors.js";
 import { KernelArena } from "../kernels/arena.js";
 import { type Kernels, ensureKernelMemory, getKernelBackend, getKernels, wasmSimdAvailable } from "../kernels/gemm.js";
+import { unaliasedStride } from "../kernels/stride.js";
 import { KERNEL_RESERVED_BYTES } from "../kernels/wat.js";
 import { Matrix } from "../matrix.js";
 import { assertOutputBuffer } from "../validate.js";
@@ -37,7 +38,7 @@ export function squaredDistances(a: Matrix, b: Matrix, into?: Float64Array): Mat
   const out = new Matrix(m, n, into?.subarray(0, m * n));
   if (m === 0 || n === 0 || d === 0 || getKernelBackend() === "scalar" || !wasmSimdAvailable()) return squaredDistancesJs(a, b, out);
   const n8 = Math.ceil(n / 8) * 8;
-  const ldb = transposedStride(n8);
+  const ldb = unaliasedStride(n8); // the kernel walks Bᵀ down its d rows (kernels/stride.ts)
   const rowsPerCall = Math.max(1, Math.min(m, Math.floor(BLOCK_ENTRIES / n8)));
   const k = getKernels();
   const bt = KERNEL_RESERVED_BYTES;
@@ -117,7 +118,7 @@ function blocksOnArena(
   const n = b.rows;
   const d = a.cols;
   const n8 = Math.ceil(n / 8) * 8;
-  const ldb = transposedStride(n8);
+  const ldb = unaliasedStride(n8); // the kernel walks Bᵀ down its d rows (kernels/stride.ts)
   const rowsPerBlock = Math.min(blockRows, m);
   // A whole block of D in the arena: when b.rows is a multiple of 8 the kernel's rows are D's rows
   // and the visitor reads them in place (no copy); else they are compacted into `storage`.
@@ -136,16 +137,6 @@ function blocksOnArena(
       visit(i0, block);
     }
   }
-}
-
-/**
- * Row stride (elements) of the packed Bᵀ for n8 columns: the kernel reads one 64-byte line from each
- * of its d rows for every eight columns, and with rows an even number of lines long (N = 4096: 32 KiB)
- * those d lines share a few L1 sets — all d of them one set at N = 4096 — and evict each other. One
- * line more makes the stride odd in lines: every set in use (issue 14, stop 38).
- */
-function transposedStride(n8: number): number {
-  return (n8 / 8) % 2 === 0 ? n8 + 8 : n8;
 }
 
 /** Bᵀ (d × n8, n8 = b.rows rounded up to 8; row stride ldb ≥ n8) at byte address `bt` of the kernel memory, its padding zero (the padding columns' distances are computed and never read). */

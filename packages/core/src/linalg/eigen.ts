@@ -7,6 +7,7 @@
  * JavaScript form is the reference and the fallback without WebAssembly SIMD.
  */
 import { getKernelBackend, ensureKernelMemory, getKernels, wasmSimdAvailable } from "../kernels/gemm.js";
+import { unaliasedStride } from "../kernels/stride.js";
 import { KERNEL_RESERVED_BYTES } from "../kernels/wat.js";
 import { ShapeError, ValueError } from "../errors.js";
 
@@ -22,24 +23,13 @@ export function symmetricMaxEigenvalue(a: Float64Array, n: number): number {
   if (n === 0) return Number.NEGATIVE_INFINITY;
   if (getKernelBackend() === "scalar" || !wasmSimdAvailable()) return symmetricMaxEigenvalueJs(a, n);
   const k = getKernels();
-  const ld = jacobiRowStride(n);
+  // Padded where a column walk would fall into a few L1 sets (kernels/stride.ts); n < 64 fits L1.
+  const ld = unaliasedStride(n, 64);
   ensureKernelMemory(k, KERNEL_RESERVED_BYTES + n * ld * 8);
   const o = KERNEL_RESERVED_BYTES / 8;
   if (ld === n) k.f64.set(a.subarray(0, n * n), o);
   else for (let i = 0; i < n; i++) k.f64.set(a.subarray(i * n, i * n + n), o + i * ld);
   return k.sym_max_eig_f64(KERNEL_RESERVED_BYTES, n, ld);
-}
-
-/**
- * Row stride (elements) of the kernel's copy of an n × n matrix. Each rotation walks two columns
- * down all n rows; with a row of n·8 bytes a multiple of 128 those n lines fall into a few L1 sets
- * only (a 1 KiB row, n = 128: every row's column-p entry in the same 4 of the 64 sets) and evict each
- * other every sweep. Eight more elements make the stride an odd number of cache lines, which visits
- * every set: n = 64 1.53 → 1.41 ms, 128 18–20 → 10.4–10.9 ms, 192 46 → 34 ms, 256 495 → 114 ms per
- * call (issue 14, stop 38, Zen 5). Only the layout changes: the same operations in the same order.
- */
-function jacobiRowStride(n: number): number {
-  return n >= 64 && n % 16 === 0 ? n + 8 : n;
 }
 
 /** The JavaScript form of {@link symmetricMaxEigenvalue} (the reference the kernel is tested against). */

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 // value is in the experiments' committed spectral errors — and both against ml-matrix's symmetric
 // eigendecomposition (an independent oracle): Jacobi is backward stable, so λ_max is within a few
 // ulps of ‖A‖₂ of the exact one (Golub & Van Loan §8.5.5); 1e-13·‖A‖_F is tens of ulps at these n.
-// n = 64 and 128 run on the kernel's padded row stride (eigen.ts, jacobiRowStride), the rest unpadded.
+// n = 64 and 128 run on the kernel's padded row stride (kernels/stride.ts, unaliasedStride), the rest unpadded.
 const previous = getKernelBackend();
 afterAll(() => setKernelBackend(previous));
 

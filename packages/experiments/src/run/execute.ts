@@ -68,7 +68,7 @@ const cache = new Map<string, Reference>();
 /** The weight buffers this thread's runner lends and reuses (weight-pool.ts). */
 const pool = new WeightPool();
 const CACHE_SIZE = 4;
-/** Wall time of the exact reference in the last `reference` call, ms (0 on a cache hit). */
+/** Wall time of the exact reference the current task computed, ms (0 on a cache hit or an adopted one). */
 let lastReferenceMs = 0;
 
 /** The cache key of a task's reference: everything its inputs and exact output depend on. */
@@ -130,13 +130,6 @@ function remember(key: string, ref: Reference): Reference {
   return ref;
 }
 
-/** The task's reference: the cached one when it serves (`lastReferenceMs` 0), else computed. */
-function reference(spec: TaskSpec, wantWeights: boolean): Reference {
-  const key = referenceKey(spec);
-  lastReferenceMs = 0;
-  return cachedReference(key, wantWeights) ?? computeReference(key, instanceFor(spec, key, wantWeights), wantWeights);
-}
-
 /**
  * The exact output (and weights when wanted) of `instance`, cached under `key`; its time in
  * `lastReferenceMs`. On a hit without the weights now wanted it is recomputed: the output is the
@@ -183,17 +176,14 @@ export function executeTask(spec: TaskSpec): TaskOutcome {
     // being formed twice — a tenth of the quickstart's task time (issue 14, stop 38). Not for a
     // streamed reference (N_Q·N_KV past MAX_MATERIALIZED_SCORES), whose bits differ from it.
     const key = referenceKey(spec);
+    lastReferenceMs = 0;
+    let ref = cachedReference(key, wantWeights);
     let adopt: ProblemInstance | null = null;
-    let ref: Reference | undefined;
-    if (method === exact) {
-      lastReferenceMs = 0;
-      ref = cachedReference(key, wantWeights);
-      if (!ref) {
-        const generated = instanceFor(spec, key, wantWeights);
-        if (generated.heads.length > 0 && materialized(generated)) adopt = generated;
-        else ref = computeReference(key, generated, wantWeights);
-      }
-    } else ref = reference(spec, wantWeights);
+    if (!ref) {
+      const generated = instanceFor(spec, key, wantWeights);
+      if (method === exact && generated.heads.length > 0 && materialized(generated)) adopt = generated;
+      else ref = computeReference(key, generated, wantWeights);
+    }
     const instance = adopt ?? (ref as Reference).instance;
     const t1 = performance.now();
     setupMs = t1 - t0;
