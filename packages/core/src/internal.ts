@@ -20,7 +20,15 @@ export {
   optionsObject,
 } from "./validate.js";
 export { CompiledMask, type CompiledMaskParts, TILE_ALL, TILE_NONE, TILE_PARTIAL, type TileStatus, compileMask } from "./attention/mask.js";
-export { SMALL_M, matmulInto, matmulTransAInto, matmulTransBInto, tallNarrowMatmulInto } from "./linalg/matmul.js";
+export {
+  SMALL_M,
+  matmulInto,
+  matmulTransAInto,
+  matmulTransBInto,
+  sequentialMatmulInto,
+  sequentialMatmulJs,
+  tallNarrowMatmulInto,
+} from "./linalg/matmul.js";
 export { transposeInto } from "./linalg/transpose.js";
 export { symmetricMaxEigenvalue, symmetricMaxEigenvalueJs } from "./linalg/eigen.js";
 export { squaredDistanceBlocks, squaredDistances, squaredDistancesJs } from "./linalg/distances.js";

@@ -15,7 +15,15 @@
 import { Matrix } from "../matrix.js";
 import { assertMatrix, assertVector } from "../validate.js";
 import { ShapeError } from "../errors.js";
-import { SMALL_M_ROWS, gemmWasm, gemmWasmRowsF64, kernelBackendFor } from "../kernels/gemm.js";
+import {
+  SMALL_M_ROWS,
+  gemmWasm,
+  gemmWasmRowsF64,
+  getKernelArithmetic,
+  getKernelBackend,
+  kernelBackendFor,
+  wasmSimdAvailable,
+} from "../kernels/gemm.js";
 
 const KB = 256; // k-block: keeps a 4×KB panel of A and KB rows of B's current column block hot.
 
@@ -55,6 +63,51 @@ const NARROW_MAX_COLS = 128;
 export function tallNarrowMatmulInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number): void {
   if (n <= NARROW_MAX_COLS && m >= 4 * n && k <= 4096 && kernelBackendFor(m, k, n) === "wasm") gemmWasmRowsF64(A, B, C, m, k, n);
   else matmulInto(A, B, C, m, k, n, false);
+}
+
+/** Multiply-adds below which {@link sequentialMatmulInto} stays in JavaScript (the kernel's B packing and copies cost more). */
+const SEQUENTIAL_WASM_MIN_WORK = 4096;
+
+/**
+ * C (m×n) = A (m×k) · B (k×n), row-major, where every entry is ONE sum in the order of the literal
+ * loop: s = 0, then s += A[i, p]·B[p, j] for p = 0…k−1, each product and each sum rounded. A caller
+ * whose results were defined by that loop (the incremental SVD of sketch's kvcache/latent.ts, whose
+ * sweeps are committed byte for byte) gets the same bits here, fast: WebAssembly's row-major-A kernel
+ * (`gemmWasmRowsF64`: one full-depth slice, accumulators from +0, `f64x2.mul` then `f64x2.add`) where
+ * SIMD is available, the backend is not `"scalar"` and the GEMM arithmetic is `"mul-add"` (the opt-in
+ * `"fma"` would round once per term); otherwise, or for products under 4096 multiply-adds, the loop
+ * itself on a transposed copy of B (contiguous rows, the same operations). `matmulInto` is faster for
+ * large products but sums in KC-deep blocks (another rounding order).
+ * Raw kernel: no argument checks; C is overwritten.
+ */
+export function sequentialMatmulInto(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number): void {
+  if (m === 0 || n === 0) return;
+  if (
+    k > 0 &&
+    m * k * n >= SEQUENTIAL_WASM_MIN_WORK &&
+    getKernelBackend() !== "scalar" &&
+    getKernelArithmetic() === "mul-add" &&
+    wasmSimdAvailable()
+  ) {
+    gemmWasmRowsF64(A, B, C, m, k, n);
+    return;
+  }
+  sequentialMatmulJs(A, B, C, m, k, n);
+}
+
+/** {@link sequentialMatmulInto}'s JavaScript form: the literal loop, B read through its transpose. */
+export function sequentialMatmulJs(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number): void {
+  const bt = new Float64Array(n * k);
+  for (let p = 0; p < k; p++) for (let j = 0; j < n; j++) bt[j * k + p] = B[p * n + j];
+  for (let i = 0; i < m; i++) {
+    const a0 = i * k;
+    for (let j = 0; j < n; j++) {
+      const b0 = j * k;
+      let s = 0;
+      for (let p = 0; p < k; p++) s += A[a0 + p] * bt[b0 + p];
+      C[i * n + j] = s;
+    }
+  }
 }
 
 /**

@@ -23,7 +23,7 @@ import {
   ValueError,
   checkFill,
 } from "@randattn/core";
-import { assertFinite, assertInteger, assertNonEmpty, assertShape, describe } from "@randattn/core/internal";
+import { assertFinite, assertInteger, assertNonEmpty, assertShape, describe, sequentialMatmulInto } from "@randattn/core/internal";
 import { householderQr } from "../lowrank/householder.js";
 import { exactSvd } from "../lowrank/svd.js";
 
@@ -130,24 +130,27 @@ export class OnlineLatentCache implements LatentDecodeCache {
     let keep = 0;
     while (keep < Math.min(this.rank, m) && svd.S[keep] > 0) keep++;
     keep = Math.max(1, keep);
-    // W' = [[W, 0], [0, I]] A[:, :keep]  ((n+t)×keep)
+    // W' = [[W, 0], [0, I]] A[:, :keep]  ((n+t)×keep). Both products below are O(n·k·keep) and
+    // O(d_L·m·keep) per appended token — most of a decode's time in JavaScript (issue 14: 69 % and
+    // 26 % of the latent-online sweep's `update`). sequentialMatmulInto sums each entry as the
+    // literal loop s = 0; s += …, p = 0…k−1 did, so the committed results keep their bits.
     const w2 = new Matrix(n + t, keep);
-    for (let i = 0; i < n; i++)
-      for (let b = 0; b < keep; b++) {
-        let s = 0;
-        for (let a = 0; a < k; a++) s += this.w.data[i * k + a] * svd.U.data[a * m + b];
-        w2.data[i * keep + b] = s;
-      }
+    if (n > 0) {
+      const top = new Float64Array(k * keep); // A[:k, :keep]
+      for (let a = 0; a < k; a++) top.set(svd.U.data.subarray(a * m, a * m + keep), a * keep);
+      sequentialMatmulInto(this.w.data, top, w2.data, n, k, keep);
+    }
     for (let i = 0; i < t; i++) for (let b = 0; b < keep; b++) w2.data[(n + i) * keep + b] = svd.U.data[(k + i) * m + b];
-    // U' = [U J] B[:, :keep]  (d_L×keep); B = Vtᵀ.
+    // U' = [U J] B[:, :keep]  (d_L×keep); B = Vtᵀ: one sum over the m = k + t columns of [U J], U's first.
+    const uj = new Float64Array(dL * m);
+    for (let c = 0; c < dL; c++) {
+      uj.set(this.u.data.subarray(c * k, (c + 1) * k), c * m);
+      uj.set(J.data.subarray(c * t, (c + 1) * t), c * m + k);
+    }
+    const bt = new Float64Array(m * keep); // Vt[:keep, :]ᵀ
+    for (let b = 0; b < keep; b++) for (let a = 0; a < m; a++) bt[a * keep + b] = svd.Vt.data[b * m + a];
     const u2 = new Matrix(dL, keep);
-    for (let c = 0; c < dL; c++)
-      for (let b = 0; b < keep; b++) {
-        let s = 0;
-        for (let a = 0; a < k; a++) s += this.u.data[c * k + a] * svd.Vt.data[b * m + a];
-        for (let j = 0; j < t; j++) s += J.data[c * t + j] * svd.Vt.data[b * m + k + j];
-        u2.data[c * keep + b] = s;
-      }
+    sequentialMatmulInto(uj, bt, u2.data, dL, m, keep);
     this.w = w2;
     this.u = u2;
     this.sigma = svd.S.slice(0, keep);
