@@ -30,7 +30,12 @@ export {
   tallNarrowMatmulInto,
 } from "./linalg/matmul.js";
 export { transposeInto } from "./linalg/transpose.js";
-export { symmetricMaxEigenvalue, symmetricMaxEigenvalueJs } from "./linalg/eigen.js";
+export {
+  powerIterationEigenvalue,
+  powerIterationEigenvalueJs,
+  symmetricMaxEigenvalue,
+  symmetricMaxEigenvalueJs,
+} from "./linalg/eigen.js";
 export { squaredDistanceBlocks, squaredDistances, squaredDistancesJs } from "./linalg/distances.js";
 export {
   AUTO_MIN_WORK,

@@ -4,7 +4,7 @@
  * and approximate attention rows when the method forms weights.
  */
 import { type Matrix, matmulTransA, matmulTransB, maxAbsDiff, ShapeError } from "@randattn/core";
-import { assertShape, symmetricMaxEigenvalue } from "@randattn/core/internal";
+import { assertShape, powerIterationEigenvalue, symmetricMaxEigenvalue } from "@randattn/core/internal";
 
 /** ‖Ŷ − Y‖_F / ‖Y‖_F (0 when both are 0, +∞ when only Y is). */
 export function relativeFrobenius(approx: Matrix, exact: Matrix): number {
@@ -48,24 +48,8 @@ export function spectralNorm(m: Matrix): number {
   const gram = m.cols <= m.rows ? matmulTransA(m, m) : matmulTransB(m, m);
   const n = gram.rows;
   if (n <= MAX_JACOBI_SIZE) return Math.sqrt(Math.max(0, symmetricMaxEigenvalue(gram.data, n)));
-  let v = new Float64Array(n).fill(1 / Math.sqrt(n));
-  let lambda = 0;
-  for (let it = 0; it < 200; it++) {
-    const w = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      let s = 0;
-      for (let j = 0; j < n; j++) s += gram.data[i * n + j] * v[j];
-      w[i] = s;
-    }
-    let norm = 0;
-    for (let i = 0; i < n; i++) norm += w[i] * w[i];
-    norm = Math.sqrt(norm);
-    if (norm === 0) return 0;
-    lambda = norm;
-    for (let i = 0; i < n; i++) w[i] /= norm;
-    v = w;
-  }
-  return Math.sqrt(lambda);
+  // core's power iteration: the loops this function used to hold, on the one-row SIMD kernel (same bits).
+  return Math.sqrt(powerIterationEigenvalue(gram.data, n, 200));
 }
 
 /**
