@@ -26,7 +26,7 @@
  * No causal form: `options.mask` is refused (ValueError).
  */
 import { Matrix, RandomStream, type SeedKey, derive, selectRows } from "@randattn/core";
-import { assertInteger, assertNumber, assertOneOf, assertRequiredOptions } from "@randattn/core/internal";
+import { assertInteger, assertNumber, assertOneOf, assertRequiredOptions, sequentialMatmulInto } from "@randattn/core/internal";
 import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
 import { checkAttentionInputs, refuseMask, resolveScale, rowNorms2 } from "../nystrom/shared.js";
@@ -85,6 +85,36 @@ export function attentionPairKernel(
     return Math.exp(beta * (s - shift)) * t;
   };
   return { kernel, shift, entryFlops: 2 * d + 2 * dV + 3 };
+}
+
+/** Largest N_KV for which the certificate tabulates the pair kernel (two N² arrays: 64 MiB at 2048). */
+const DENSE_PAIR_KERNEL_MAX = 2048;
+
+/**
+ * {@link attentionPairKernel}'s kernel tabulated for every pair, the same bits: ⟨k_a, k_b⟩ is one sum
+ * from 0 over c and ⟨v_a, v_b⟩ + 1 one sum from 1 (0 + 1·1, then the v terms: the closure's t = 1;
+ * t += …), both as core's `sequentialMatmulInto` products (the closure's loops, on the WebAssembly
+ * kernel); e^{β(s − M)}·t is the closure's expression. The certificate reads all N² + N|S| + |S|²
+ * entries (issue 14: the closure's inner loops were 10 % of the frontier sweep).
+ */
+export function densePairKernel(keys: Matrix, values: Matrix, beta: number, shift: number): IndexKernel {
+  const n = keys.rows;
+  const d = keys.cols;
+  const w = values.cols + 1;
+  const kt = new Float64Array(d * n);
+  for (let a = 0; a < n; a++) for (let c = 0; c < d; c++) kt[c * n + a] = keys.data[a * d + c];
+  const v1 = new Float64Array(n * w); // [1 | V]
+  for (let a = 0; a < n; a++) {
+    v1[a * w] = 1;
+    v1.set(values.data.subarray(a * (w - 1), (a + 1) * (w - 1)), a * w + 1);
+  }
+  const v1t = new Float64Array(w * n);
+  for (let a = 0; a < n; a++) for (let c = 0; c < w; c++) v1t[c * n + a] = v1[a * w + c];
+  const dots = new Float64Array(n * n);
+  const vdots = new Float64Array(n * n);
+  sequentialMatmulInto(keys.data, kt, dots, n, d, n);
+  sequentialMatmulInto(v1, v1t, vdots, n, w, n);
+  return (a, b) => Math.exp(beta * (dots[a * n + b] - shift)) * vdots[a * n + b];
 }
 
 /**
@@ -200,7 +230,7 @@ export function thinformerAttention(
   };
   if (!opts.certificate) return result;
   const all = Int32Array.from({ length: n }, (_, i) => i);
-  const mmd2 = mmdSquared(all, coreset, kernel);
+  const mmd2 = mmdSquared(all, coreset, n <= DENSE_PAIR_KERNEL_MAX ? densePairKernel(keys, values, beta, shift) : kernel);
   // log MMD of the unscaled kernel = log MMD_scaled + β·shift/2.
   const logMmd = 0.5 * Math.log(mmd2.value) + 0.5 * beta * shift;
   const qn = rowNorms2(queries);

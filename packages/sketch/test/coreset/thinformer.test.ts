@@ -1,5 +1,6 @@
 import { type Matrix, RandomStream, ValueError, attention, randomMatrix } from "@randattn/core";
 import { describe, expect, it } from "vitest";
+import { densePairKernel } from "../../src/coreset/thinformer.js";
 import { attentionPairKernel, compress, mmdSquared, thin, thinformerAttention } from "../../src/index.js";
 import { logLogSlope } from "../helpers/loglog.js";
 import { checkMean } from "../helpers/stats.js";
@@ -52,6 +53,26 @@ describe("thinformerAttention", () => {
       }
       expect(finite).toBe(32); // informative on bounded inputs, not vacuous
     }
+  });
+
+  it("the certificate's MMD is the pair kernel closure's, bit for bit (tabulated kernel, issue 14)", () => {
+    // The certificate tabulates ⟨k_a, k_b⟩ and ⟨v_a, v_b⟩ + 1 with sequential products; the closure
+    // sums them in its own loops. Both must give the same MMD bits (it is in committed results).
+    // Unequal magnitudes and d, d_V not multiples of 4 (the kernel's edge tiles).
+    const n = 150;
+    const kk = randomMatrix(n, 7, { scale: 1.5 }, [9, "cert-k"]);
+    const vv = randomMatrix(n, 5, {}, [9, "cert-v"]);
+    for (let i = 0; i < n; i += 7) vv.data[i * 5] *= 1e6;
+    const r = thinformerAttention(randomMatrix(9, 7, {}, [9, "cert-q"]), kk, vv, { certificate: true }, [9]);
+    const { kernel, shift } = attentionPairKernel(kk, vv, 1 / Math.sqrt(7));
+    const all = Int32Array.from({ length: n }, (_, i) => i);
+    const want = Math.exp(0.5 * Math.log(mmdSquared(all, r.coreset, kernel).value) + 0.5 * (1 / Math.sqrt(7)) * shift);
+    expect(r.certificate?.mmd).toBe(want);
+    // And entry by entry: every tabulated pair is the closure's value.
+    const dense = densePairKernel(kk, vv, 1 / Math.sqrt(7), shift);
+    let differ = 0;
+    for (let a = 0; a < n; a++) for (let b = 0; b < n; b++) if (!Object.is(dense(a, b), kernel(a, b))) differ++;
+    expect(differ).toBe(0);
   });
 
   it("kernel halving's MMD decays like 1/s (up to logs) against i.i.d. sampling's s^−½ (slopes with 99.9 % CIs)", () => {
