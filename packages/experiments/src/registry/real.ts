@@ -25,6 +25,7 @@ import {
   sliceRows,
   ValueError,
 } from "@randattn/core";
+import { assertShape } from "@randattn/core/internal";
 import { nodeFs, nodePath } from "../platform/node.js";
 import { defineMethod, defineProblem, enumParam, intParam, paramsSchema } from "./define.js";
 import { exactCost } from "./exact.js";
@@ -329,27 +330,71 @@ export interface DownstreamScores {
   readonly top1Agreement: number;
 }
 
-/** Perplexity, next-token KL and top-1 agreement of `approx` against `exact` logits. */
-export function downstreamScores(exact: Matrix, approx: Matrix, ids: readonly number[]): DownstreamScores {
+/** The exact side of {@link downstreamScores}: per row, log p, p = exp(log p) and the argmax. */
+interface ExactDistributions {
+  readonly logProbs: Float64Array;
+  readonly probs: Float64Array;
+  readonly argmax: Int32Array;
+}
+
+/** The exact side of {@link downstreamScores} for a logits matrix. */
+function distributionsOf(exact: Matrix): ExactDistributions {
   const n = exact.rows;
   const V = exact.cols;
-  const le = new Float64Array(V);
+  const logProbs = new Float64Array(n * V);
+  const probs = new Float64Array(n * V);
+  const best = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const re = exact.rowView(i);
+    const le = logProbs.subarray(i * V, (i + 1) * V);
+    logSoftmaxRow(re, le);
+    for (let j = 0; j < V; j++) probs[i * V + j] = Math.exp(le[j]);
+    best[i] = argmax(re);
+  }
+  return { logProbs, probs, argmax: best };
+}
+
+/**
+ * The exact side per memoized exact forward (exactForward: one per window, never modified): every
+ * task of a window scores against the same logits, and their log-softmax and exp(log p) — two of the
+ * three exponentials per vocabulary entry and position — were recomputed by each (issue 14: 0.8 s
+ * of the real-perplexity sweep's 5.5 s). The same expressions, so the same bits.
+ */
+const memoDistributions = new WeakMap<ForwardResult, ExactDistributions>();
+
+function exactDistributionsOf(exact: ForwardResult): ExactDistributions {
+  let d = memoDistributions.get(exact);
+  if (d === undefined) {
+    d = distributionsOf(exact.logits);
+    memoDistributions.set(exact, d);
+  }
+  return d;
+}
+
+/** Perplexity, next-token KL and top-1 agreement of `approx` against `exact` logits. */
+export function downstreamScores(exact: Matrix, approx: Matrix, ids: readonly number[]): DownstreamScores {
+  return scoresAgainst(distributionsOf(exact), exact.rows, exact.cols, approx, ids);
+}
+
+/** {@link downstreamScores} with the exact side's distributions given (n × V). */
+function scoresAgainst(exact: ExactDistributions, n: number, V: number, approx: Matrix, ids: readonly number[]): DownstreamScores {
+  assertShape(approx, "approx", n, V, "the exact logits' shape");
+  const { logProbs, probs, argmax: exactArgmax } = exact;
   const la = new Float64Array(V);
   let nllE = 0;
   let nllA = 0;
   let kl = 0;
   let agree = 0;
   for (let i = 0; i < n; i++) {
-    const re = exact.rowView(i);
+    const o = i * V;
     const ra = approx.rowView(i);
-    logSoftmaxRow(re, le);
     logSoftmaxRow(ra, la);
     let k = 0;
-    for (let j = 0; j < V; j++) k += Math.exp(le[j]) * (le[j] - la[j]);
+    for (let j = 0; j < V; j++) k += probs[o + j] * (logProbs[o + j] - la[j]);
     kl += k;
-    if (argmax(re) === argmax(ra)) agree++;
+    if (exactArgmax[i] === argmax(ra)) agree++;
     if (i + 1 < n) {
-      nllE -= le[ids[i + 1]];
+      nllE -= logProbs[o + ids[i + 1]];
       nllA -= la[ids[i + 1]];
     }
   }
@@ -448,7 +493,7 @@ export function sketchPerplexityMethod(lookup: (name: string, argument: string) 
         return r.output;
       };
       const approx = pre.model.forward(pre.ids, { attentionOverride });
-      const s = downstreamScores(exact.logits, approx.logits, pre.ids);
+      const s = scoresAgainst(exactDistributionsOf(exact), exact.logits.rows, exact.logits.cols, approx.logits, pre.ids);
       const cost: Cost = { flops, floatsStored, ...extraCost };
       return {
         output: null,
