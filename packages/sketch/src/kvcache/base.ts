@@ -74,6 +74,20 @@ export interface FoldContext {
   dens: readonly Float64Array[];
 }
 
+/** Floats held in `buffers` (the Float64Arrays' lengths). */
+function storedFloats(buffers: readonly ArrayBufferView[]): number {
+  let n = 0;
+  for (const b of buffers) if (b instanceof Float64Array) n += b.length;
+  return n;
+}
+
+/** Bits held in `buffers`. */
+function storedBits(buffers: readonly ArrayBufferView[]): number {
+  let n = 0;
+  for (const b of buffers) n += bufferBits(b);
+  return n;
+}
+
 /** Bits of a stored buffer (its byte length × 8) and its floats (Float64Array entries). */
 export function bufferBits(b: ArrayBufferView): number {
   return b.byteLength * 8;
@@ -231,15 +245,11 @@ export abstract class CompressedKvCache implements DecodeCache {
   abstract buffers(): ArrayBufferView[];
 
   floatsStored(): number {
-    let n = 0;
-    for (const b of this.buffers()) if (b instanceof Float64Array) n += b.length;
-    return n;
+    return storedFloats(this.buffers());
   }
 
   bitsStored(): number {
-    let n = 0;
-    for (const b of this.buffers()) n += bufferBits(b);
-    return n;
+    return storedBits(this.buffers());
   }
 
   /**
@@ -345,7 +355,9 @@ export abstract class CompressedKvCache implements DecodeCache {
     this.appended += t;
     this.record = record;
     this.softmaxScale = scale;
-    return { outputs, flops, cost: { flops, floatsStored: this.floatsStored(), bitsStored: this.bitsStored() } };
+    // floatsStored() and bitsStored() from one listing of the buffers (a cache lists one per stored token).
+    const buffers = this.buffers();
+    return { outputs, flops, cost: { flops, floatsStored: storedFloats(buffers), bitsStored: storedBits(buffers) } };
   }
 
   /** Hook run after every check and before any change (e.g. a lazily drawn random matrix, a radius from the first keys). */

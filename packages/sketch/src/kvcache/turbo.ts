@@ -22,7 +22,7 @@ import { householderQr } from "../lowrank/householder.js";
 import { fwhtInPlace } from "../operators/fwht.js";
 import { type AttentionPart, CompressedKvCache, type KvCacheShape, checkShape, partFromLogits, rowOf } from "./base.js";
 import { gaussianMatrix, packSigns, projectVector, signedDot } from "./qjl.js";
-import { PackedCodes, checkBits, gaussianOptimalStep, symmetricCode, symmetricLevel } from "./quantize.js";
+import { PackedCodes, checkBits, gaussianOptimalStep, symmetricCode } from "./quantize.js";
 
 /** The random rotation of a TurboQuant-style cache. */
 export type RotationKind = "haar" | "srht";
@@ -123,7 +123,10 @@ function quantizeRotated(y: Float64Array, bits: number): PackedCodes {
 function dequantizeRotated(codes: PackedCodes, bits: number): Float64Array {
   const step = gaussianOptimalStep(bits) / Math.sqrt(codes.count);
   const out = new Float64Array(codes.count);
-  for (let i = 0; i < codes.count; i++) out[i] = symmetricLevel(codes.get(i), step, bits);
+  // symmetricLevel(code, step, bits) = (code − (2^b − 1)/2)·Δ, with the constant taken once.
+  const half = (2 ** bits - 1) / 2;
+  const c = codes.unpack();
+  for (let i = 0; i < c.length; i++) out[i] = (c[i] - half) * step;
   return out;
 }
 

@@ -5,8 +5,10 @@
  * 4 standard errors of the Monte Carlo estimates (computed from the samples themselves).
  */
 import { Matrix, RandomStream, randomMatrix } from "@randattn/core";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  PackedCodes,
   RandomRotation,
   TurboQuantCache,
   gaussianOptimalStep,
@@ -191,5 +193,31 @@ describe("random rotations", () => {
     expect(Math.abs(a.mean - ip)).toBeLessThan(4 * Math.sqrt(a.variance / draws));
     expect(Math.abs(b.mean - ip)).toBeGreaterThan(4 * Math.sqrt(b.variance / draws));
     console.log(`TurboQuant ⟨q,k⟩ = ${ip.toFixed(3)}: residual mean ${a.mean.toFixed(3)}, MSE-only mean ${b.mean.toFixed(3)}`);
+  });
+});
+
+describe("PackedCodes.unpack", () => {
+  it("returns get(i) for every code: bit widths 1…24 and 31, counts that end mid-byte and mid-window (fast-check)", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 24, 31),
+        fc.integer({ min: 0, max: 70 }),
+        fc.nat(),
+        (bits, count, seed) => {
+          const codes = new PackedCodes(count, bits);
+          let s = seed | 1;
+          for (let i = 0; i < count; i++) {
+            s = (Math.imul(s, 1103515245) + 12345) | 0;
+            codes.set(i, (s >>> 1) % 2 ** bits);
+          }
+          const want = Int32Array.from({ length: count }, (_, i) => codes.get(i));
+          expect(codes.unpack()).toEqual(want);
+          const into = new Int32Array(count).fill(-1);
+          expect(codes.unpack(into)).toBe(into);
+          expect(into).toEqual(want);
+        },
+      ),
+      { numRuns: 300, seed: 1414 },
+    );
   });
 });
