@@ -30,6 +30,7 @@ export {
   tallNarrowMatmulInto,
 } from "./linalg/matmul.js";
 export { transposeInto } from "./linalg/transpose.js";
+export { PlaneOps, applyPlaneOps, applyPlaneOpsJs } from "./linalg/plane.js";
 export {
   powerIterationEigenvalue,
   powerIterationEigenvalueJs,

@@ -159,6 +159,12 @@ export interface Kernels {
    * watDistance.ts; linalg/distances.ts).
    */
   sq_dist_rows_f64: (a: number, d: number, rows: number, bt: number, n8: number, out: number, ldb: number) => void;
+  /**
+   * A recorded sequence of `count` plane operations (6 float64 each at `ops`: rotations, swaps and
+   * sign flips of rows) applied in order to the rows of the matrix at x (w float64 per row):
+   * watPlane.ts; the singular vectors' share of sketch's Golub–Kahan–Reinsch SVD.
+   */
+  plane_ops_f64: (x: number, w: number, ops: number, count: number) => void;
   /** Model-step passes of `watModel.ts` (pretrained/resident.ts). */
   /** Returns 1 when every value written is finite (see watModel.ts). */
   rms_rows_f64: (src: number, dst: number, rows: number, cols: number, gain: number, eps: number, out32: number) => number;

@@ -20,6 +20,7 @@
 import { sqDistRowsFunction } from "./watDistance.js";
 import { gemvFunctions } from "./watGemv.js";
 import { symMaxEigFunction } from "./watJacobi.js";
+import { planeOpsFunction } from "./watPlane.js";
 import { packKernelFunctions } from "./watPack.js";
 import { modelKernelFunctions } from "./watModel.js";
 import {
@@ -844,6 +845,7 @@ export function kernelWat(): string {
     ...packKernelFunctions(),
     sqDistRowsFunction(),
     ...gemvFunctions(),
+    planeOpsFunction(),
     ")",
     "",
   ].join("\n");

@@ -18,7 +18,7 @@
  * singular vector j) so the inner loops run along contiguous memory.
  */
 
-import { transposeInto } from "@randattn/core/internal";
+import { PlaneOps, applyPlaneOps, transposeInto } from "@randattn/core/internal";
 
 /** The result of {@link golubKahanSvd}. */
 export interface GkrSvd {
@@ -71,6 +71,8 @@ export function golubKahanSvd(a: Float64Array, rows: number, cols: number, left:
     e: new Float64Array(n),
     U: wantu ? new Float64Array(Math.min(m, n) * m) : null, // U[j·m + i] = U(i, j)
     V: wantv ? new Float64Array(n * n) : null, // V[j·n + i] = V(i, j)
+    uOps: new PlaneOps(),
+    vOps: new PlaneOps(),
   };
   const nct = Math.min(m - 1, n);
   const nrt = Math.max(0, Math.min(n - 2, m));
@@ -84,6 +86,10 @@ export function golubKahanSvd(a: Float64Array, rows: number, cols: number, left:
   if (w.U) accumulateLeft(w.U, m, Math.min(m, n), nct, s);
   if (w.V) accumulateRight(w.V, n, nrt, e);
   diagonalize(w, p);
+  // The iteration never reads U or V (JAMA's algorithm): their rotations, swaps and sign flips were
+  // recorded in order and run now, on core's SIMD kernel — the same operations, the same bits.
+  if (w.U) applyPlaneOps(w.U, Math.min(m, n), m, w.uOps);
+  if (w.V) applyPlaneOps(w.V, n, n, w.vOps);
   // Back to row-major factors with nu = n columns: the working matrix's U (m × n) and V (n × n);
   // a wide input's factors are the other way round.
   const uRows = w.U ? rowMajor(w.U, m, n) : undefined;
@@ -109,6 +115,9 @@ interface Work {
   e: Float64Array;
   U: Float64Array | null;
   V: Float64Array | null;
+  /** The iteration's operations on U and V, recorded and applied after it (core's linalg/plane.ts). */
+  uOps: PlaneOps;
+  vOps: PlaneOps;
 }
 
 /**
@@ -242,20 +251,6 @@ function accumulateRight(V: Float64Array, n: number, nrt: number, e: Float64Arra
   }
 }
 
-/**
- * Rotation of rows j and j2 of a transposed factor X (stride w, first `count` entries):
- * (X_j, X_j2) ← (cs·X_j + sn·X_j2, −sn·X_j + cs·X_j2), in ml-matrix's order of operations.
- */
-function rotate(X: Float64Array, w: number, j: number, j2: number, count: number, cs: number, sn: number): void {
-  const a0 = j * w;
-  const b0 = j2 * w;
-  for (let i = 0; i < count; i++) {
-    const t = cs * X[a0 + i] + sn * X[b0 + i];
-    X[b0 + i] = -sn * X[a0 + i] + cs * X[b0 + i];
-    X[a0 + i] = t;
-  }
-}
-
 /** Implicit-shift QR on the bidiagonal (s, e) of order p until every superdiagonal entry is negligible. */
 function diagonalize(w: Work, p: number): void {
   const { s, e } = w;
@@ -304,7 +299,7 @@ function diagonalize(w: Work, p: number): void {
 
 /** Case 1: s(p) is negligible — chase e(p−2) out by rotations on the right. */
 function deflateLast(w: Work, k: number, p: number): void {
-  const { s, e, V, n } = w;
+  const { s, e, V, vOps, n } = w;
   let f = e[p - 2];
   e[p - 2] = 0;
   for (let j = p - 2; j >= k; j--) {
@@ -316,13 +311,13 @@ function deflateLast(w: Work, k: number, p: number): void {
       f = -sn * e[j - 1];
       e[j - 1] = cs * e[j - 1];
     }
-    if (V) rotate(V, n, j, p - 1, n, cs, sn);
+    if (V) vOps.rotate(j, p - 1, n, cs, sn);
   }
 }
 
 /** Case 2: s(k) is negligible — split there by rotations on the left. */
 function splitAt(w: Work, k: number, p: number): void {
-  const { s, e, U, m } = w;
+  const { s, e, U, uOps, m } = w;
   let f = e[k - 1];
   e[k - 1] = 0;
   for (let j = k; j < p; j++) {
@@ -332,13 +327,13 @@ function splitAt(w: Work, k: number, p: number): void {
     s[j] = t;
     f = -sn * e[j];
     e[j] = cs * e[j];
-    if (U) rotate(U, m, j, k - 1, m, cs, sn);
+    if (U) uOps.rotate(j, k - 1, m, cs, sn);
   }
 }
 
 /** Case 3: one QR step on rows k…p−1 with the shift from the trailing 2 × 2 block. */
 function qrStep(w: Work, k: number, p: number): void {
-  const { s, e, U, V, m, n } = w;
+  const { s, e, U, V, uOps, vOps, m, n } = w;
   const scale = Math.max(Math.abs(s[p - 1]), Math.abs(s[p - 2]), Math.abs(e[p - 2]), Math.abs(s[k]), Math.abs(e[k]));
   const sp = s[p - 1] / scale;
   const spm1 = s[p - 2] / scale;
@@ -365,7 +360,7 @@ function qrStep(w: Work, k: number, p: number): void {
     e[j] = cs * e[j] - sn * s[j];
     g = sn * s[j + 1];
     s[j + 1] = cs * s[j + 1];
-    if (V) rotate(V, n, j, j + 1, n, cs, sn);
+    if (V) vOps.rotate(j, j + 1, n, cs, sn);
     t = hypotenuse(f, g);
     if (t === 0) t = Number.MIN_VALUE;
     cs = f / t;
@@ -375,36 +370,25 @@ function qrStep(w: Work, k: number, p: number): void {
     s[j + 1] = -sn * e[j] + cs * s[j + 1];
     g = sn * e[j + 1];
     e[j + 1] = cs * e[j + 1];
-    if (U && j < m - 1) rotate(U, m, j, j + 1, m, cs, sn);
+    if (U && j < m - 1) uOps.rotate(j, j + 1, m, cs, sn);
   }
   e[p - 2] = f;
 }
 
-/** Swaps rows k and k + 1 (`w` entries each) of a transposed factor. */
-function swapRows(X: Float64Array, w: number, k: number): void {
-  const a0 = k * w;
-  const b0 = a0 + w;
-  for (let i = 0; i < w; i++) {
-    const t = X[b0 + i];
-    X[b0 + i] = X[a0 + i];
-    X[a0 + i] = t;
-  }
-}
-
 /** Case 4: s(k) has converged — make it non-negative and move it into place (decreasing order). */
 function converge(w: Work, k: number, pp: number): void {
-  const { s, U, V, m, n } = w;
+  const { s, U, V, uOps, vOps, m, n } = w;
   if (s[k] <= 0) {
     s[k] = s[k] < 0 ? -s[k] : 0;
-    if (V) for (let i = 0; i <= pp; i++) V[k * n + i] = -V[k * n + i];
+    if (V) vOps.negate(k, pp + 1);
   }
   while (k < pp) {
     if (s[k] >= s[k + 1]) break;
     const t = s[k];
     s[k] = s[k + 1];
     s[k + 1] = t;
-    if (V && k < n - 1) swapRows(V, n, k);
-    if (U && k < m - 1) swapRows(U, m, k);
+    if (V && k < n - 1) vOps.swap(k);
+    if (U && k < m - 1) uOps.swap(k);
     k++;
   }
 }
