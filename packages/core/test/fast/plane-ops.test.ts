@@ -12,9 +12,10 @@ import { afterAll, describe, expect, it } from "vitest";
 const previous = getKernelBackend();
 afterAll(() => setKernelBackend(previous));
 
+/** A deferred record (on a scratch target it is never flushed to). */
 function randomOps(rows: number, w: number, count: number, seed: string): PlaneOps {
   const rng = seedrandom(seed);
-  const ops = new PlaneOps();
+  const ops = new PlaneOps(new Float64Array(rows * w), rows, w, true);
   for (let q = 0; q < count; q++) {
     const r = rng();
     const j = Math.floor(rng() * (rows - 1));
@@ -36,17 +37,34 @@ function matrix(rows: number, w: number, seed: string): Float64Array {
 describe("applyPlaneOps: the SIMD kernel ≡ the JavaScript loops", () => {
   it("random operation sequences on random shapes (fast-check)", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 2, max: 40 }), fc.integer({ min: 1, max: 70 }), fc.integer({ min: 1, max: 400 }), fc.nat(), (rows, w, count, seed) => {
-        const ops = randomOps(rows, w, count, `ops-${seed}`);
-        const x0 = matrix(rows, w, `x-${seed}`);
-        const want = x0.slice();
-        applyPlaneOpsJs(want, w, ops);
-        setKernelBackend("wasm");
-        const got = x0.slice();
-        applyPlaneOps(got, rows, w, ops);
-        setKernelBackend(previous);
-        expect(got).toEqual(want); // toEqual distinguishes −0 from +0
-      }),
+      fc.property(
+        fc.integer({ min: 2, max: 40 }),
+        fc.integer({ min: 1, max: 70 }),
+        fc.integer({ min: 1, max: 400 }),
+        fc.nat(),
+        (rows, w, count, seed) => {
+          const ops = randomOps(rows, w, count, `ops-${seed}`);
+          const x0 = matrix(rows, w, `x-${seed}`);
+          const want = x0.slice();
+          applyPlaneOpsJs(want, w, ops);
+          setKernelBackend("wasm");
+          const got = x0.slice();
+          applyPlaneOps(got, rows, w, ops);
+          setKernelBackend(previous);
+          expect(got).toEqual(want); // toEqual distinguishes −0 from +0
+          // Immediate mode (each operation applied as it comes) gives the same bits.
+          const now = x0.slice();
+          const immediate = new PlaneOps(now, rows, w, false);
+          for (let q = 0; q < ops.count; q++) {
+            const d = ops.data.subarray(6 * q, 6 * q + 6);
+            if (d[0] === 0) immediate.rotate(d[1], d[2], d[3], d[4], d[5]);
+            else if (d[0] === 1) immediate.swap(d[1]);
+            else immediate.negate(d[1], d[3]);
+          }
+          expect(immediate.count).toBe(0);
+          expect(now).toEqual(want);
+        },
+      ),
       { numRuns: 60, seed: 1415 },
     );
   });
@@ -54,10 +72,11 @@ describe("applyPlaneOps: the SIMD kernel ≡ the JavaScript loops", () => {
   it("a rotation by (c, s) then (c, −s) restores the rows to rounding; an empty record changes nothing", () => {
     const x = matrix(4, 9, "inv");
     const y = x.slice();
-    const ops = new PlaneOps();
+    const ops = new PlaneOps(y, 4, 9, true);
     ops.rotate(1, 2, 9, Math.cos(0.3), Math.sin(0.3));
     ops.rotate(1, 2, 9, Math.cos(0.3), -Math.sin(0.3));
-    applyPlaneOps(y, 4, 9, ops);
+    expect(y).toEqual(x); // deferred: nothing applied before flush
+    ops.flush();
     // Rows 1 and 2 come back to within a few ulps of the larger of each column's pair; rows 0 and 3 untouched.
     for (let i = 0; i < 9; i++) {
       const scale = Math.max(Math.abs(x[9 + i]), Math.abs(x[18 + i]));
@@ -67,7 +86,7 @@ describe("applyPlaneOps: the SIMD kernel ≡ the JavaScript loops", () => {
       expect(y[27 + i]).toBe(x[27 + i]);
     }
     const z = x.slice();
-    applyPlaneOps(z, 4, 9, new PlaneOps());
+    new PlaneOps(z, 4, 9, true).flush();
     expect(z).toEqual(x);
   });
 });
