@@ -135,11 +135,8 @@ function bidiagonalize(at: Float64Array, w: Work, nct: number, nrt: number): voi
   const mrc = Math.max(nct, nrt);
   for (let k = 0; k < mrc; k++) {
     if (k < nct) s[k] = columnReflector(at, m, k);
-    const reflect = k < nct && s[k] !== 0;
-    for (let j = k + 1; j < n; j++) {
-      if (reflect) applyColumnReflector(at, m, k, j);
-      e[j] = at[j * m + k];
-    }
+    if (k < nct && s[k] !== 0) reflectColumns(at, m, k * m, k, k, k + 1, n);
+    for (let j = k + 1; j < n; j++) e[j] = at[j * m + k];
     if (U && k < nct) for (let i = k; i < m; i++) U[k * m + i] = at[k * m + i];
     if (k < nrt) {
       e[k] = rowReflector(e, n, k);
@@ -162,14 +159,41 @@ function columnReflector(at: Float64Array, m: number, k: number): number {
   return -sk;
 }
 
-/** Column j (> k) ← column j − (⟨col k, col j⟩ / col k[k]) · col k, over rows k…m−1. */
-function applyColumnReflector(at: Float64Array, m: number, k: number, j: number): void {
-  const ck = k * m;
-  const cj = j * m;
-  let t = 0;
-  for (let i = k; i < m; i++) t += at[ck + i] * at[cj + i];
-  t = -t / at[ck + k];
-  for (let i = k; i < m; i++) at[cj + i] = at[cj + i] + t * at[ck + i];
+/**
+ * Columns j = j0…j1−1 of X (stored as rows of length w) ← x_j + t_j·x_k over entries from…w−1, with
+ * t_j = −⟨x_k, x_j⟩ / x_k[pivot] (the inner product summed over i = from…w−1 in order): the
+ * Householder update of the bidiagonalization and of both accumulations. Columns are independent
+ * (x_k is not written), so two are taken per pass — two dependent chains of additions side by side
+ * instead of one after the other; every t_j and every entry is the same operations as one column
+ * at a time (issue 14: the incremental SVD's 49 × 49 cores).
+ */
+function reflectColumns(X: Float64Array, w: number, ck: number, from: number, pivot: number, j0: number, j1: number): void {
+  let j = j0;
+  for (; j + 1 < j1; j += 2) {
+    const c0 = j * w;
+    const c1 = c0 + w;
+    let t0 = 0;
+    let t1 = 0;
+    for (let i = from; i < w; i++) {
+      const x = X[ck + i];
+      t0 += x * X[c0 + i];
+      t1 += x * X[c1 + i];
+    }
+    t0 = -t0 / X[ck + pivot];
+    t1 = -t1 / X[ck + pivot];
+    for (let i = from; i < w; i++) {
+      const x = X[ck + i];
+      X[c0 + i] = X[c0 + i] + t0 * x;
+      X[c1 + i] = X[c1 + i] + t1 * x;
+    }
+  }
+  if (j < j1) {
+    const cj = j * w;
+    let t = 0;
+    for (let i = from; i < w; i++) t += X[ck + i] * X[cj + i];
+    t = -t / X[ck + pivot];
+    for (let i = from; i < w; i++) X[cj + i] = X[cj + i] + t * X[ck + i];
+  }
 }
 
 /** Row k's reflector on e[k+1…n−1] (scaled in place); returns the new e[k]. */
@@ -195,10 +219,18 @@ function applyRowReflector(at: Float64Array, e: Float64Array, work: Float64Array
   rowReflectorUpdate(at, e, work, m, n, k);
 }
 
-/** work[i] = Σ_j e[j]·A[i, j] over rows and columns k+1… (A stored transposed in `at`). */
+/**
+ * work[i] = Σ_j e[j]·A[i, j] over rows and columns k+1… (A stored transposed in `at`). Column by
+ * column (j outer): each work[i] still receives its terms in the order of j, so the same bits as
+ * the row-by-row loop, with contiguous reads and no chain of dependent additions across i.
+ */
 function rowReflectorProducts(at: Float64Array, e: Float64Array, work: Float64Array, m: number, n: number, k: number): void {
   for (let i = k + 1; i < m; i++) work[i] = 0;
-  for (let i = k + 1; i < m; i++) for (let j = k + 1; j < n; j++) work[i] += e[j] * at[j * m + i];
+  for (let j = k + 1; j < n; j++) {
+    const ej = e[j];
+    const cj = j * m;
+    for (let i = k + 1; i < m; i++) work[i] += ej * at[cj + i];
+  }
 }
 
 /** A[i, j] += (−e[j]/e[k+1])·work[i] over rows and columns k+1…. */
@@ -219,13 +251,7 @@ function accumulateLeft(U: Float64Array, m: number, nu: number, nct: number, s: 
   for (let k = nct - 1; k >= 0; k--) {
     const ck = k * m;
     if (s[k] !== 0) {
-      for (let j = k + 1; j < nu; j++) {
-        const cj = j * m;
-        let t = 0;
-        for (let i = k; i < m; i++) t += U[ck + i] * U[cj + i];
-        t = -t / U[ck + k];
-        for (let i = k; i < m; i++) U[cj + i] = U[cj + i] + t * U[ck + i];
-      }
+      reflectColumns(U, m, ck, k, k, k + 1, nu);
       for (let i = k; i < m; i++) U[ck + i] = -U[ck + i];
       U[ck + k] = 1 + U[ck + k];
       for (let i = 0; i < k - 1; i++) U[ck + i] = 0;
@@ -241,13 +267,7 @@ function accumulateRight(V: Float64Array, n: number, nrt: number, e: Float64Arra
   for (let k = n - 1; k >= 0; k--) {
     const ck = k * n;
     if (k < nrt && e[k] !== 0) {
-      for (let j = k + 1; j < n; j++) {
-        const cj = j * n;
-        let t = 0;
-        for (let i = k + 1; i < n; i++) t += V[ck + i] * V[cj + i];
-        t = -t / V[ck + k + 1];
-        for (let i = k + 1; i < n; i++) V[cj + i] = V[cj + i] + t * V[ck + i];
-      }
+      reflectColumns(V, n, ck, k + 1, k + 1, k + 1, n);
     }
     for (let i = 0; i < n; i++) V[ck + i] = 0;
     V[ck + k] = 1;
