@@ -387,19 +387,28 @@ async function runPlanWith(plan: Plan, options: RunOptions): Promise<RunResult> 
         const finish = () => {
           if (inFlight === 0 && (stopping || next >= pending.length)) resolveAll();
         };
+        const recordFailed = (e: Error) => {
+          if (ioError !== null) return;
+          ioError = `could not record a finished task in ${journal!.path}: ${e.message}`;
+          stopping = true;
+          pool?.cancelPending();
+        };
         const handle = (outcome: TaskOutcome) => {
           if (outcome.status === "cancelled" || ioError !== null) return;
           const record: JournalRecord = { ...outcome, type: "task", session };
           try {
-            journal!.append(record);
+            // Written now; counted (ran, progress) once its fsync has completed (journal.ts).
+            journal!.append(record, (error) => {
+              if (error) recordFailed(error);
+              else {
+                ran++;
+                progress.tick(outcome.status === "failed");
+              }
+            });
           } catch (e) {
-            ioError = `could not record a finished task in ${journal!.path}: ${(e as Error).message}`;
-            stopping = true;
-            pool?.cancelPending();
+            recordFailed(e as Error);
             return;
           }
-          ran++;
-          progress.tick(outcome.status === "failed");
           if (outcome.status === "failed" && options.failFast) {
             stopping = true;
             pool?.cancelPending();
@@ -423,6 +432,8 @@ async function runPlanWith(plan: Plan, options: RunOptions): Promise<RunResult> 
         };
         launch();
       });
+      // Every recorded task durable (and counted) before the outputs are written from the journal.
+      await journal.flush();
     } finally {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
