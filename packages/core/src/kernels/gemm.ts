@@ -731,8 +731,17 @@ export interface PackedOperand {
 export function packOperandF64(B: Float64Array, transB: boolean, k: number, n: number): PackedOperand | undefined {
   if (!packableOperand(k, n)) return undefined;
   const panels = new Float64Array(roundUp(n, F64_NR) * k);
-  packB(B, transB, k, n, panels, 0, 0, k, 0, n, F64_NR);
+  packPanelsF64(B, transB, k, n, panels, 0);
   return { k, n, panels };
+}
+
+/**
+ * op(B) (k × n; B stored n × k when `transB`) whole into NR-column float64 panels of depth k at
+ * element offset `off` of `dst`, the last panel zero-padded: the layout `gemm_f64_ra` and the one-row
+ * kernels `gemv_f64_*` read (⌈n/NR⌉·NR·k floats).
+ */
+export function packPanelsF64(B: DenseArray, transB: boolean, k: number, n: number, dst: DenseArray, off: number): void {
+  packB(B, transB, k, n, dst, off, 0, k, 0, n, F64_NR);
 }
 
 /** Whether `packOperandF64` / `packOperandF32` pack a k × n op(B) (one KC × NC block). */
@@ -1023,7 +1032,7 @@ export function gemmWasmRowsF64(A: Float64Array, B: Float64Array, C: Float64Arra
   const K = getKernels();
   ensureKernelMemory(K, end);
   const view = K.f64;
-  packB(B, false, k, n, view, bAddr / es, 0, k, 0, n, F64_NR);
+  packPanelsF64(B, false, k, n, view, bAddr / es);
   const aOff = aAddr / es;
   const cOff = cAddr / es;
   for (let r0 = 0; r0 < m; r0 += chunkRows) {

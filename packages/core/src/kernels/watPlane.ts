@@ -9,7 +9,7 @@
  * `count` operations of 6 float64 each at byte address `ops`: kind, j, j2, n, c, s (indices as exact
  * small floats):
  *  - kind 0, rotation of rows j and j2 over their first n elements: t = c·x_j + s·x_j2,
- *    x_j2 ← (−s)·x_j + c·x_j2, x_j ← t (gkr.ts' `rotate`);
+ *    x_j2 ← (−s)·x_j + c·x_j2, x_j ← t (linalg/plane.ts' `rotateRows`);
  *  - kind 1, swap of rows j and j + 1 (all w elements);
  *  - kind 2, x_j ← −x_j over the first n elements.
  * Pairs of elements as f64x2 (elementwise: no sum spans lanes), a scalar last element for odd n.

@@ -14,6 +14,7 @@
  */
 import { Matrix } from "../matrix.js";
 import { assertMatrix, assertVector } from "../validate.js";
+import { transposeInto } from "./transpose.js";
 import { ShapeError } from "../errors.js";
 import {
   SMALL_M_ROWS,
@@ -98,7 +99,7 @@ export function sequentialMatmulInto(A: Float64Array, B: Float64Array, C: Float6
 /** {@link sequentialMatmulInto}'s JavaScript form: the literal loop, B read through its transpose. */
 export function sequentialMatmulJs(A: Float64Array, B: Float64Array, C: Float64Array, m: number, k: number, n: number): void {
   const bt = new Float64Array(n * k);
-  for (let p = 0; p < k; p++) for (let j = 0; j < n; j++) bt[j * k + p] = B[p * n + j];
+  transposeInto(B, bt, k, n);
   for (let i = 0; i < m; i++) {
     const a0 = i * k;
     for (let j = 0; j < n; j++) {

@@ -9,9 +9,8 @@
  * disk — the runner counts it done there and waits for {@link Journal.flush} before it writes the
  * outputs. Issue 14: a synchronous fsync per task held the main thread 0.4–0.6 ms per task, and on
  * sweeps of short tasks (kernel-features: 1 920 of ≈ 1 ms) that made the main thread the bottleneck
- * (two workers ran slower than one). A process
- * killed at any instant leaves a prefix of complete lines plus at most one partial line (no final
- * newline), which `openJournal` cuts off. So resume never loses a finished task (its line is on
+ * (two workers ran slower than one). A process killed at any instant leaves a prefix of complete
+ * lines plus at most one partial line (no final newline), which `openJournal` cuts off. So resume never loses a finished task (its line is on
  * disk) and never repeats one (its key is in the journal).
  */
 import { closeSync, existsSync, fsync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from "node:fs";
@@ -64,15 +63,11 @@ export class Journal {
     const fd = openSync(path, "a");
     if (existing) {
       const j = new Journal(path, fd, existing.header ?? header, existing.records);
-      if (!existing.header) {
-        j.appendLine(header);
-        fsyncSync(fd);
-      }
+      if (!existing.header) j.appendDurably(header);
       return j;
     }
     const j = new Journal(path, fd, header, new Map());
-    j.appendLine(header);
-    fsyncSync(fd);
+    j.appendDurably(header);
     return j;
   }
 
@@ -98,10 +93,15 @@ export class Journal {
     while (off < line.length) off += writeSync(this.fd, line, off, line.length - off);
   }
 
-  /** Records that the folder now holds a grown config (the old records stay valid: same task keys); durable on return. */
-  appendHeader(header: JournalHeader): void {
+  /** A header line, written and fsynced before returning (headers are rare: no group commit). */
+  private appendDurably(header: JournalHeader): void {
     this.appendLine(header);
     fsyncSync(this.fd);
+  }
+
+  /** Records that the folder now holds a grown config (the old records stay valid: same task keys); durable on return. */
+  appendHeader(header: JournalHeader): void {
+    this.appendDurably(header);
     this.header = header;
   }
 

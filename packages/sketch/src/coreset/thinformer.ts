@@ -26,7 +26,14 @@
  * No causal form: `options.mask` is refused (ValueError).
  */
 import { Matrix, RandomStream, type SeedKey, derive, selectRows } from "@randattn/core";
-import { assertInteger, assertNumber, assertOneOf, assertRequiredOptions, sequentialMatmulInto } from "@randattn/core/internal";
+import {
+  assertInteger,
+  assertNumber,
+  assertOneOf,
+  assertRequiredOptions,
+  sequentialMatmulInto,
+  transposeInto,
+} from "@randattn/core/internal";
 import { BITS_PER_UNIFORM } from "../lowrank/rpcholesky.js";
 import type { Cost } from "../operators/types.js";
 import { checkAttentionInputs, refuseMask, resolveScale, rowNorms2 } from "../nystrom/shared.js";
@@ -102,14 +109,14 @@ export function densePairKernel(keys: Matrix, values: Matrix, beta: number, shif
   const d = keys.cols;
   const w = values.cols + 1;
   const kt = new Float64Array(d * n);
-  for (let a = 0; a < n; a++) for (let c = 0; c < d; c++) kt[c * n + a] = keys.data[a * d + c];
+  transposeInto(keys.data, kt, n, d);
   const v1 = new Float64Array(n * w); // [1 | V]
   for (let a = 0; a < n; a++) {
     v1[a * w] = 1;
     v1.set(values.data.subarray(a * (w - 1), (a + 1) * (w - 1)), a * w + 1);
   }
   const v1t = new Float64Array(w * n);
-  for (let a = 0; a < n; a++) for (let c = 0; c < w; c++) v1t[c * n + a] = v1[a * w + c];
+  transposeInto(v1, v1t, n, w);
   const dots = new Float64Array(n * n);
   const vdots = new Float64Array(n * n);
   sequentialMatmulInto(keys.data, kt, dots, n, d, n);

@@ -18,7 +18,7 @@
  * the same two quantities.
  */
 import { type Matrix, type SeedKey, ShapeError, derive } from "@randattn/core";
-import { assertInteger, assertMatrix, sequentialMatmulInto } from "@randattn/core/internal";
+import { assertInteger, assertMatrix, sequentialMatmulInto, transposeInto } from "@randattn/core/internal";
 import { checkAttentionInputs, refuseMask, sortLsh } from "../lsh/index.js";
 import { type HyperAttentionOptions, resolveHyperOptions } from "./attention.js";
 import { newTally } from "./parts.js";
@@ -83,7 +83,7 @@ export function hyperAttentionParameters(
   // from 0 (sequentialMatmulInto), as `logit` forms it, so the same bits (issue 14: this N_Q × N_KV
   // diagnostic was 9 % of the frontier sweep in logit calls).
   const kt = new Float64Array(d * nK);
-  for (let j = 0; j < nK; j++) for (let t = 0; t < d; t++) kt[t * nK + j] = keys.data[j * d + t];
+  transposeInto(keys.data, kt, nK, d);
   const blockRows = Math.max(1, Math.min(nQ, Math.floor(LOGIT_BLOCK_FLOATS / Math.max(1, nK))));
   const dots = new Float64Array(blockRows * nK);
   for (let i = 0; i < nQ; i++) {

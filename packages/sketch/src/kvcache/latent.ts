@@ -23,7 +23,15 @@ import {
   ValueError,
   checkFill,
 } from "@randattn/core";
-import { assertFinite, assertInteger, assertNonEmpty, assertShape, describe, sequentialMatmulInto } from "@randattn/core/internal";
+import {
+  assertFinite,
+  assertInteger,
+  assertNonEmpty,
+  assertShape,
+  describe,
+  sequentialMatmulInto,
+  transposeInto,
+} from "@randattn/core/internal";
 import { householderQr } from "../lowrank/householder.js";
 import { exactSvd } from "../lowrank/svd.js";
 
@@ -148,7 +156,7 @@ export class OnlineLatentCache implements LatentDecodeCache {
       uj.set(J.data.subarray(c * t, (c + 1) * t), c * m + k);
     }
     const bt = new Float64Array(m * keep); // Vt[:keep, :]ᵀ
-    for (let b = 0; b < keep; b++) for (let a = 0; a < m; a++) bt[a * keep + b] = svd.Vt.data[b * m + a];
+    transposeInto(svd.Vt.data.subarray(0, keep * m), bt, keep, m);
     const u2 = new Matrix(dL, keep);
     sequentialMatmulInto(uj, bt, u2.data, dL, m, keep);
     this.w = w2;

@@ -165,3 +165,16 @@ export function symmetricCode(x: number, step: number, bits: number): number {
 export function symmetricLevel(code: number, step: number, bits: number): number {
   return (code - (2 ** bits - 1) / 2) * step;
 }
+
+/**
+ * {@link symmetricLevel} of every code of `codes`, in order (a new Float64Array): the same expression
+ * per code, with (2^b − 1)/2 taken once and the codes read by `unpack` (a cache decoding its stored
+ * tokens at every step does this for all of them).
+ */
+export function symmetricLevels(codes: PackedCodes, step: number): Float64Array {
+  const half = (2 ** codes.bits - 1) / 2;
+  const c = codes.unpack();
+  const out = new Float64Array(c.length);
+  for (let i = 0; i < c.length; i++) out[i] = (c[i] - half) * step;
+  return out;
+}

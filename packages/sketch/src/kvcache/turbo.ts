@@ -22,7 +22,7 @@ import { householderQr } from "../lowrank/householder.js";
 import { fwhtInPlace } from "../operators/fwht.js";
 import { type AttentionPart, CompressedKvCache, type KvCacheShape, checkShape, partFromLogits, rowOf } from "./base.js";
 import { gaussianMatrix, packSigns, projectVector, signedDot } from "./qjl.js";
-import { PackedCodes, checkBits, gaussianOptimalStep, symmetricCode } from "./quantize.js";
+import { PackedCodes, checkBits, gaussianOptimalStep, symmetricCode, symmetricLevels } from "./quantize.js";
 
 /** The random rotation of a TurboQuant-style cache. */
 export type RotationKind = "haar" | "srht";
@@ -121,13 +121,7 @@ function quantizeRotated(y: Float64Array, bits: number): PackedCodes {
 }
 
 function dequantizeRotated(codes: PackedCodes, bits: number): Float64Array {
-  const step = gaussianOptimalStep(bits) / Math.sqrt(codes.count);
-  const out = new Float64Array(codes.count);
-  // symmetricLevel(code, step, bits) = (code − (2^b − 1)/2)·Δ, with the constant taken once.
-  const half = (2 ** bits - 1) / 2;
-  const c = codes.unpack();
-  for (let i = 0; i < c.length; i++) out[i] = (c[i] - half) * step;
-  return out;
+  return symmetricLevels(codes, gaussianOptimalStep(bits) / Math.sqrt(codes.count));
 }
 
 function unit(x: Float64Array): { norm: number; unit: Float64Array } {

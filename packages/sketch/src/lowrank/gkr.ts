@@ -135,7 +135,7 @@ function bidiagonalize(at: Float64Array, w: Work, nct: number, nrt: number): voi
   const mrc = Math.max(nct, nrt);
   for (let k = 0; k < mrc; k++) {
     if (k < nct) s[k] = columnReflector(at, m, k);
-    if (k < nct && s[k] !== 0) reflectColumns(at, m, k * m, k, k, k + 1, n);
+    if (k < nct && s[k] !== 0) reflectColumns(at, m, k * m, k, k + 1, n);
     for (let j = k + 1; j < n; j++) e[j] = at[j * m + k];
     if (U && k < nct) for (let i = k; i < m; i++) U[k * m + i] = at[k * m + i];
     if (k < nrt) {
@@ -161,13 +161,13 @@ function columnReflector(at: Float64Array, m: number, k: number): number {
 
 /**
  * Columns j = j0…j1−1 of X (stored as rows of length w) ← x_j + t_j·x_k over entries from…w−1, with
- * t_j = −⟨x_k, x_j⟩ / x_k[pivot] (the inner product summed over i = from…w−1 in order): the
+ * t_j = −⟨x_k, x_j⟩ / x_k[from] (the inner product summed over i = from…w−1 in order): the
  * Householder update of the bidiagonalization and of both accumulations. Columns are independent
  * (x_k is not written), so two are taken per pass — two dependent chains of additions side by side
  * instead of one after the other; every t_j and every entry is the same operations as one column
  * at a time (issue 14: the incremental SVD's 49 × 49 cores).
  */
-function reflectColumns(X: Float64Array, w: number, ck: number, from: number, pivot: number, j0: number, j1: number): void {
+function reflectColumns(X: Float64Array, w: number, ck: number, from: number, j0: number, j1: number): void {
   let j = j0;
   for (; j + 1 < j1; j += 2) {
     const c0 = j * w;
@@ -179,8 +179,8 @@ function reflectColumns(X: Float64Array, w: number, ck: number, from: number, pi
       t0 += x * X[c0 + i];
       t1 += x * X[c1 + i];
     }
-    t0 = -t0 / X[ck + pivot];
-    t1 = -t1 / X[ck + pivot];
+    t0 = -t0 / X[ck + from];
+    t1 = -t1 / X[ck + from];
     for (let i = from; i < w; i++) {
       const x = X[ck + i];
       X[c0 + i] = X[c0 + i] + t0 * x;
@@ -191,7 +191,7 @@ function reflectColumns(X: Float64Array, w: number, ck: number, from: number, pi
     const cj = j * w;
     let t = 0;
     for (let i = from; i < w; i++) t += X[ck + i] * X[cj + i];
-    t = -t / X[ck + pivot];
+    t = -t / X[ck + from];
     for (let i = from; i < w; i++) X[cj + i] = X[cj + i] + t * X[ck + i];
   }
 }
@@ -251,7 +251,7 @@ function accumulateLeft(U: Float64Array, m: number, nu: number, nct: number, s: 
   for (let k = nct - 1; k >= 0; k--) {
     const ck = k * m;
     if (s[k] !== 0) {
-      reflectColumns(U, m, ck, k, k, k + 1, nu);
+      reflectColumns(U, m, ck, k, k + 1, nu);
       for (let i = k; i < m; i++) U[ck + i] = -U[ck + i];
       U[ck + k] = 1 + U[ck + k];
       for (let i = 0; i < k - 1; i++) U[ck + i] = 0;
@@ -267,7 +267,7 @@ function accumulateRight(V: Float64Array, n: number, nrt: number, e: Float64Arra
   for (let k = n - 1; k >= 0; k--) {
     const ck = k * n;
     if (k < nrt && e[k] !== 0) {
-      reflectColumns(V, n, ck, k + 1, k + 1, k + 1, n);
+      reflectColumns(V, n, ck, k + 1, k + 1, n);
     }
     for (let i = 0; i < n; i++) V[ck + i] = 0;
     V[ck + k] = 1;

@@ -20,6 +20,7 @@ import {
   symmetricCode,
   symmetricLevel,
 } from "../../src/index.js";
+import { symmetricLevels } from "../../src/kvcache/quantize.js";
 import { gaussianMatrix, packSigns, projectVector } from "../../src/kvcache/qjl.js";
 
 function moments(x: number[]): { mean: number; variance: number; kurtosis: number } {
@@ -219,5 +220,18 @@ describe("PackedCodes.unpack", () => {
       ),
       { numRuns: 300, seed: 1414 },
     );
+  });
+});
+
+describe("symmetricLevels", () => {
+  it("is symmetricLevel of every code, bit for bit (widths 1–8, unit and odd steps)", () => {
+    for (let bits = 1; bits <= 8; bits++) {
+      const codes = new PackedCodes(37, bits);
+      for (let i = 0; i < 37; i++) codes.set(i, (i * 2654435761) % 2 ** bits);
+      for (const step of [1, 0.1, Math.PI / 7]) {
+        const want = Float64Array.from({ length: 37 }, (_, i) => symmetricLevel(codes.get(i), step, bits));
+        expect(symmetricLevels(codes, step)).toEqual(want);
+      }
+    }
   });
 });
