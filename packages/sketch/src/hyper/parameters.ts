@@ -73,7 +73,6 @@ export function hyperAttentionParameters(
   const V = values.data;
   const colR = new Float64Array(nK);
   const colP = new Float64Array(nK);
-  const rv = new Float64Array(dV);
   const row = new Float64Array(nK);
   let rvNorm2 = 0;
   let maskedMass = 0;
@@ -86,10 +85,17 @@ export function hyperAttentionParameters(
   transposeInto(keys.data, kt, nK, d);
   const blockRows = Math.max(1, Math.min(nQ, Math.floor(LOGIT_BLOCK_FLOATS / Math.max(1, nK))));
   const dots = new Float64Array(blockRows * nK);
+  // R·V the same way, a block of rows at a time: row i of `resid` holds p_ij for the keys outside
+  // query i's LSH block and 0 inside it, so each entry of (RV)_i is the loop's sum over the unmasked
+  // j in order from +0 — the zero terms add ±0, which leaves a sum that started at +0 unchanged
+  // (V is finite: checkAttentionInputs). It was the frontier sweep's largest loop here.
+  const resid = new Float64Array(blockRows * nK);
+  const rv = new Float64Array(blockRows * dV);
+  let rows = 0;
   for (let i = 0; i < nQ; i++) {
     const r = i % blockRows;
     if (r === 0) {
-      const rows = Math.min(blockRows, nQ - i);
+      rows = Math.min(blockRows, nQ - i);
       sequentialMatmulInto(queries.data.subarray(i * d, (i + rows) * d), kt, dots, rows, d, nK);
     }
     let mx = Number.NEGATIVE_INFINITY;
@@ -100,20 +106,24 @@ export function hyperAttentionParameters(
     let z = 0;
     for (let j = 0; j < nK; j++) z += Math.exp(row[j] - mx);
     const logZ = mx + Math.log(z);
-    rv.fill(0);
     let res = 0;
+    const pr = r * nK;
     for (let j = 0; j < nK; j++) {
       const p = Math.exp(row[j] - logZ);
       colP[j] += p * p;
       if (lsh.keyBlock[j] === lsh.queryBlock[i]) {
         maskedMass += p;
+        resid[pr + j] = 0;
         continue;
       }
       res += p;
       colR[j] += p * p;
-      for (let c = 0; c < dV; c++) rv[c] += p * V[j * dV + c];
+      resid[pr + j] = p;
     }
-    for (let c = 0; c < dV; c++) rvNorm2 += rv[c] * rv[c];
+    if (r === rows - 1) {
+      sequentialMatmulInto(resid, V, rv, rows, nK, dV);
+      for (let c = 0; c < rows * dV; c++) rvNorm2 += rv[c] * rv[c];
+    }
     if (res > 0) {
       const logR = Math.log(res) + logZ; // rᵢ = Zᵢ·(residual share of row i)
       logRmax = Math.max(logRmax, logR);

@@ -92,6 +92,75 @@ describe("error law for a fixed mask: E‖Ŷ−Y‖²_F = (Σ_j ‖R_:j‖²‖V
   });
 });
 
+describe("the error law's ‖RV‖²_F: the literal loop's bits", () => {
+  // expectedSquaredError = (Σ_j ‖R_:j‖²‖V_j‖²/p_j − ‖RV‖²_F)/m with (RV)_i summed over the keys
+  // outside query i's block in order from 0, as the loop below forms it; the implementation runs
+  // RV as one sequential product per block of query rows (zeros in the masked places). N = 300 at
+  // d = 16 takes two row blocks of the logits (218 + 82), so a partial block is covered too. It
+  // fails when masked keys enter RV or a block's rows are dropped from ‖RV‖²; a change of RV's sum
+  // order alone moves ‖RV‖² by an ulp that Σ_j ‖R_:j‖²‖V_j‖²/p_j (≈ 300× larger here) absorbs, so
+  // that is sequentialMatmulInto's own test (core) and the frontier sweep's committed CSV.
+  function literal(q: Matrix, k: Matrix, v: Matrix, blockSize: number, m: number): number {
+    const nQ = q.rows;
+    const nK = k.rows;
+    const dd = q.cols;
+    const dV = v.cols;
+    const lsh = sortLsh(q, k, { blockSize, planes: planesFor(dd) }, [0, "sample"]);
+    const scale = 1 / Math.sqrt(dd);
+    const colR = new Float64Array(nK);
+    let rvNorm2 = 0;
+    for (let i = 0; i < nQ; i++) {
+      const row = new Float64Array(nK);
+      let mx = Number.NEGATIVE_INFINITY;
+      for (let j = 0; j < nK; j++) {
+        let s = 0;
+        for (let t = 0; t < dd; t++) s += q.data[i * dd + t] * k.data[j * dd + t];
+        row[j] = s * scale;
+        if (row[j] > mx) mx = row[j];
+      }
+      let z = 0;
+      for (let j = 0; j < nK; j++) z += Math.exp(row[j] - mx);
+      const logZ = mx + Math.log(z);
+      const rv = new Float64Array(dV);
+      for (let j = 0; j < nK; j++) {
+        const p = Math.exp(row[j] - logZ);
+        if (lsh.keyBlock[j] === lsh.queryBlock[i]) continue;
+        colR[j] += p * p;
+        for (let c = 0; c < dV; c++) rv[c] += p * v.data[j * dV + c];
+      }
+      for (let c = 0; c < dV; c++) rvNorm2 += rv[c] * rv[c];
+    }
+    const vRow2 = new Float64Array(nK);
+    let vFro2 = 0;
+    for (let j = 0; j < nK; j++) {
+      let s = 0;
+      for (let c = 0; c < dV; c++) s += v.data[j * dV + c] ** 2;
+      vRow2[j] = s;
+      vFro2 += s;
+    }
+    let amm = 0;
+    for (let j = 0; j < nK; j++) {
+      if (colR[j] === 0 || vRow2[j] === 0) continue;
+      amm += (colR[j] * vRow2[j]) / (vRow2[j] / vFro2);
+    }
+    return Math.max(0, amm - rvNorm2) / m;
+  }
+  const planesFor = (dd: number) => drawHyperplanes(3, dd, [77, "planes", dd]);
+  it.each([
+    ["fixture N = 48", queries, keys, values],
+    [
+      "N = 300, d = 16, d_V = 8",
+      randomMatrix(300, 16, {}, [5, "q"]),
+      randomMatrix(300, 16, {}, [5, "k"]),
+      randomMatrix(300, 8, {}, [5, "v"]),
+    ],
+  ] as const)("%s", (_, q, k, v) => {
+    const got = hyperAttentionParameters(q, k, v, { blockSize: 8, sampleSize: 4, planes: planesFor(q.cols) }, [0]);
+    expect(got.numBlocks).toBeGreaterThan(1);
+    expect(Object.is(got.expectedSquaredError, literal(q, k, v, 8, 4))).toBe(true);
+  });
+});
+
 describe("α and κ against their definitions", () => {
   it("α = N·max_j ‖R_:j‖², κ = max rᵢ/min rᵢ from P, Z and the sortLSH mask", () => {
     const opts = { blockSize: 8, planes };
