@@ -98,7 +98,7 @@ describe("the error law's ‖RV‖²_F: the literal loop's bits", () => {
   // RV as one sequential product per block of query rows (zeros in the masked places). N = 300 at
   // d = 16 takes two row blocks of the logits (218 + 82), so a partial block is covered too. It
   // fails when masked keys enter RV or a block's rows are dropped from ‖RV‖²; a change of RV's sum
-  // order alone moves ‖RV‖² by an ulp that Σ_j ‖R_:j‖²‖V_j‖²/p_j (≈ 300× larger here) absorbs, so
+  // order alone moves ‖RV‖² by an ulp that Σ_j ‖R_:j‖²‖V_j‖²/p_j (hundreds of times larger) absorbs, so
   // that is sequentialMatmulInto's own test (core) and the frontier sweep's committed CSV.
   function literal(q: Matrix, k: Matrix, v: Matrix, blockSize: number, m: number): number {
     const nQ = q.rows;
