@@ -37,19 +37,12 @@ const now = cpuClock
     }
   : () => performance.now();
 
-/** The least time of r calls of f (no untimed call first: the caller has warmed it). */
-function fastest(f, r) {
-  let t = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < r; i++) {
-    const t0 = now();
-    f();
-    t = Math.min(t, (now() - t0) / 1000);
-  }
-  return { s: t };
-}
-
-function best(f, r = reps) {
-  f();
+/**
+ * The least time of r calls of f (seconds) and the last call's result, after one untimed call —
+ * unless `warm` is false (the caller has warmed f already; an exact call at N = 16,384 takes ≈ 4 s).
+ */
+function best(f, r = reps, warm = true) {
+  if (warm) f();
   let t = Number.POSITIVE_INFINITY;
   let out;
   for (let i = 0; i < r; i++) {
@@ -171,9 +164,9 @@ if (wants("rf")) {
   const rounds = quick ? 2 : 3;
   const pairs = [];
   for (let r = 0; r < rounds; r++) {
-    const e = fastest(exactCall, 1);
-    const f = fastest(rfCall, reps);
-    const p = fastest(productsCall, reps);
+    const e = best(exactCall, 1, false);
+    const f = best(rfCall, reps, false);
+    const p = best(productsCall, reps, false);
     pairs.push({ exact: e.s, rf: f.s, products: p.s });
   }
   const median = (xs) => {
