@@ -563,17 +563,23 @@ console.log(
       "—",
     ]);
   } else {
-    // The quickstart and the longest shipped experiment (mha-to-mla since stop 24: ≈ 8 s on two
-    // workers; throughput.mjs says how it was picked), each with where its time goes: the tasks'
+    // throughput.mjs' default configs — the quickstart and the longest shipped experiment (its header
+    // says which and how it was picked) — each with where its time goes: the tasks'
     // phases from the journal, and the CPU of the main thread, the worker threads and the threads
     // Node starts with the process (V8's optimizing compiler and concurrent GC) from /proc.
     const script = fileURLToPath(new URL("../../experiments/bench/throughput.mjs", import.meta.url));
-    const r = spawnSync(process.execPath, [script, "--configs", "quickstart,mha-to-mla", "--json"], { encoding: "utf8" });
+    const r = spawnSync(process.execPath, [script, "--json"], { encoding: "utf8" });
     let rows = null;
     try {
       rows = JSON.parse(r.stdout.trim().split("\n").pop());
     } catch {}
-    if (!rows) t14.push(["sweep end-to-end (quickstart, mha-to-mla)", `failed: ${(r.stderr || "").trim().split("\n").pop()}`, "", "—"]);
+    if (!rows)
+      t14.push([
+        "sweep end-to-end (quickstart, longest shipped experiment)",
+        `failed: ${(r.stderr || "").trim().split("\n").pop()}`,
+        "",
+        "—",
+      ]);
     else {
       const split = (x) =>
         `generate ${fmt(x.generate, 1)} s, exact ${fmt(x.reference, 1)} s, method ${fmt(x.method, 1)} s, metrics ${fmt(x.metrics, 1)} s, start-up+I/O ${fmt(x.other, 1)} s${
@@ -581,7 +587,7 @@ console.log(
             ? `; CPU: main ${fmt(x.cpu.main, 1)} s, workers ${fmt(x.cpu.workers, 1)} s, V8's compiler/GC pool ${fmt(x.cpu.helpers, 1)} s`
             : ""
         }`;
-      for (const config of ["quickstart", "mha-to-mla"]) {
+      for (const config of new Set(rows.map((x) => x.config))) {
         const w1 = rows.find((x) => x.config === config && x.workers === 1);
         const w2 = rows.find((x) => x.config === config && x.workers === 2);
         const pair = rows.find((x) => x.config === config && x.workers === "pair");
