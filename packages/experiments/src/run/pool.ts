@@ -7,6 +7,7 @@
  * as failed ("WorkerCrash: …"), the worker is replaced and the other tasks go on.
  */
 import { availableParallelism } from "node:os";
+import { setFlagsFromString } from "node:v8";
 import { Worker } from "node:worker_threads";
 import { currentBundle } from "../platform/bundle.js";
 import { type TaskOutcome, type TaskSpec, cancelledOutcome, failedOutcome } from "./execute.js";
@@ -38,6 +39,43 @@ export function sweepWorkerUrl(): URL {
   return sweepWorker;
 }
 
+/**
+ * Where a sweep worker's isolate runs V8's optimizing compiler (TurboFan): `"concurrent"` — V8's
+ * default, on the process's background threads while the worker goes on in its slower tiers;
+ * `"in-worker"` — in the worker's own thread, which waits for each compile; `"auto"` —
+ * `"in-worker"` when the pool has a worker for every core ({@link defaultWorkerCount}), else
+ * `"concurrent"`.
+ *
+ * Why (issue 14, stop 41; a 2-vCPU host): with a worker on every core the background compiles get
+ * no core of their own — they take slices from the workers, which meanwhile run unoptimized code for
+ * longer. Two workers, this build against the one before it (medians of alternating runs): quickstart
+ * 1.37 → 1.23 s (8 rounds), frontier 6.09 → 5.53 s, kv-compression 5.07 → 4.69 s, scaling 5.51 →
+ * 5.22 s (4 rounds each); results.csv byte-identical (compiled code computes what the interpreter
+ * does). With a core left over the default is better: V8's flag alone, one worker compiling in its
+ * thread took the quickstart 1.20 → 1.37 s.
+ */
+export type WorkerCompileMode = "auto" | "concurrent" | "in-worker";
+
+/** The compile placement `mode` gives a pool of `size` workers on a machine with `cores` (see {@link WorkerCompileMode}). */
+export function resolveCompileMode(mode: WorkerCompileMode, size: number, cores: number): "concurrent" | "in-worker" {
+  if (mode !== "auto") return mode;
+  return size >= cores ? "in-worker" : "concurrent";
+}
+
+/** The placement the process's V8 flag gives isolates created from now on (V8's default: concurrent). */
+let isolateCompile: "concurrent" | "in-worker" = "concurrent";
+
+/**
+ * Sets V8's `--concurrent-recompilation` for the isolates created from now on. V8 reads it once, when
+ * an isolate starts (without it the isolate gets no background compile queue and compiles where it
+ * runs), so isolates already running — the main thread's, other pools' workers — keep theirs.
+ */
+function compileNewIsolates(where: "concurrent" | "in-worker"): void {
+  if (where === isolateCompile) return;
+  setFlagsFromString(where === "in-worker" ? "--no-concurrent-recompilation" : "--concurrent-recompilation");
+  isolateCompile = where;
+}
+
 /** Default worker count: the machine's available parallelism (at least 1). */
 export function defaultWorkerCount(): number {
   return Math.max(1, availableParallelism());
@@ -48,15 +86,18 @@ export class WorkerPool {
   private readonly slots: Slot[];
   private readonly queue: Job[] = [];
   private readonly workerUrl: URL;
+  private readonly compile: "concurrent" | "in-worker";
   private nextId = 0;
   private closed = false;
 
   /**
    * @param size number of worker threads.
    * @param workerUrl the worker entry. @default {@link sweepWorkerUrl}()
+   * @param compile where each worker's isolate runs V8's optimizing compiler. @default "auto"
    */
-  constructor(size: number, workerUrl: URL = sweepWorkerUrl()) {
+  constructor(size: number, workerUrl: URL = sweepWorkerUrl(), compile: WorkerCompileMode = "auto") {
     this.workerUrl = workerUrl;
+    this.compile = resolveCompileMode(compile, size, defaultWorkerCount());
     this.slots = Array.from({ length: size }, () => ({ worker: null, job: null }));
   }
 
@@ -97,6 +138,7 @@ export class WorkerPool {
   }
 
   private spawn(slot: Slot): Worker {
+    compileNewIsolates(this.compile);
     const worker = new Worker(this.workerUrl);
     worker.on("message", (msg: { id: number; outcome: TaskOutcome }) => {
       const job = slot.job;
