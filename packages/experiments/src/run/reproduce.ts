@@ -9,6 +9,7 @@ import { ConfigError } from "../config/errors.js";
 import { loadConfigFile } from "../config/load.js";
 import { expandPlan } from "../plan/expand.js";
 import type { Manifest } from "../output/manifest.js";
+import { WorkerPool } from "./pool.js";
 import { runPlan } from "./runner.js";
 
 /** One experiment's verdict. */
@@ -64,6 +65,12 @@ export async function reproduceAll(options: ReproduceOptions): Promise<Reproduce
   }
   const verdicts: ReproduceVerdict[] = [];
   const scratch = mkdtempSync(join(tmpdir(), "randattn-reproduce-"));
+  // One pool for every experiment (runPlan's `keepPool`): each experiment's workers start warm —
+  // already loaded, the shared code (drivers, metrics, the runner's task loop) already optimized —
+  // where a pool per experiment started and compiled all of it fifteen times.
+  const workers = options.workers ?? 1;
+  const pool = workers > 0 ? new WorkerPool(workers).start() : undefined;
+  const shared = { pool, keepPool: true };
   try {
     for (const { path, loaded } of loadedAll) {
       const name = loaded.config.experiment;
@@ -75,7 +82,8 @@ export async function reproduceAll(options: ReproduceOptions): Promise<Reproduce
         const t0 = Date.now();
         const result = await runPlan(expandPlan(loaded, { maxCells: options.maxCells }), {
           outRoot: options.resultsRoot,
-          workers: options.workers ?? 1,
+          workers,
+          ...shared,
           progress: "none",
           restart: true,
           log: () => {},
@@ -93,6 +101,7 @@ export async function reproduceAll(options: ReproduceOptions): Promise<Reproduce
         log(
           `${ok ? "✓" : "✗"} ${name}: written in ${((Date.now() - t0) / 1000).toFixed(1)} s, results.csv sha256 ${actual.slice(0, 16)} (${actual === before ? "unchanged" : `was ${before.slice(0, 16) || "none"}`})${result.failed ? `, ${result.failed} failed task(s)` : ""}`,
         );
+        if (result.interrupted) break;
         continue;
       }
       const manifestPath = join(options.resultsRoot, name, "manifest.json");
@@ -119,7 +128,8 @@ export async function reproduceAll(options: ReproduceOptions): Promise<Reproduce
       const plan = expandPlan(loaded, { maxCells: options.maxCells });
       const result = await runPlan(plan, {
         outRoot: scratch,
-        workers: options.workers ?? 1,
+        workers,
+        ...shared,
         progress: "none",
         report: false,
         log: () => {},
@@ -130,8 +140,11 @@ export async function reproduceAll(options: ReproduceOptions): Promise<Reproduce
       log(
         `${status === "match" ? "✓" : "✗"} ${name}: results.csv sha256 ${actual.slice(0, 16) || "(none)"} ${status === "match" ? "=" : "≠"} committed ${manifest.results_sha256.slice(0, 16)}`,
       );
+      // Ctrl-C stopped this experiment and closed the pool: stop here, not one ✗ per experiment left.
+      if (result.interrupted) break;
     }
   } finally {
+    await pool?.destroy();
     rmSync(scratch, { recursive: true, force: true });
   }
   return verdicts;

@@ -63,10 +63,18 @@ export interface RunOptions {
    * A pool the caller started before the plan was ready (`new WorkerPool(n).start()`, WorkerPool from
    * `@randattn/experiments/internal`: what the CLI does, so
    * that the workers load while it reads the config), used instead of a new one when tasks run on
-   * workers. runPlan destroys it in every case, also when it runs nothing or throws. Its size
-   * should be `workers`; `workerUrl` is then ignored. @default none: runPlan starts its own
+   * workers. runPlan destroys it in every case, also when it runs nothing or throws — unless
+   * `keepPool`. Its size should be `workers`; `workerUrl` is then ignored. @default none: runPlan
+   * starts its own
    */
   pool?: WorkerPool;
+  /**
+   * With `pool`: leave it running when the plan is done or throws, for the caller's next plan on
+   * the same warm workers (`reproduce`: one pool for all the shipped experiments); the caller
+   * destroys it. A SIGINT or SIGTERM still destroys it (the result says `interrupted`).
+   * @default false
+   */
+  keepPool?: boolean;
 }
 
 /** What a run did. */
@@ -270,7 +278,8 @@ export async function runPlan(plan: Plan, options: RunOptions = {}): Promise<Run
   try {
     return await runPlanWith(plan, options);
   } finally {
-    await options.pool?.destroy(); // a caller's pre-started pool, whatever happened (destroying twice is harmless)
+    // A caller's pre-started pool, whatever happened (destroying twice is harmless), unless kept.
+    if (!options.keepPool) await options.pool?.destroy();
   }
 }
 
@@ -437,7 +446,7 @@ async function runPlanWith(plan: Plan, options: RunOptions): Promise<RunResult> 
     } finally {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
-      await pool?.destroy();
+      if (!(options.keepPool && pool === options.pool)) await pool?.destroy();
     }
     const complete = tasks.every(finished);
     let manifest: Manifest | null = null;

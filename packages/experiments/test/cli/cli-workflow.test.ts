@@ -57,6 +57,24 @@ describe("the randattn command line", () => {
     expect(again.stdout).toMatch(/estimated time: \d/);
   });
 
+  it("reproduce on two workers: every experiment through one pool — --update writes them, the check matches each", () => {
+    requireBuild();
+    const dir = tempDir();
+    const configs = join(dir, "configs");
+    const results = join(dir, "results");
+    mkdirSync(configs);
+    writeConfig(configs, tinyConfig({ experiment: "tiny-a" }), "a.yaml");
+    writeConfig(configs, tinyConfig({ experiment: "tiny-b", seed: 12, methods: [{ method: "exact" }] }), "b.yaml");
+    const update = cli(["reproduce", "--configs", configs, "--results", results, "--workers", "2", "--update"]);
+    expect(update.status, update.stderr).toBe(0);
+    expect(update.stderr).toContain("2/2 experiments written");
+    const check = cli(["reproduce", "--configs", configs, "--results", results, "--workers", "2"]);
+    expect(check.status, check.stderr).toBe(0);
+    expect(check.stderr).toMatch(/✓ tiny-a: results\.csv sha256 \w{16} = committed/);
+    expect(check.stderr).toMatch(/✓ tiny-b: results\.csv sha256 \w{16} = committed/);
+    expect(check.stderr).toContain("2/2 experiments reproduced byte for byte");
+  });
+
   it("suggested commands name the CLI as the user typed it", () => {
     expect(commandName({ npm_config_user_agent: "pnpm/12.4.2 npm/? node/v20" }, "/x/cli.js")).toBe("pnpm exec randattn");
     expect(commandName({ npm_config_user_agent: "npm/10.8.2 node/v20" }, "/x/cli.js")).toBe("npx randattn");

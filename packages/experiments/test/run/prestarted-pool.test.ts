@@ -44,6 +44,27 @@ describe("runPlan with a pre-started pool", () => {
     await closed(again);
   });
 
+  it("keepPool: the pool outlives the plan, serves the next one on the same workers (the same bytes), and the caller closes it", async () => {
+    requireBuild();
+    const dir = tempDir();
+    await runPlan(plan(), { ...quiet, outRoot: join(dir, "inline"), workers: 0 });
+    const pool = new WorkerPool(2, workerUrl).start();
+    for (const sub of ["first", "second"]) {
+      const r = await runPlan(plan(), { ...quiet, outRoot: join(dir, sub), workers: 2, pool, keepPool: true });
+      expect(r.ran).toBe(8);
+      expect(readFileSync(join(dir, sub, "tiny", "results.csv"), "utf8")).toBe(
+        readFileSync(join(dir, "inline", "tiny", "results.csv"), "utf8"),
+      );
+    }
+    // Also kept when runPlan throws; still open here, then closed by its owner.
+    const file = join(dir, "not-a-folder");
+    writeFileSync(file, "");
+    await expect(runPlan(plan(), { ...quiet, outRoot: file, workers: 2, pool, keepPool: true })).rejects.toThrow();
+    expect((await pool.run(spec)).status).toBe("ok");
+    await pool.destroy();
+    await closed(pool);
+  });
+
   it("closed when runPlan throws before running anything", async () => {
     const dir = tempDir();
     const file = join(dir, "not-a-folder");
