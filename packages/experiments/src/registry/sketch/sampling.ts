@@ -133,9 +133,9 @@ const distanceScratch = new Scratch(1 << 18);
 
 /**
  * (1/s) Σ_i Σ_k P_ik² ‖V_k − Y_i‖² / p_ik (p shared over rows, or per row when a Matrix), summed in
- * (i, k) order, a zero weight's term taken as 0 (whatever its distance and p). ‖V_k − Y_i‖² comes from core's `squaredDistances` (the
- * written-out Σ_c (V_kc − Y_ic)² in c order: the same bits, 5–7× faster), a block of query rows at a
- * time so the distances never take more than 2¹⁸ floats beside P.
+ * (i, k) order, a zero weight's term taken as 0 (whatever its distance and p). ‖V_k − Y_i‖² comes
+ * from core's `squaredDistances` (the written-out Σ_c (V_kc − Y_ic)² in c order: the same bits, 5–7×
+ * faster), a block of query rows at a time so the distances never take more than 2¹⁸ floats beside P.
  */
 function ratioFirstOrderSquaredError(p: Matrix, v: Matrix, y: Matrix, s: number, probs: Float64Array | Matrix): number {
   const nQ = p.rows;
