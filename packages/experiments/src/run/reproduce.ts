@@ -126,6 +126,7 @@ export async function reproduceAll(options: ReproduceOptions): Promise<Reproduce
         continue;
       }
       const plan = expandPlan(loaded, { maxCells: options.maxCells });
+      const t0 = Date.now();
       const result = await runPlan(plan, {
         outRoot: scratch,
         workers,
@@ -138,7 +139,7 @@ export async function reproduceAll(options: ReproduceOptions): Promise<Reproduce
       const status = result.manifest === null ? "failed" : actual === manifest.results_sha256 ? "match" : "mismatch";
       verdicts.push({ ...base, status, expected: manifest.results_sha256, actual, detail: result.ioError ?? "" });
       log(
-        `${status === "match" ? "✓" : "✗"} ${name}: results.csv sha256 ${actual.slice(0, 16) || "(none)"} ${status === "match" ? "=" : "≠"} committed ${manifest.results_sha256.slice(0, 16)}`,
+        `${status === "match" ? "✓" : "✗"} ${name}: results.csv sha256 ${actual.slice(0, 16) || "(none)"} ${status === "match" ? "=" : "≠"} committed ${manifest.results_sha256.slice(0, 16)} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
       );
       // Ctrl-C stopped this experiment and closed the pool: stop here, not one ✗ per experiment left.
       if (result.interrupted) break;
