@@ -4,6 +4,7 @@
  */
 import { NumericalError, ShapeError, ValueError } from "../errors.js";
 import type { Matrix } from "../matrix.js";
+import { maxAbsOf } from "../kernels/range32.js";
 import { assertFinite, assertMatrix, assertNonEmpty, assertOneOf, assertShape, describe } from "../validate.js";
 import { type Kernel, type ResolvedKernel, resolveKernel } from "./kernel.js";
 import { type CompiledMask, MASK_FORMS, type Mask, type MaskForm, compileMask } from "./mask.js";
@@ -57,21 +58,51 @@ export interface ResolvedAttention {
   readonly precision: AttentionPrecisionOption;
 }
 
-/** Validates queries (N_Q×d_QK) and keys (N_KV×d_QK): matrices, non-empty, same width, finite. */
-export function checkQueriesKeys(queries: unknown, keys: unknown): asserts queries is Matrix {
+/**
+ * max |entry| of the operands, filled in by `checkQueriesKeys` / `checkValues` when asked: the values
+ * float32's range decision needs (range32.ts `KnownMaxima`), taken by the finiteness check itself.
+ */
+export interface OperandMaxima {
+  queries: number;
+  keys: number;
+  values: number;
+}
+
+/**
+ * Finiteness from the maximum (NaN or +∞ exactly when some entry is not finite: then assertFinite,
+ * for its error naming the entry); returns max |entry|.
+ */
+function finiteMaxAbs(m: Matrix, argument: string): number {
+  const x = maxAbsOf(m.data);
+  if (!(x < Number.POSITIVE_INFINITY)) assertFinite(m, argument);
+  return x;
+}
+
+/**
+ * Validates queries (N_Q×d_QK) and keys (N_KV×d_QK): matrices, non-empty, same width, finite.
+ * `maxima`: finiteness from max |entry| instead, stored there (issue 14: float32 attention needs
+ * the maxima, and one scan of each operand then serves both).
+ */
+export function checkQueriesKeys(queries: unknown, keys: unknown, maxima?: OperandMaxima): asserts queries is Matrix {
   assertMatrix(queries, "queries");
   assertNonEmpty(queries, "queries");
   assertShape(keys, "keys", undefined, queries.cols, `cols = queries.cols = ${queries.cols}`);
   assertNonEmpty(keys, "keys");
+  if (maxima) {
+    maxima.queries = finiteMaxAbs(queries, "queries");
+    maxima.keys = finiteMaxAbs(keys, "keys");
+    return;
+  }
   assertFinite(queries, "queries");
   assertFinite(keys, "keys");
 }
 
-/** Validates values: N_KV×d_V (rows = keys.rows), d_V ≥ 1, finite. */
-export function checkValues(values: unknown, keys: Matrix): asserts values is Matrix {
+/** Validates values: N_KV×d_V (rows = keys.rows), d_V ≥ 1, finite (`maxima`: as checkQueriesKeys). */
+export function checkValues(values: unknown, keys: Matrix, maxima?: OperandMaxima): asserts values is Matrix {
   assertShape(values, "values", keys.rows, undefined, `rows = keys.rows = ${keys.rows}`);
   if (values.cols === 0) throw new ShapeError("values", `${keys.rows}×d_V with d_V ≥ 1`, values.shape);
-  assertFinite(values, "values");
+  if (maxima) maxima.values = finiteMaxAbs(values, "values");
+  else assertFinite(values, "values");
 }
 
 /** Resolves kernel defaults, compiles the mask and picks the effective mask form. */

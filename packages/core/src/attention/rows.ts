@@ -4,7 +4,7 @@
  */
 import { ValueError } from "../errors.js";
 import { allFinite, attentionInto, attentionPlan } from "./fast.js";
-import type { KnownMaxima } from "../kernels/range32.js";
+import { type KnownMaxima, attentionMaximaInFloat32Range } from "../kernels/range32.js";
 import { fusedSoftmaxAttention, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 import { Matrix } from "../matrix.js";
 import type { Mask, MaskForm } from "./mask.js";
@@ -203,11 +203,17 @@ export function float32Attention(
       queryBlock: mode === "streaming" ? blocks.queryBlockSize : undefined,
       out: out.data,
       precision: "float32",
+      // The range decision from the maxima the caller's finiteness check took (`attention`), if any.
+      inFloat32Range:
+        known?.queries === undefined
+          ? undefined
+          : attentionMaximaInFloat32Range(known.queries, known.keys, known.values, nKV, queries.cols, r.kernel.scale),
     });
     if (stats !== null) {
       checkFusedRows(queries, keys, r, stats.normalizer);
       // ±∞/NaN in Y (values beyond float32's range): the caller computes in float64 (issue #6).
-      return allFinite(out.data) ? out : null;
+      // The driver may have checked every entry already (`outputsFinite`).
+      return stats.outputsFinite || allFinite(out.data) ? out : null;
     }
   }
   if (mask !== undefined && mask.kind !== "causal" && mask.kind !== "padding") return null;

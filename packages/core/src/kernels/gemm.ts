@@ -207,6 +207,27 @@ export interface Kernels {
   gather_rows: (src: number, dst: number, rowsp: number, te: number, bytes: number) => void;
   max_abs_block: (src: number, ld: number, rows: number, cols: number) => number;
   /**
+   * The `rowShift: "bound"` driver's passes (watBounds.ts): per key panel (nr = 4 float64 / 8 float32 keys)
+   * Σ_p k_jp² in p order → their maximum (NaN when some k_jp is), and kabs[p] = max_j |k_jp| (16·depth bytes at kabs).
+   */
+  key_panel_norms_f64: (panels: number, count: number, depth: number, kabs: number) => number;
+  key_panel_norms_f32: (panels: number, count: number, depth: number, kabs: number) => number;
+  /** Scaled query rows into the block at dst (float32 rounded when dst32) and each row's shift ⌈bound⌉ (0 past maxshift) at mp. */
+  scale_rows_bounds: (
+    src: number,
+    ld: number,
+    rows: number,
+    d: number,
+    factor: number,
+    dst: number,
+    dst32: number,
+    kabs: number,
+    knorm: number,
+    slack: number,
+    maxshift: number,
+    mp: number,
+  ) => void;
+  /**
    * c = x · W for ONE row x (k float64 at x) and W in `panels` NR-column panels of depth k at b,
    * into panels · NR float64 at c (watGemv.ts): `_g4` with linalg/matmul.ts' smallRowsMatmul sums
    * (C = A B), `_seq` with smallRowsMatmulTransB's (C = A Bᵀ, b the packed Bᵀ); `f32`: float32

@@ -51,6 +51,11 @@ export function maxAbsOf(x: DenseArray, len: number = x.length): number {
  * `maxAbsOf` would return, so the same decision. Internal.
  */
 export interface KnownMaxima {
+  /**
+   * max |Q| as well, when the caller has it: `attention`'s float32 path takes all three maxima in its
+   * finiteness check (options.ts `checkQueriesKeys`), so the fused driver's decision scans nothing.
+   */
+  readonly queries?: number;
   readonly keys: number;
   readonly values: number;
 }

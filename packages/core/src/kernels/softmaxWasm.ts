@@ -105,7 +105,7 @@ export interface FusedSoftmaxSpec {
   /**
    * The row shift m[i] of A = exp(S − m): `"max"` the row max (a max pass over each score row
    * before its exp pass); `"bound"` an upper bound of the row's logits known before any score is
-   * computed (see `rowShiftBounds`), so no max pass runs and each query block is done in key chunks
+   * computed (see `boundSlack`), so no max pass runs and each query block is done in key chunks
    * of `BOUND_KEY_CHUNK` whose scores stay in L2 from S = Q Kᵀ through the exp to A V. `"bound"`
    * applies to the materialized form with no mask and no `scores`, in float64 and (since stop 20)
    * float32; elsewhere `"max"` is used. Rows where the bound is far above the true max (l <
@@ -186,6 +186,12 @@ function nextQueryBlock(claim: ((qb: number) => QueryBlock) | undefined, qb: num
 export interface FusedSoftmaxStats {
   rowMax: Float64Array;
   normalizer: Float64Array;
+  /**
+   * True when the driver found every entry of Y finite itself (the float32 `"bound"` form, whose
+   * `rows_normalize_out` checks each entry it writes), so the caller's scan of Y can be skipped;
+   * false or absent when it did not check (not that some entry is not finite).
+   */
+  outputsFinite?: boolean;
 }
 
 /**
@@ -230,43 +236,69 @@ const NAT_PER_Y = Math.LN2 / 2048;
 const BOUND_MAX = 1024 * Y_PER_NAT;
 
 /**
- * Upper bounds m[i] ≥ max_j S[i,j] of the logits S = (scale·Q) Kᵀ before computing them, for the
- * `rowShift: "bound"` form (in whatever units the scaled queries give S): the smaller of Cauchy–Schwarz, ‖q_i‖·max_j ‖k_j‖, and the coordinate
+ * The relative raise of the `rowShift: "bound"` form's row bounds. Those bounds m[i] ≥ max_j S[i,j]
+ * of the logits S = (scale·Q) Kᵀ, taken before computing them (by `scale_rows_bounds`, watBounds.ts,
+ * in whatever units the scaled queries give S), are the smaller of Cauchy–Schwarz, ‖q_i‖·max_j ‖k_j‖, and the coordinate
  * bound Σ_p |q_ip|·max_j |k_jp| (tighter when a few channels of K carry the large values), each
  * raised by (d + 4)·2⁻⁵¹ relative (float32 products: (d + 4)·2⁻²²) to cover the rounding of both the bound (≤ γ_{d+3}) and of the
  * computed logit (|fl(q·k) − q·k| ≤ γ_d Σ_p |q_p k_p| ≤ γ_d·bound), so S − m ≤ 0 in floating point
  * — and, the bound being one of |q·k|, also S + m ≥ 0: |S| ≤ m, which lets `softmax_shift_rows_f64`
  * skip its per-group range test on rows with m ≤ 334 nats (all of S − m then lies in [−2m, 0]).
- * `qs` holds the scaled query rows (row stride d) exactly as the product reads them; `kNorm` and
- * `kAbs` are max_j ‖k_j‖ and max_j |k_jp|. NaN where an input is not finite (the caller then uses
- * the row max).
+ * Both are of the scaled query rows exactly as the product reads them, and of max_j ‖k_j‖ and
+ * max_j |k_jp| (`packBoundOperands`); NaN where an input is not finite (the row then uses the row max).
  */
-function rowShiftBounds(
-  qs: Float64Array | Float32Array,
-  qOff: number,
-  rows: number,
-  d: number,
-  kNorm: number,
-  kAbs: Float64Array,
-  m: Float64Array,
-  mOff: number,
-  f32: boolean,
-): void {
+function boundSlack(d: number, f32: boolean): number {
   // float32 products (gemm_f32_ra): |fl(q·k) − q·k| ≤ γ_d Σ|q_p k_p| with u = 2⁻²⁴, so the slack is
-  // (d + 4)·2⁻²² (qs and kAbs/kNorm are then of the float32-rounded operands the product reads).
-  const slack = 1 + (d + 4) * (f32 ? 2 ** -22 : 2 ** -51);
-  for (let r = 0; r < rows; r++) {
-    const o = qOff + r * d;
-    let sq = 0;
-    let b2 = 0;
-    for (let p = 0; p < d; p++) {
-      const x = qs[o + p];
-      sq += x * x;
-      b2 += Math.abs(x) * kAbs[p];
+  // (d + 4)·2⁻²² (the scaled queries and max |K|, ‖K‖ are then of the float32-rounded operands the product reads).
+  return 1 + (d + 4) * (f32 ? 2 ** -22 : 2 ** -51);
+}
+
+/**
+ * Rows of K and V per staging chunk of the `"bound"` form's packing (`packBoundOperands`): 128 KiB
+ * of float64, so a chunk is copied in and packed while it sits in L2.
+ */
+const BOUND_STAGE_BYTES = 1 << 17;
+
+/**
+ * The `"bound"` form's key and value panels (the panels `packPanels` writes: same elements, float32
+ * rounded to nearest-even as a Float32Array store), by the kernel module's packers: each chunk of
+ * rows copied into the staging region at `stage` by one `set` (a memcpy), then `pack_key_panels` /
+ * `pack_value_panels` (watModel.ts) write it into the panels — per column panel for V, whose panels
+ * span all N_KV rows. Then `key_panel_norms_*` (watBounds.ts) gives max_j ‖k_j‖² and max_j |k_jp|
+ * (into kabs) from the panels, as the product reads K. Measured at N = 4096, d = 64 (stop 42): the
+ * JavaScript packing 1.34 ms (float32) / 1.39 ms (float64) against 0.65 / 0.36 ms this way, and
+ * the norms' loop ≈ 0.8 ms against ≈ 0.1 ms. Returns max_j ‖k_j‖.
+ */
+function packBoundOperands(
+  k: Kernels,
+  K: Float64Array,
+  V: Float64Array | undefined,
+  nKV: number,
+  d: number,
+  dV: number,
+  f32: boolean,
+  addr: { keys: number; values: number; stage: number; stageRows: number; kabs: number },
+): number {
+  const es = f32 ? 4 : 8;
+  const NR = f32 ? F32_NR : F64_NR;
+  const d32 = f32 ? 1 : 0;
+  const m64 = k.f64;
+  const so = addr.stage / 8;
+  // A last partial key panel's padding keys zero (pack_key_panels writes the keys only).
+  const full = nKV - (nKV % NR);
+  if (full < nKV) (f32 ? k.f32 : m64).fill(0, addr.keys / es + full * d, addr.keys / es + (full + NR) * d);
+  for (let c0 = 0; c0 < nKV; c0 += addr.stageRows) {
+    const rows = Math.min(addr.stageRows, nKV - c0);
+    m64.set(K.subarray(c0 * d, (c0 + rows) * d), so);
+    k.pack_key_panels(addr.stage, d, rows, d, 0, addr.keys + c0 * d * es, d, NR, d32, 0);
+    if (!V || dV === 0) continue;
+    m64.set(V.subarray(c0 * dV, (c0 + rows) * dV), so);
+    for (let c = 0; c < dV; c += NR) {
+      k.pack_value_panels(addr.stage + c * 8, dV, rows, Math.min(NR, dV - c), 0, addr.values + (c * nKV + c0 * NR) * es, NR, d32, 0);
     }
-    const b1 = Math.sqrt(sq) * kNorm;
-    m[mOff + r] = Math.min(b1, b2) * slack; // NaN if either is: the caller then uses the row max
   }
+  const panels = Math.ceil(nKV / NR);
+  return Math.sqrt(f32 ? k.key_panel_norms_f32(addr.keys, panels, d, addr.kabs) : k.key_panel_norms_f64(addr.keys, panels, d, addr.kabs));
 }
 
 const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
@@ -563,7 +595,7 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
 
 /**
  * The `rowShift: "bound"` form of `fusedSoftmaxAttention` (float64, materialized, no mask, no
- * scores): the row shifts m[i] come from `rowShiftBounds` before any score, so for each block of
+ * scores): the row shifts m[i] come from `scale_rows_bounds` (watBounds.ts) before any score, so for each block of
  * query rows and each chunk of `BOUND_KEY_CHUNK` keys the three steps run back to back on an
  * L2-resident tile — S = (σ·Q) K_cᵀ (`gemm_f64_ra`, σ = scale·2048/ln 2: logits in units of
  * ln2/2048), S ← 2^((S − m)/2048) = e^(x − m_x) with l += Σ (`softmax_shift_rows_f64`: no max pass,
@@ -600,7 +632,11 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
   const yAddr = roundUp(sAddr + qb * ch * es, 16);
   const mAddr = roundUp(yAddr + qb * Math.max(dV, 1) * es, 16);
   const lAddr = mAddr + qb * 8;
-  const end = lAddr + qb * 8;
+  const kabsAddr = roundUp(lAddr + qb * 8, 16);
+  // The staging region: chunks of K and V rows, a block's query rows, a block's Y out.
+  const stageRows = Math.max(NR, Math.floor(BOUND_STAGE_BYTES / (8 * Math.max(d, dV, 1)) / NR) * NR);
+  const stageAddr = roundUp(kabsAddr + d * 16, 16); // kabs: key_panel_norms' 16·d bytes
+  const end = stageAddr + 8 * Math.max(stageRows * Math.max(d, dV), (qb - 1) * ldQ + d, qb * dV);
   if (end > FUSED_MAX_BYTES) return null;
   if (profiling) {
     profile.calls++;
@@ -611,23 +647,9 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
   const mem: Float64Array | Float32Array = f32 ? k.f32 : k.f64;
   const m64 = k.f64;
   const gemm = f32 ? k.gemm_f32_ra : k.gemm_f64_ra;
-  packPanels(K, mem, kAddr / es, nKV, d, NR, true);
-  if (V && dV > 0) packPanels(V, mem, vAddr / es, nKV, dV, NR, false);
-  // max_j ‖k_j‖ and max_j |k_jp| for the bounds (O(N_KV·d), beside the O(N_KV·d) packing), of K
-  // as the product reads it (float32: rounded).
-  const kAbs = new Float64Array(d);
-  let kNorm = 0;
-  for (let j = 0; j < nKV; j++) {
-    let sq = 0;
-    for (let p = 0, o = j * d; p < d; p++) {
-      const x = f32 ? Math.fround(K[o + p]) : K[o + p];
-      sq += x * x;
-      const a = Math.abs(x);
-      if (a > kAbs[p] || Number.isNaN(a)) kAbs[p] = a;
-    }
-    if (sq > kNorm || Number.isNaN(sq)) kNorm = sq;
-  }
-  kNorm = Math.sqrt(kNorm);
+  const kNorm = packBoundOperands(k, K, V, nKV, d, dV, f32, { keys: kAddr, values: vAddr, stage: stageAddr, stageRows, kabs: kabsAddr });
+  const slack = boundSlack(d, f32);
+  const so = stageAddr / 8;
 
   // float64: logits in units of ln2/2048 (y = x·2048/ln 2); float32: in units of ln 2 (bits, x·log₂e).
   const sy = scale * (f32 ? Math.LOG2E : Y_PER_NAT);
@@ -637,7 +659,8 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
   const rowMax = new Float64Array(nQ);
   const normalizer = new Float64Array(nQ);
   const redo: number[] = [];
-  const qOff = qAddr / es;
+  // Whether every entry of Y was checked finite (float32 blocks through rows_normalize_out).
+  let outputsFinite = f32 && out !== undefined && dV > 0;
   const yOff = yAddr / es;
   const mOff = mAddr / 8;
   const lOff = lAddr / 8;
@@ -645,11 +668,11 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
   for (let b = nextQueryBlock(claim, qb, nQ, 0); b.start < nQ; b = nextQueryBlock(claim, qb, nQ, b.start + b.rows)) {
     const i0 = b.start;
     const rows = b.rows;
-    // Scaled by σ = sy: the logits come out in the exp pass's units.
-    copyScaledQueries(Q, ldQ, i0, rows, d, sy, mem, qOff);
-    rowShiftBounds(mem, qOff, rows, d, kNorm, kAbs, m64, mOff, f32);
-    // Whole units (the kernels fold an integer shift into their rounding constant).
-    for (let r = 0; r < rows; r++) m64[mOff + r] = m64[mOff + r] <= maxShift ? Math.ceil(m64[mOff + r]) : 0; // 0: recomputed below
+    // Scaled by σ = sy (the logits come out in the exp pass's units) into the query block, and each
+    // row's bound in whole units (the kernels fold an integer shift into their rounding constant;
+    // 0 past maxShift or NaN: recomputed below) — `scale_rows_bounds` on the rows copied in.
+    m64.set(Q.subarray(i0 * ldQ, (i0 + rows - 1) * ldQ + d), so);
+    k.scale_rows_bounds(stageAddr, ldQ, rows, d, sy, qAddr, f32 ? 1 : 0, kabsAddr, kNorm, slack, maxShift, mAddr);
     m64.fill(0, lOff, lOff + rows);
     if (dV > 0) mem.fill(0, yOff, yOff + rows * dV);
     for (let c0 = 0; c0 < nKV; c0 += ch) {
@@ -657,7 +680,7 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
       if (profiling) lap("copyMs");
       gemm(qAddr, d, kAddr + c0 * d * es, d, sAddr, ch, rows, w, d, 0);
       if (profiling) lap("scoresMs");
-      // sym = 1: |S| ≤ m, not only S ≤ m (`rowShiftBounds` bounds |fl(q·k)|); rows whose m was
+      // sym = 1: |S| ≤ m, not only S ≤ m (`scale_rows_bounds` bounds |fl(q·k)|); rows whose m was
       // replaced by 0 above break it, and are recomputed whatever the kernel left in them.
       if (f32) k.softmax_shift_rows_f32(sAddr, rows, w, ch, mAddr, lAddr);
       else k.softmax_shift_rows_f64(sAddr, rows, w, ch, mAddr, lAddr, 1);
@@ -668,18 +691,33 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
       }
       if (profiling && dV > 0) lap("valuesMs");
     }
+    // Also catches a bound that was replaced by 0 above (its l is then not a softmax normalizer):
+    // the bound's own row check is repeated from the query copy.
+    const kept = (r: number) => {
+      const l = m64[lOff + r];
+      return l >= minNormalizer && l < Number.POSITIVE_INFINITY && m64[mOff + r] !== 0;
+    };
+    let all = true;
+    for (let r = 0; r < rows && all; r++) all = kept(r);
+    if (!all) outputsFinite = false;
+    if (all && out && dV > 0) {
+      // Y/l of the whole block by `rows_normalize_out` (y·(1/l), float32 widened: the loop below's
+      // operations) into the staging region, then out in one copy (or one per row).
+      // Its 1 under float32 also says every entry it wrote is finite.
+      outputsFinite = k.rows_normalize_out(yAddr, lAddr, stageAddr, dV, rows, dV, f32 ? 1 : 0) === 1 && outputsFinite;
+      if (ldOut === dV) out.set(m64.subarray(so, so + rows * dV), i0 * dV);
+      else for (let r = 0; r < rows; r++) out.set(m64.subarray(so + r * dV, so + (r + 1) * dV), (i0 + r) * ldOut);
+    }
     for (let r = 0; r < rows; r++) {
       const i = i0 + r;
       const l = m64[lOff + r];
-      // Also catches a bound that was replaced by 0 above (its l is then not a softmax normalizer):
-      // the bound's own row check is repeated from the query copy.
-      if (!(l >= minNormalizer && l < Number.POSITIVE_INFINITY) || m64[mOff + r] === 0) {
+      if (!all && !kept(r)) {
         redo.push(i);
         continue;
       }
       rowMax[i] = m64[mOff + r] * natPerUnit;
       normalizer[i] = l;
-      if (out && dV > 0) {
+      if (!all && out && dV > 0) {
         const o = i * ldOut;
         const yo = yOff + r * dV;
         const inv = 1 / l;
@@ -716,7 +754,7 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
       if (yr && out) for (let c = 0; c < dV; c++) out[i * ldOut + c] = yr[t * dV + c];
     }
   }
-  return { rowMax, normalizer };
+  return { rowMax, normalizer, outputsFinite };
 }
 
 /**

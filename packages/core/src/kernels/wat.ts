@@ -17,6 +17,7 @@
  * Edge tiles (i + MR > mc or j + NR > nc) are written to a scratch tile at address 0 and the
  * valid part is added to C by a scalar loop, so C is never written out of bounds.
  */
+import { boundPassFunctions } from "./watBounds.js";
 import { sqDistRowsFunction } from "./watDistance.js";
 import { gemvFunctions } from "./watGemv.js";
 import { symMaxEigFunction } from "./watJacobi.js";
@@ -639,7 +640,7 @@ function softmaxRowsFunction(): string {
  * relative, < 0.001 ulp), subnormals rounded once, −∞ → 0, NaN → NaN; the fast path checks only
  * s − m ≥ −668.84 nats (its inputs are ≤ 0), and fast and clamped paths give the same bits. 8 per
  * iteration, then pairs, then the odd one. `sym` ≠ 0 is the caller's promise that |S[r,c]| ≤ m[r]
- * for every row whose results it keeps (the driver's bound bounds |s|, not only s: `rowShiftBounds`):
+ * for every row whose results it keeps (the driver's bound bounds |s|, not only s: softmaxWasm.ts `boundSlack`):
  * a row with m ≤ `SHIFT_CHECK_FREE_MAX` (334 nats) then runs the 8-wide loop without the range test
  * (4 compares, 3 ands, a bitmask and a branch per 8 scores, and the registers the clamped path held),
  * with the same bits, since all of S − m lies in [−2m, 0], inside the fast range. (A row that breaks
@@ -843,6 +844,7 @@ export function kernelWat(): string {
     softmaxPrefixRowsF32Function(),
     symMaxEigFunction(),
     ...packKernelFunctions(),
+    ...boundPassFunctions(),
     sqDistRowsFunction(),
     ...gemvFunctions(),
     planeOpsFunction(),
