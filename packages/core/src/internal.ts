@@ -72,6 +72,8 @@ export {
 } from "./kernels/resident.js";
 export type { Kernels } from "./kernels/gemm.js";
 export { KernelArena } from "./kernels/arena.js";
+export { maxAbsScan } from "./kernels/scan.js";
+export { maxAbsOf } from "./kernels/range32.js";
 export { matmul32Into, matmulTransA32Into, matmulTransB32Into } from "./linalg/matmul32.js";
 export { expTable, fmaKernelWat, kernelWat } from "./kernels/wat.js";
 export {

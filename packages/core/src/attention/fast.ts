@@ -36,7 +36,8 @@ import {
 } from "../validate.js";
 import type { DenseArray } from "../kernels/gemm.js";
 import { matmul32Into, matmulTransB32Into } from "../linalg/matmul32.js";
-import { type KnownMaxima, attentionInFloat32Range, attentionMaximaInFloat32Range, maxAbsOf } from "../kernels/range32.js";
+import { type KnownMaxima, attentionMaximaInFloat32Range } from "../kernels/range32.js";
+import { attentionInFloat32Range, maxAbsScan } from "../kernels/scan.js";
 import { fusedSoftmaxAttention, prefixTileMask, useFusedSoftmax } from "../kernels/softmaxWasm.js";
 
 /** Arithmetic of the two products: `"float32"` (f32x4 kernels) or `"float64"`. */
@@ -160,7 +161,7 @@ export function attentionInto(
   let p = plan;
   if (p.precision === "float32") {
     const inRange = known
-      ? attentionMaximaInFloat32Range(maxAbsOf(Q, nQ * dQK), known.keys, known.values, nKV, dQK, scale)
+      ? attentionMaximaInFloat32Range(maxAbsScan(Q, nQ * dQK), known.keys, known.values, nKV, dQK, scale)
       : attentionInFloat32Range(Q, K, V, nQ, nKV, dQK, dV, scale);
     if (inRange) {
       try {

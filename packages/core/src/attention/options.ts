@@ -4,7 +4,7 @@
  */
 import { NumericalError, ShapeError, ValueError } from "../errors.js";
 import type { Matrix } from "../matrix.js";
-import { maxAbsOf } from "../kernels/range32.js";
+import { maxAbsScan } from "../kernels/scan.js";
 import { assertFinite, assertMatrix, assertNonEmpty, assertOneOf, assertShape, describe } from "../validate.js";
 import { type Kernel, type ResolvedKernel, resolveKernel } from "./kernel.js";
 import { type CompiledMask, MASK_FORMS, type Mask, type MaskForm, compileMask } from "./mask.js";
@@ -73,7 +73,7 @@ export interface OperandMaxima {
  * for its error naming the entry); returns max |entry|.
  */
 function finiteMaxAbs(m: Matrix, argument: string): number {
-  const x = maxAbsOf(m.data);
+  const x = maxAbsScan(m.data);
   if (!(x < Number.POSITIVE_INFINITY)) assertFinite(m, argument);
   return x;
 }

@@ -71,33 +71,7 @@ export function productInFloat32Range(maxA: number, maxB: number, k: number): bo
 }
 
 /**
- * Whether softmax attention on Q (nQ × d), K (nKV × d), V (nKV × dV) with this logit scale is safe
- * in float32 (module doc). False on NaN/±∞ entries.
- */
-/** max |x| over rows × cols entries with row stride ld (NaN if any is NaN, as `maxAbsOf`). */
-function maxAbsStrided(x: DenseArray, rows: number, cols: number, ld: number): number {
-  let m = 0;
-  for (let i = 0; i < rows; i++) for (let j = 0, o = i * ld; j < cols; j++) m = Math.max(m, Math.abs(x[o + j]));
-  return m;
-}
-
-export function attentionInFloat32Range(
-  Q: DenseArray,
-  K: DenseArray,
-  V: DenseArray,
-  nQ: number,
-  nKV: number,
-  d: number,
-  dV: number,
-  scale: number,
-  ldQ: number = d,
-): boolean {
-  const q = ldQ === d ? maxAbsOf(Q, nQ * d) : maxAbsStrided(Q, nQ, d, ldQ);
-  return attentionMaximaInFloat32Range(q, maxAbsOf(K, nKV * d), maxAbsOf(V, nKV * dV), nKV, d, scale);
-}
-
-/**
- * {@link attentionInFloat32Range} from the operands' largest magnitudes q = max|Q|, k = max|K|,
+ * scan.ts' `attentionInFloat32Range` from the operands' largest magnitudes q = max|Q|, k = max|K|,
  * v = max|V| (NaN when one holds a NaN, +∞ when one holds ±∞), for callers that have them already
  * (e.g. K and V shared by several query heads, scanned once).
  */

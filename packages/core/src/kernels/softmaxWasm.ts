@@ -30,7 +30,7 @@
 import { ValueError } from "../errors.js";
 import { F32_NR, F64_NR, KERNEL_RESERVED_BYTES, SHIFT_F32_MAX } from "./wat.js";
 import { type Kernels, ensureKernelMemory, getKernels, getKernelBackend, wasmSimdAvailable } from "./gemm.js";
-import { attentionInFloat32Range } from "./range32.js";
+import { attentionInFloat32Range } from "./scan.js";
 
 const EMPTY = new Float64Array(0);
 
