@@ -154,10 +154,10 @@ export function attentionWeights(queries: Matrix, keys: Matrix, options?: Attent
  * ```
  */
 export function attention(queries: Matrix, keys: Matrix, values: Matrix, options?: AttentionOptions): Matrix {
-  // float32: the finiteness check takes max |Q|, |K|, |V|, which float32's range decision needs
-  // (≈ 0.9 ms of the N = 4096 call for the scan that then went unused: issue 14, stop 42).
-  const f32 = typeof options === "object" && options !== null && options.precision === "float32";
-  const maxima = f32 ? { queries: 0, keys: 0, values: 0 } : undefined;
+  // The finiteness check takes max |Q|, |K|, |V| (scan.ts: large operands on the kernel module,
+  // ≈ 3× the JavaScript loop), which float32's range decision needs: one scan of each operand where
+  // float32 took two (≈ 0.9 ms of an N = 4096, d = 64 call: issue 14, stop 42).
+  const maxima = { queries: 0, keys: 0, values: 0 };
   checkQueriesKeys(queries, keys, maxima);
   checkValues(values, keys, maxima);
   return attendChecked(queries, keys, values, options, maxima);
