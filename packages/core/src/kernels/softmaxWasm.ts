@@ -139,31 +139,6 @@ export interface QueryBlock {
 }
 
 /**
- * Query rows i0 … i0 + rows − 1 (row stride ldQ) times `factor` into kernel memory at element qOff,
- * row stride d (float32 memory rounds the products while storing): the one copy-in of both drivers.
- */
-function copyScaledQueries(
-  Q: Float64Array,
-  ldQ: number,
-  i0: number,
-  rows: number,
-  d: number,
-  factor: number,
-  mem: Float64Array | Float32Array,
-  qOff: number,
-): void {
-  if (ldQ === d) {
-    for (let p = 0, src = i0 * d, e = rows * d; p < e; p++) mem[qOff + p] = Q[src + p] * factor;
-    return;
-  }
-  for (let r = 0; r < rows; r++) {
-    const src = (i0 + r) * ldQ;
-    const dst = qOff + r * d;
-    for (let p = 0; p < d; p++) mem[dst + p] = Q[src + p] * factor;
-  }
-}
-
-/**
  * The driver's next query block: claimed (`claimBlock`) or, in order, the qb rows from `end` (the
  * previous block's end). A claimed block must lie within [0, nQ) and hold 1 … qb rows (the driver's
  * buffers are sized for qb), unless its start ≥ nQ ends the call.
@@ -245,7 +220,7 @@ const BOUND_MAX = 1024 * Y_PER_NAT;
  * — and, the bound being one of |q·k|, also S + m ≥ 0: |S| ≤ m, which lets `softmax_shift_rows_f64`
  * skip its per-group range test on rows with m ≤ 334 nats (all of S − m then lies in [−2m, 0]).
  * Both are of the scaled query rows exactly as the product reads them, and of max_j ‖k_j‖ and
- * max_j |k_jp| (`packBoundOperands`); NaN where an input is not finite (the row then uses the row max).
+ * max_j |k_jp| (`keyNorms`); NaN where an input is not finite (the row then uses the row max).
  */
 function boundSlack(d: number, f32: boolean): number {
   // float32 products (gemm_f32_ra): |fl(q·k) − q·k| ≤ γ_d Σ|q_p k_p| with u = 2⁻²⁴, so the slack is
@@ -253,23 +228,37 @@ function boundSlack(d: number, f32: boolean): number {
   return 1 + (d + 4) * (f32 ? 2 ** -22 : 2 ** -51);
 }
 
-/**
- * Rows of K and V per staging chunk of the `"bound"` form's packing (`packBoundOperands`): 128 KiB
- * of float64, so a chunk is copied in and packed while it sits in L2.
- */
-const BOUND_STAGE_BYTES = 1 << 17;
+/** Bytes of float64 per staging chunk of `packOperands`: a chunk is copied in and packed while it sits in L2. */
+const STAGE_CHUNK_BYTES = 1 << 17;
 
 /**
- * The `"bound"` form's key and value panels (the panels `packPanels` writes: same elements, float32
- * rounded to nearest-even as a Float32Array store), by the kernel module's packers: each chunk of
- * rows copied into the staging region at `stage` by one `set` (a memcpy), then `pack_key_panels` /
- * `pack_value_panels` (watModel.ts) write it into the panels — per column panel for V, whose panels
- * span all N_KV rows. Then `key_panel_norms_*` (watBounds.ts) gives max_j ‖k_j‖² and max_j |k_jp|
- * (into kabs) from the panels, as the product reads K. Measured at N = 4096, d = 64 (stop 42): the
- * JavaScript packing 1.34 ms (float32) / 1.39 ms (float64) against 0.65 / 0.36 ms this way, and
- * the norms' loop ≈ 0.8 ms against ≈ 0.1 ms. Returns max_j ‖k_j‖.
+ * The fused driver's staging region (after its other regions, from byte `at`): chunks of K and V
+ * rows for `packOperands`, a query block's rows (row stride ldQ) for `scale_rows_f64` /
+ * `scale_rows_bounds`, a block's Y out of `rows_normalize_out`. Returns its address, the K/V chunk
+ * rows (a multiple of nr) and the first byte after it.
  */
-function packBoundOperands(
+function stagingRegion(
+  at: number,
+  d: number,
+  dV: number,
+  qb: number,
+  ldQ: number,
+  nr: number,
+): { stage: number; stageRows: number; end: number } {
+  const stageRows = Math.max(nr, Math.floor(STAGE_CHUNK_BYTES / (8 * Math.max(d, dV, 1)) / nr) * nr);
+  const stage = roundUp(at, 16);
+  return { stage, stageRows, end: stage + 8 * Math.max(stageRows * Math.max(d, dV), (qb - 1) * ldQ + d, qb * dV) };
+}
+
+/**
+ * The fused driver's key and value panels (the panels `packPanels` writes: same elements, float32
+ * rounded to nearest-even as a Float32Array store), by the kernel module's packers: each chunk of
+ * rows copied into the staging region by one `set` (a memcpy), then `pack_key_panels` /
+ * `pack_value_panels` (watModel.ts) write it into the panels — per column panel for V, whose panels
+ * span all N_KV rows. Measured at N = 4096, d = 64 (stop 42): `packPanels` 1.34 ms (float32) /
+ * 1.39 ms (float64) for K and V, this 0.65 / 0.36 ms.
+ */
+function packOperands(
   k: Kernels,
   K: Float64Array,
   V: Float64Array | undefined,
@@ -277,8 +266,8 @@ function packBoundOperands(
   d: number,
   dV: number,
   f32: boolean,
-  addr: { keys: number; values: number; stage: number; stageRows: number; kabs: number },
-): number {
+  addr: { keys: number; values: number; stage: number; stageRows: number },
+): void {
   const es = f32 ? 4 : 8;
   const NR = f32 ? F32_NR : F64_NR;
   const d32 = f32 ? 1 : 0;
@@ -297,8 +286,43 @@ function packBoundOperands(
       k.pack_value_panels(addr.stage + c * 8, dV, rows, Math.min(NR, dV - c), 0, addr.values + (c * nKV + c0 * NR) * es, NR, d32, 0);
     }
   }
-  const panels = Math.ceil(nKV / NR);
-  return Math.sqrt(f32 ? k.key_panel_norms_f32(addr.keys, panels, d, addr.kabs) : k.key_panel_norms_f64(addr.keys, panels, d, addr.kabs));
+}
+
+/**
+ * max_j ‖k_j‖ of the packed keys, and max_j |k_jp| into kabs (16·d bytes): `key_panel_norms_*`
+ * (watBounds.ts) over the panels, as the product reads K — ≈ 0.1 ms at N = 4096, d = 64 against
+ * ≈ 0.8 ms for the JavaScript loop over K it replaced (stop 42).
+ */
+function keyNorms(k: Kernels, keys: number, nKV: number, d: number, f32: boolean, kabs: number): number {
+  const panels = Math.ceil(nKV / (f32 ? F32_NR : F64_NR));
+  return Math.sqrt(f32 ? k.key_panel_norms_f32(keys, panels, d, kabs) : k.key_panel_norms_f64(keys, panels, d, kabs));
+}
+
+/**
+ * Y/l of a block's rows out (`rows` × dV at yAddr, float32 or float64, normalizers at lAddr) into
+ * `out` rows i0… (row stride ldOut): `rows_normalize_out` (y·(1/l), float32 widened — the
+ * JavaScript loops' operations) into the staging region, then one copy (one per row when strided).
+ * False, with nothing written to `out`, when some l is not in (0, ∞) or (float32) some entry is not
+ * finite: the caller's loop then handles the block. True: every entry written is finite under float32.
+ */
+function normalizedRowsOut(
+  k: Kernels,
+  f32: boolean,
+  yAddr: number,
+  lAddr: number,
+  stage: number,
+  rows: number,
+  dV: number,
+  out: Float64Array,
+  i0: number,
+  ldOut: number,
+): boolean {
+  if (k.rows_normalize_out(yAddr, lAddr, stage, dV, rows, dV, f32 ? 1 : 0) !== 1) return false;
+  const so = stage / 8;
+  const m64 = k.f64;
+  if (ldOut === dV) out.set(m64.subarray(so, so + rows * dV), i0 * dV);
+  else for (let r = 0; r < rows; r++) out.set(m64.subarray(so + r * dV, so + (r + 1) * dV), (i0 + r) * ldOut);
+  return true;
 }
 
 const roundUp = (x: number, m: number) => Math.ceil(x / m) * m;
@@ -508,7 +532,7 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   const yAddr = roundUp(sAddr + qb * ldS * es, 16);
   const mAddr = roundUp(yAddr + qb * Math.max(dV, 1) * es, 16);
   const lAddr = mAddr + qb * 8;
-  const end = lAddr + qb * 8;
+  const { stage: stageAddr, stageRows, end } = stagingRegion(lAddr + qb * 8, d, dV, qb, ldQ, NR);
   if (end > FUSED_MAX_BYTES) return null;
 
   if (profiling) {
@@ -521,8 +545,7 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   const m64 = k.f64;
   const gemm = f32 ? k.gemm_f32_ra : k.gemm_f64_ra;
   const softmax = f32 ? k.softmax_rows_f32 : k.softmax_rows_f64;
-  packPanels(K, mem, kAddr / es, nKV, d, NR, true);
-  if (V && dV > 0) packPanels(V, mem, vAddr / es, nKV, dV, NR, false);
+  packOperands(k, K, V, nKV, d, dV, f32, { keys: kAddr, values: vAddr, stage: stageAddr, stageRows });
 
   const rowMax = new Float64Array(nQ);
   const normalizer = new Float64Array(nQ);
@@ -530,7 +553,6 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   // float32 prefix blocks: logits in units of ln 2 (`prefixQueryScale`), their m back to nats below.
   const qScale = limits ? prefixQueryScale(scale, f32) : scale;
   const mToNats = limits && f32 ? Math.LN2 : 1;
-  const qOff = qAddr / es;
   const sOff = sAddr / es;
   const yOff = yAddr / es;
   const mOff = mAddr / 8;
@@ -539,8 +561,10 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
   for (let b = nextQueryBlock(claim, qb, nQ, 0); b.start < nQ; b = nextQueryBlock(claim, qb, nQ, b.start + b.rows)) {
     const i0 = b.start;
     const rows = b.rows;
-    // Scaled query block in: scale·Q (the JavaScript path's `scaledQueries`, so S is the same).
-    copyScaledQueries(Q, ldQ, i0, rows, d, qScale, mem, qOff);
+    // Scaled query block in: scale·Q (the JavaScript path's `scaledQueries`, so S is the same), by
+    // `scale_rows_f64` on the rows copied into the staging region.
+    m64.set(Q.subarray(i0 * ldQ, (i0 + rows - 1) * ldQ + d), stageAddr / 8);
+    k.scale_rows_f64(stageAddr, ldQ, qAddr, rows, d, qScale, f32 ? 1 : 0);
     m64.fill(Number.NEGATIVE_INFINITY, mOff, mOff + rows);
     m64.fill(0, lOff, lOff + rows);
     if (dV > 0) mem.fill(0, yOff, yOff + rows * dV);
@@ -573,13 +597,15 @@ export function fusedSoftmaxAttention(spec: FusedSoftmaxSpec): FusedSoftmaxStats
       }
       if (scores) scores.set(mem.subarray(sOff, sOff + rows * nKV), i0 * nKV); // materialized: ldS = nKV
     }
+    // Y/l in WebAssembly when every l is in (0, ∞) (else the loop below: zero rows, the same operations).
+    const done = out !== undefined && dV > 0 && normalizedRowsOut(k, f32, yAddr, lAddr, stageAddr, rows, dV, out, i0, ldOut);
     for (let r = 0; r < rows; r++) {
       const i = i0 + r;
       const l = m64[lOff + r];
       rowMax[i] = m64[mOff + r] * mToNats;
       normalizer[i] = l;
       if (scores && rowMax[i] === Number.NEGATIVE_INFINITY) scores.fill(0, i * nKV, (i + 1) * nKV); // skipped tile
-      if (out && dV > 0) {
+      if (!done && out && dV > 0) {
         const o = i * ldOut;
         const yo = yOff + r * dV;
         if (l > 0 && l < Number.POSITIVE_INFINITY) {
@@ -633,10 +659,7 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
   const mAddr = roundUp(yAddr + qb * Math.max(dV, 1) * es, 16);
   const lAddr = mAddr + qb * 8;
   const kabsAddr = roundUp(lAddr + qb * 8, 16);
-  // The staging region: chunks of K and V rows, a block's query rows, a block's Y out.
-  const stageRows = Math.max(NR, Math.floor(BOUND_STAGE_BYTES / (8 * Math.max(d, dV, 1)) / NR) * NR);
-  const stageAddr = roundUp(kabsAddr + d * 16, 16); // kabs: key_panel_norms' 16·d bytes
-  const end = stageAddr + 8 * Math.max(stageRows * Math.max(d, dV), (qb - 1) * ldQ + d, qb * dV);
+  const { stage: stageAddr, stageRows, end } = stagingRegion(kabsAddr + d * 16, d, dV, qb, ldQ, NR); // kabs: key_panel_norms' 16·d bytes
   if (end > FUSED_MAX_BYTES) return null;
   if (profiling) {
     profile.calls++;
@@ -647,7 +670,8 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
   const mem: Float64Array | Float32Array = f32 ? k.f32 : k.f64;
   const m64 = k.f64;
   const gemm = f32 ? k.gemm_f32_ra : k.gemm_f64_ra;
-  const kNorm = packBoundOperands(k, K, V, nKV, d, dV, f32, { keys: kAddr, values: vAddr, stage: stageAddr, stageRows, kabs: kabsAddr });
+  packOperands(k, K, V, nKV, d, dV, f32, { keys: kAddr, values: vAddr, stage: stageAddr, stageRows });
+  const kNorm = keyNorms(k, kAddr, nKV, d, f32, kabsAddr);
   const slack = boundSlack(d, f32);
   const so = stageAddr / 8;
 
@@ -699,15 +723,10 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
     };
     let all = true;
     for (let r = 0; r < rows && all; r++) all = kept(r);
-    if (!all) outputsFinite = false;
-    if (all && out && dV > 0) {
-      // Y/l of the whole block by `rows_normalize_out` (y·(1/l), float32 widened: the loop below's
-      // operations) into the staging region, then out in one copy (or one per row).
-      // Its 1 under float32 also says every entry it wrote is finite.
-      outputsFinite = k.rows_normalize_out(yAddr, lAddr, stageAddr, dV, rows, dV, f32 ? 1 : 0) === 1 && outputsFinite;
-      if (ldOut === dV) out.set(m64.subarray(so, so + rows * dV), i0 * dV);
-      else for (let r = 0; r < rows; r++) out.set(m64.subarray(so + r * dV, so + (r + 1) * dV), (i0 + r) * ldOut);
-    }
+    // Y/l of the whole block in WebAssembly when every row is kept (else, or when a float32 entry is
+    // not finite, the loop below: the same operations).
+    const done = all && out !== undefined && dV > 0 && normalizedRowsOut(k, f32, yAddr, lAddr, stageAddr, rows, dV, out, i0, ldOut);
+    if (!done) outputsFinite = false;
     for (let r = 0; r < rows; r++) {
       const i = i0 + r;
       const l = m64[lOff + r];
@@ -717,7 +736,7 @@ function boundSoftmaxAttention(spec: FusedSoftmaxSpec, f32: boolean): FusedSoftm
       }
       rowMax[i] = m64[mOff + r] * natPerUnit;
       normalizer[i] = l;
-      if (!all && out && dV > 0) {
+      if (!done && out && dV > 0) {
         const o = i * ldOut;
         const yo = yOff + r * dV;
         const inv = 1 / l;
