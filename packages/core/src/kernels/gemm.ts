@@ -212,6 +212,8 @@ export interface Kernels {
    */
   key_panel_norms_f64: (panels: number, count: number, depth: number, kabs: number) => number;
   key_panel_norms_f32: (panels: number, count: number, depth: number, kabs: number) => number;
+  /** z[l] += Σ_p φ[p, l] over a block of kb keys in 4-column panels, in p order (watFeatures.ts; sketch's resident RF attention). */
+  panel_column_sums_f64: (panels: number, kb: number, count: number, z: number) => void;
   /** Scaled query rows into the block at dst (float32 rounded when dst32) and each row's shift ⌈bound⌉ (0 past maxshift) at mp. */
   scale_rows_bounds: (
     src: number,

@@ -19,6 +19,7 @@
  */
 import { boundPassFunctions } from "./watBounds.js";
 import { sqDistRowsFunction } from "./watDistance.js";
+import { panelColumnSumsFunction } from "./watFeatures.js";
 import { gemvFunctions } from "./watGemv.js";
 import { symMaxEigFunction } from "./watJacobi.js";
 import { planeOpsFunction } from "./watPlane.js";
@@ -845,6 +846,7 @@ export function kernelWat(): string {
     symMaxEigFunction(),
     ...packKernelFunctions(),
     ...boundPassFunctions(),
+    panelColumnSumsFunction(),
     sqDistRowsFunction(),
     ...gemvFunctions(),
     planeOpsFunction(),

@@ -233,7 +233,7 @@ export function randomFeatureAttention(
   const resident =
     !exponential &&
     !causal &&
-    (keyLength * (m + d + 2) + STREAM_ROWS * (4 * m + 2 * dV + 2 * d) + 2 * m * (2 * dV + 8) + 8 * m) * 8 <= RESIDENT_MAX_BYTES && // + 8m: the panels' scratch rows; + 2 per key: its row statistics
+    (keyLength * (m + d + 2) + STREAM_ROWS * (4 * m + 3 * dV + 2 * d) + 2 * m * (2 * dV + 8) + 10 * m) * 8 <= RESIDENT_MAX_BYTES && // + 8m: the panels' scratch rows, + 2m: z; + 2 per key: its row statistics; 3·d_V per stream row: V's panels, its staged rows, [Y | D]
     wasmSimdAvailable() &&
     getKernelBackend() !== "scalar";
   const assertInputsFinite = () => {
@@ -631,23 +631,29 @@ function residentBidirectional(
   const sp = st + even(dV * F); // S = c²[state | z] in panels (F deep)
   const qf = sp + even(up4(w) * F); // φ(Q) block, kbQ × F row-major
   const nb = qf + even(kbQ * F); // [numerator | normalizer] of a query block, kbQ × (d_V + 1)
-  const end = nb + even(kbQ * w);
+  const zp = nb + even(kbQ * w); // z = Σ_j φ(k_j), F
+  const vs = zp + even(up4(F)); // a key block's rows of V, staged for pack_value_panels
+  const end = vs + even(kbK * dV);
   const K = residentKernels(end - base);
   K.f64.fill(0, st, st + dV * F);
-  const z = new Float64Array(F);
+  K.f64.fill(0, zp, zp + F);
   let keyShift = 0;
   if (nK > 0) {
     let vFinite = true;
     const r = streamFeaturesResident(keys, omega, features, resolved, "global", K, kp, "panels", end, (j0, j1) => {
       const kb = j1 - j0;
-      panelColumnSums(K.f64, kp, kb, F, z);
-      if (!packValuePanels(V, j0, kb, dV, K.f64, vp)) vFinite = false;
+      // z += the block's feature sums, and V's rows into panels (with their max |v|: finite or not),
+      // on the kernel module — the JavaScript loops' operations in their order (issue 14, stop 42).
+      K.panel_column_sums_f64(kp * 8, kb, F, zp * 8);
+      K.f64.set(V.subarray(j0 * dV, (j0 + kb) * dV), vs);
+      if (!(K.pack_value_panels(vs * 8, dV, kb, dV, 0, vp * 8, 4, 0, 1) < Number.POSITIVE_INFINITY)) vFinite = false;
       residentGemmPanels(K, vp, kp, st, F, dV, F, kb);
     });
     if (!r.finite || !vFinite) fail();
     keyShift = r.logScale[0];
   }
   const f = K.f64;
+  const z = f.subarray(zp, zp + F);
   const cc = (x: number) => c * (c * x);
   for (let l = 0; l < F; l++) {
     for (let j = 0; j < dV; j++) f[sp + panelIndex(l, j, F)] = cc(f[st + j * F + l]);
@@ -689,67 +695,6 @@ function residentBidirectional(
 function allFinite(a: Float64Array, from: number, to: number): boolean {
   let t = 0;
   for (let i = from; i < to; i++) t += a[i] - a[i];
-  return t === 0;
-}
-
-/** z[l] += Σ_p φ[p, l] over a kb-row panel block at f[o…], key by key in order (as a row loop adds them). */
-function panelColumnSums(f: Float64Array, o: number, kb: number, F: number, z: Float64Array): void {
-  for (let g = 0; g < F; g += 4) {
-    const q0 = o + g * kb;
-    if (g + 4 <= F) {
-      let z0 = z[g];
-      let z1 = z[g + 1];
-      let z2 = z[g + 2];
-      let z3 = z[g + 3];
-      for (let p = 0, q = q0; p < kb; p++, q += 4) {
-        z0 += f[q];
-        z1 += f[q + 1];
-        z2 += f[q + 2];
-        z3 += f[q + 3];
-      }
-      z[g] = z0;
-      z[g + 1] = z1;
-      z[g + 2] = z2;
-      z[g + 3] = z3;
-    } else {
-      for (let jj = 0; g + jj < F; jj++) {
-        let t = z[g + jj];
-        for (let p = 0; p < kb; p++) t += f[q0 + p * 4 + jj];
-        z[g + jj] = t;
-      }
-    }
-  }
-}
-
-/**
- * Rows j0…j0+kb−1 of V (n × dV) into 4-column panels at f[o…] (zero-padded): the packed A operand
- * Vᵀ. Returns whether they are all finite (checked in the same pass).
- */
-function packValuePanels(V: Float64Array, j0: number, kb: number, dV: number, f: Float64Array, o: number): boolean {
-  let t = 0;
-  const full = dV & ~3;
-  for (let p = 0; p < kb; p++) {
-    const src = (j0 + p) * dV;
-    let q = o + p * 4;
-    for (let j = 0; j < full; j += 4, q += kb * 4) {
-      const a = V[src + j];
-      const b = V[src + j + 1];
-      const c = V[src + j + 2];
-      const e = V[src + j + 3];
-      f[q] = a;
-      f[q + 1] = b;
-      f[q + 2] = c;
-      f[q + 3] = e;
-      t += a - a + (b - b) + (c - c) + (e - e);
-    }
-    if (full < dV) {
-      for (let j = full; j < full + 4; j++) {
-        const v = j < dV ? V[src + j] : 0;
-        f[q + (j - full)] = v;
-        t += v - v;
-      }
-    }
-  }
   return t === 0;
 }
 
