@@ -214,6 +214,10 @@ export interface Kernels {
   key_panel_norms_f32: (panels: number, count: number, depth: number, kabs: number) => number;
   /** z[l] += Σ_p φ[p, l] over a block of kb keys in 4-column panels, in p order (watFeatures.ts; sketch's resident RF attention). */
   panel_column_sums_f64: (panels: number, kb: number, count: number, z: number) => void;
+  /** dst[r] = Σ_c x[r·ld + c]² in c order for each row → 1 when every entry is finite (watFeatures.ts). */
+  rows_sumsq_f64: (src: number, ld: number, rows: number, cols: number, dst: number) => number;
+  /** dst[r·cols + c] = src[r·ld + c]·(1/src[r·ld + cols]) when every such divisor is > 0 → 1; else 0, nothing written (watFeatures.ts). */
+  divide_rows_f64: (src: number, ld: number, rows: number, cols: number, dst: number) => number;
   /** Scaled query rows into the block at dst (float32 rounded when dst32) and each row's shift ⌈bound⌉ (0 past maxshift) at mp. */
   scale_rows_bounds: (
     src: number,

@@ -19,7 +19,7 @@
  */
 import { boundPassFunctions } from "./watBounds.js";
 import { sqDistRowsFunction } from "./watDistance.js";
-import { panelColumnSumsFunction } from "./watFeatures.js";
+import { divideRowsFunction, panelColumnSumsFunction, rowsSumSqFunction } from "./watFeatures.js";
 import { gemvFunctions } from "./watGemv.js";
 import { symMaxEigFunction } from "./watJacobi.js";
 import { planeOpsFunction } from "./watPlane.js";
@@ -847,6 +847,8 @@ export function kernelWat(): string {
     ...packKernelFunctions(),
     ...boundPassFunctions(),
     panelColumnSumsFunction(),
+    rowsSumSqFunction(),
+    divideRowsFunction(),
     sqDistRowsFunction(),
     ...gemvFunctions(),
     planeOpsFunction(),

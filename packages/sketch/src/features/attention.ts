@@ -632,8 +632,8 @@ function residentBidirectional(
   const qf = sp + even(up4(w) * F); // φ(Q) block, kbQ × F row-major
   const nb = qf + even(kbQ * F); // [numerator | normalizer] of a query block, kbQ × (d_V + 1)
   const zp = nb + even(kbQ * w); // z = Σ_j φ(k_j), F
-  const vs = zp + even(up4(F)); // a key block's rows of V, staged for pack_value_panels
-  const end = vs + even(kbK * dV);
+  const vs = zp + even(up4(F)); // a key block's rows of V staged for pack_value_panels; a query block's Y
+  const end = vs + even(Math.max(kbK, kbQ) * dV);
   const K = residentKernels(end - base);
   K.f64.fill(0, st, st + dV * F);
   K.f64.fill(0, zp, zp + F);
@@ -673,7 +673,13 @@ function residentBidirectional(
     (i0, i1) => {
       const b = i1 - i0;
       residentGemmRows(K, qf, F, sp, F, nb, w, b, w, F);
-      divideRows(K.f64, nb, b, dV, num, den, i0, policy, nonPositiveRows);
+      // Every D > 0 (the rule): the block's rows divided in WebAssembly (divide_rows_f64, the loop's
+      // product by the same reciprocal) and copied out; else the loop, with its policies.
+      if (K.divide_rows_f64(nb * 8, w, b, dV, vs * 8)) {
+        const f = K.f64;
+        num.set(f.subarray(vs, vs + b * dV), i0 * dV);
+        for (let r = 0; r < b; r++) den[i0 + r] = f[nb + r * w + dV];
+      } else divideRows(K.f64, nb, b, dV, num, den, i0, policy, nonPositiveRows);
     },
     logScaleInto,
   );

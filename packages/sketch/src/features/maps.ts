@@ -446,8 +446,9 @@ export function streamFeaturesResident(
   const held = whole ? n : blockRows;
   const rmp = tp + even(8 * m);
   const rtp = rmp + even(held);
+  const sqp = rtp + even(held); // ‖x‖² of every row (global shift) or of the block's rows
   // Grows the memory now if needed (contents kept, k.f64 refreshed): nothing below grows it.
-  residentKernels(rtp + even(held) - RESIDENT_BASE_BYTES / 8);
+  residentKernels(sqp + even(held) - RESIDENT_BASE_BYTES / 8);
   packOmegaPanels(omega.data, m, d, k.f64, op);
   // U rows r0…r1−1 (at their place relative to row `base` of the copied X and of U).
   const project = (r0: number, r1: number, base: number) => {
@@ -458,26 +459,26 @@ export function streamFeaturesResident(
   };
   const logScale = whole ? new Float64Array(1) : (into ?? new Float64Array(n));
   if (logScale.length < (whole ? 1 : n)) throw new ShapeError("into", `at least ${n} entries (one per row)`, `${logScale.length}`);
-  // Row statistics (see streamFeatures) of row i at slot t of rowMax/rowTerm; false when the row
-  // holds NaN or ±∞. (mxRaw: max_l u_l, or max |u_l|, from rows_max_f64; s·max = max of s·u as s > 0
-  // and rounding is monotone.)
-  const rowStats = (i: number, t: number, mxRaw: number): boolean => {
-    const sq = sumOfSquaresIfFinite(X, i * d, d);
-    if (Number.isNaN(sq)) return false;
-    const mx = trig ? 0 : mxRaw * s;
+  // Row statistics (see streamFeatures) of row i at slot t of rowMax/rowTerm, from its ‖x‖² at slot t
+  // (`rows_sumsq_f64` on the rows copied in, which also found them finite). (mxRaw: max_l u_l, or
+  // max |u_l|, from rows_max_f64; s·max = max of s·u as s > 0 and rounding is monotone.)
+  const rowStats = (t: number, mxRaw: number): void => {
     const f = k.f64;
+    const sq = f[sqp + t];
+    const mx = trig ? 0 : mxRaw * s;
     f[rtp + t] = mx;
     f[rmp + t] = c * (sq * s * s) + mx;
-    return true;
   };
   if (whole) {
     k.f64.set(X.subarray(0, n * d), xp);
+    // Every row's ‖x‖² (Σ x² in order, the loop's sum) and whether all of X is finite, in one pass.
+    if (!k.rows_sumsq_f64(xp * 8, d, n, d, sqp * 8)) return { logScale, finite: false };
     // Each projected block's row statistics while it is still in cache.
     for (let a = 0; a < n; a += PROJECTION_ROWS) {
       const b = Math.min(n, a + PROJECTION_ROWS);
       project(a, b, 0);
       if (!trig) k.rows_max_f64((up + a * m) * 8, m, b - a, m, mxp * 8, hyperbolic ? 1 : 0);
-      for (let i = a; i < b; i++) if (!rowStats(i, i, k.f64[mxp + i - a])) return { logScale, finite: false };
+      for (let i = a; i < b; i++) rowStats(i, k.f64[mxp + i - a]);
     }
     let g = Number.NEGATIVE_INFINITY;
     const f = k.f64;
@@ -492,6 +493,7 @@ export function streamFeaturesResident(
     const uBase = whole ? up + i0 * m : up;
     if (!whole) {
       k.f64.set(X.subarray(i0 * d, i1 * d), xp);
+      if (!k.rows_sumsq_f64(xp * 8, d, kb, d, sqp * 8)) return { logScale, finite: false };
       project(i0, i1, i0);
     }
     if (!whole && !trig) k.rows_max_f64(up * 8, m, kb, m, mxp * 8, hyperbolic ? 1 : 0);
@@ -504,7 +506,7 @@ export function streamFeaturesResident(
       const o = uBase + (i - i0) * m;
       const t = whole ? i : i - i0; // slot of row i in rowMax/rowTerm
       if (!whole) {
-        if (!rowStats(i, t, f[mxp + i - i0])) return { logScale, finite: false };
+        rowStats(t, f[mxp + i - i0]);
         logScale[i] = f[rmp + t];
       }
       const mx = f[rtp + t];
@@ -543,18 +545,6 @@ function packOmegaPanels(om: Float64Array, m: number, d: number, f: Float64Array
     if (j < m) for (let p = 0; p < d; p++) f[q + p * 4] = om[j * d + p];
     else for (let p = 0; p < d; p++) f[q + p * 4] = 0;
   }
-}
-
-/** Σ x_j² over x[o…o+d−1], or NaN when an entry is NaN or ±∞ (x − x ≠ 0 exactly then). */
-function sumOfSquaresIfFinite(x: Float64Array, o: number, d: number): number {
-  let t = 0;
-  let z = 0;
-  for (let j = 0; j < d; j++) {
-    const v = x[o + j];
-    t += v * v;
-    z += v - v;
-  }
-  return z === 0 ? t : Number.NaN;
 }
 
 /**
