@@ -459,8 +459,8 @@ export function streamFeaturesResident(
   };
   const logScale = whole ? new Float64Array(1) : (into ?? new Float64Array(n));
   if (logScale.length < (whole ? 1 : n)) throw new ShapeError("into", `at least ${n} entries (one per row)`, `${logScale.length}`);
-  // Row statistics (see streamFeatures) of row i at slot t of rowMax/rowTerm, from its ‖x‖² at slot t
-  // (`rows_sumsq_f64` on the rows copied in, which also found them finite). (mxRaw: max_l u_l, or
+  // Row statistics (see streamFeatures) of the row at slot t of rowMax/rowTerm, from its ‖x‖² at slot
+  // t (`rows_sumsq_f64` on the rows copied in, which also found them finite). (mxRaw: max_l u_l, or
   // max |u_l|, from rows_max_f64; s·max = max of s·u as s > 0 and rounding is monotone.)
   const rowStats = (t: number, mxRaw: number): void => {
     const f = k.f64;
