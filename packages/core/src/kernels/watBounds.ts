@@ -93,14 +93,21 @@ ${[...xs, ...ss].map((v) => `(local ${v} v128)`).join(" ")}
 }
 
 /**
+ * WAT: the byte address of row r + u (the locals `$r`, `$rows`, `$last` = rows − 1) from `base` (a
+ * local) with a row stride of `stride` bytes (a WAT expression), a row past the block clamped to its
+ * last row — the four-rows-per-step loops' lanes (`scale_rows_bounds`, watFeatures.ts'
+ * `rows_sumsq_f64`), which thus need no tail loop.
+ */
+export const rowAddr = (base: string, stride: string, u: number) =>
+  `(i32.add (local.get ${base}) (i32.mul (select (i32.add (local.get $r) (i32.const ${u})) (local.get $last) (i32.lt_s (i32.add (local.get $r) (i32.const ${u})) (local.get $rows))) ${stride}))`;
+
+/**
  * `scale_rows_bounds`: four rows per step, rows (r, r+1) in the lanes of one f64x2 and (r+2, r+3)
  * in another; a row index past the block is clamped to its last row, whose values are then loaded,
  * stored and bounded twice (the same values to the same addresses), so no tail loop is needed.
  */
 function scaleRowsBoundsFunction(): string {
   const pairs = [0, 1];
-  const rowAddr = (base: string, stride: string, u: number) =>
-    `(i32.add (local.get ${base}) (i32.mul (select (i32.add (local.get $r) (i32.const ${u})) (local.get $last) (i32.lt_s (i32.add (local.get $r) (i32.const ${u})) (local.get $rows))) ${stride}))`;
   const L: string[] = [];
   L.push(
     '(func $scale_rows_bounds (export "scale_rows_bounds") (param $src i32) (param $ld i32) (param $rows i32) (param $d i32) (param $factor f64) (param $dst i32) (param $dst32 i32) (param $kabs i32) (param $knorm f64) (param $slack f64) (param $maxshift f64) (param $mp i32)',
